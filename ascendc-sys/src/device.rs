@@ -1,0 +1,537 @@
+//! Simulated NPUs: GM allocations, AIV cores with Unified Buffers, persistent block threads and
+//! batch launches.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::atomics::{AtomicOp, AtomicType};
+use crate::error::{FaultKind, KernelFault, TwinError};
+use crate::gm::{self, RegionCache};
+
+/// A kernel entry point as the twin calls it: AscendC's `extern "C" __global__ __aicore__ void
+/// name(GM_ADDR args)`, with one GM pointer to the kernel's argument struct.
+pub type KernelFn = unsafe extern "C" fn(*mut u8);
+
+/// Default number of AIV cores of an Atlas A2 (910B) device.
+pub const DEFAULT_CORES: u32 = 48;
+/// Unified Buffer bytes per AIV core on Atlas A2 (192 KB).
+pub const UB_BYTES: usize = 192 * 1024;
+/// Frequency of `GetSystemCycle` on Atlas A2 and in the twin: 50 MHz (cycles / 50 = µs).
+pub const SYSTEM_CYCLE_HZ: u64 = 50_000_000;
+/// Number of `HardEvent` kinds the twin tracks for SetFlag/WaitFlag pairing.
+pub(crate) const HARD_EVENTS: usize = 36;
+/// Event ids per HardEvent the twin accepts (EVENT_ID0..EVENT_ID7 and the next eight).
+pub(crate) const EVENT_IDS: usize = 16;
+
+/// Configuration of one simulated device.
+#[derive(Clone, Debug)]
+pub struct DeviceConfig {
+    /// AIV cores (max `block_dim` of a launch). Default [`DEFAULT_CORES`].
+    pub cores: u32,
+    /// Unified Buffer bytes per core. Default [`UB_BYTES`].
+    pub ub_bytes: usize,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            cores: DEFAULT_CORES,
+            ub_bytes: UB_BYTES,
+        }
+    }
+}
+
+/// State shared by the blocks of one launch.
+pub(crate) struct LaunchShared {
+    pub kernel: &'static str,
+    pub rank: u32,
+    pub block_dim: u32,
+    pub fault: Mutex<Option<KernelFault>>,
+    pub aborted: AtomicBool,
+}
+
+impl LaunchShared {
+    /// Records the first fault of the launch and stops its other blocks.
+    pub(crate) fn record(&self, block: u32, op: &str, kind: FaultKind) {
+        let mut f = self.fault.lock();
+        if f.is_none() {
+            *f = Some(KernelFault {
+                kernel: self.kernel.to_string(),
+                rank: self.rank,
+                block,
+                op: op.to_string(),
+                kind,
+            });
+        }
+        drop(f);
+        self.aborted.store(true, Ordering::SeqCst);
+        gm::wake_all();
+    }
+}
+
+/// Polling state of a block: detects repeated reads of an unchanged GM address.
+pub(crate) struct PollState {
+    pub addr: usize,
+    pub len: usize,
+    pub data: [u8; gm::SMALL_ACCESS],
+    pub repeats: u32,
+    pub parks: u32,
+    pub epoch: u64,
+    pub since: Option<std::time::Instant>,
+}
+
+impl Default for PollState {
+    fn default() -> Self {
+        PollState {
+            addr: 0,
+            len: 0,
+            data: [0; gm::SMALL_ACCESS],
+            repeats: 0,
+            parks: 0,
+            epoch: 0,
+            since: None,
+        }
+    }
+}
+
+/// One line of the scalar data cache model (see ffi.rs).
+pub(crate) struct CacheLine {
+    pub data: [u8; 64],
+    pub dirty: bool,
+}
+
+/// Per-block context, thread-local on the block's worker thread while the kernel runs.
+pub(crate) struct BlockCtx {
+    pub launch: Arc<LaunchShared>,
+    pub block: u32,
+    pub ub: *mut u8,
+    pub ub_len: usize,
+    pub atomic: Option<(AtomicOp, AtomicType)>,
+    pub pipe_flags: [[u32; EVENT_IDS]; HARD_EVENTS],
+    pub poll: PollState,
+    pub cache: RegionCache,
+    pub dcache: HashMap<usize, CacheLine>,
+    pub rng: u64,
+}
+
+thread_local! {
+    pub(crate) static CTX: RefCell<Option<BlockCtx>> = const { RefCell::new(None) };
+}
+
+/// Number of blocks executing kernels right now, over all devices (for the watchdog).
+pub(crate) static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+struct Countdown {
+    left: Mutex<u32>,
+    cv: Condvar,
+}
+
+struct Job {
+    kernel: KernelFn,
+    args: usize,
+    block: u32,
+    launch: Arc<LaunchShared>,
+    done: Arc<Countdown>,
+}
+
+struct Slot {
+    job: Mutex<Option<Job>>,
+    cv: Condvar,
+    shutdown: AtomicBool,
+}
+
+struct Core {
+    slot: Arc<Slot>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Cores {
+    free: Vec<bool>,
+    cores: Vec<Option<Core>>,
+}
+
+pub(crate) struct DeviceInner {
+    rank: u32,
+    config: DeviceConfig,
+    cores: Mutex<Cores>,
+    cores_cv: Condvar,
+}
+
+/// A simulated NPU (one rank): GM allocations and `cores` AIV cores.
+///
+/// Cloning gives another handle to the same device. Worker threads (one per core used so far)
+/// persist until the last handle is dropped.
+#[derive(Clone)]
+pub struct Device {
+    inner: Arc<DeviceInner>,
+}
+
+extern "C" {
+    /// Runs a kernel for one block inside a C++ try/catch (twin_entry.cpp).
+    fn asc_twin_invoke(kernel: KernelFn, args: *mut u8) -> i32;
+}
+
+struct UbArena {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl UbArena {
+    fn new(bytes: usize) -> UbArena {
+        let layout = Layout::from_size_align(bytes.max(32), 64).expect("UB layout");
+        // SAFETY: non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "cannot allocate a Unified Buffer arena");
+        UbArena { ptr, layout }
+    }
+}
+
+impl Drop for UbArena {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) };
+    }
+}
+
+fn worker_main(slot: Arc<Slot>, ub_bytes: usize) {
+    let arena = UbArena::new(ub_bytes);
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ (arena.ptr as u64);
+    loop {
+        let job = {
+            let mut g = slot.job.lock();
+            loop {
+                if let Some(j) = g.take() {
+                    break j;
+                }
+                if slot.shutdown.load(Ordering::SeqCst) {
+                    return;
+                }
+                slot.cv.wait(&mut g);
+            }
+        };
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        CTX.with(|c| {
+            *c.borrow_mut() = Some(BlockCtx {
+                launch: job.launch.clone(),
+                block: job.block,
+                ub: arena.ptr,
+                ub_len: ub_bytes,
+                atomic: None,
+                pipe_flags: [[0; EVENT_IDS]; HARD_EVENTS],
+                poll: PollState::default(),
+                cache: RegionCache::default(),
+                dcache: HashMap::new(),
+                rng,
+            })
+        });
+        RUNNING.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: the launcher guarantees kernel/args are valid for this launch (Device::launch
+        // is unsafe for that reason); the trampoline catches every C++ exception.
+        let rc = unsafe { asc_twin_invoke(job.kernel, job.args as *mut u8) };
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+        let ctx = CTX.with(|c| c.borrow_mut().take());
+        if let Some(mut ctx) = ctx {
+            // Dirty scalar-cache lines reach GM when the kernel ends.
+            crate::ffi::flush_dcache(&mut ctx, None);
+        }
+        if rc == 2 {
+            job.launch
+                .record(job.block, "kernel body", FaultKind::UnknownException);
+        }
+        let mut left = job.done.left.lock();
+        *left -= 1;
+        if *left == 0 {
+            job.done.cv.notify_all();
+        }
+    }
+}
+
+impl Device {
+    /// Creates simulated device `rank` with the given configuration.
+    pub fn new(rank: u32, config: DeviceConfig) -> Result<Device, TwinError> {
+        if config.cores == 0 || config.cores > 1024 {
+            return Err(TwinError::Config(format!(
+                "cores must be 1..=1024, got {}",
+                config.cores
+            )));
+        }
+        if config.ub_bytes < 1024 || !config.ub_bytes.is_multiple_of(32) {
+            return Err(TwinError::Config(format!(
+                "ub_bytes must be a multiple of 32 and at least 1024, got {}",
+                config.ub_bytes
+            )));
+        }
+        let n = config.cores as usize;
+        Ok(Device {
+            inner: Arc::new(DeviceInner {
+                rank,
+                config,
+                cores: Mutex::new(Cores {
+                    free: vec![true; n],
+                    cores: (0..n).map(|_| None).collect(),
+                }),
+                cores_cv: Condvar::new(),
+            }),
+        })
+    }
+
+    /// The device's rank id (named in every fault).
+    pub fn rank(&self) -> u32 {
+        self.inner.rank
+    }
+
+    /// Number of AIV cores.
+    pub fn cores(&self) -> u32 {
+        self.inner.config.cores
+    }
+
+    /// Allocates `bytes` of zeroed GM on this device (page aligned).
+    pub fn alloc(&self, bytes: usize) -> Result<GmBuffer, TwinError> {
+        let ptr = gm::gm_alloc(bytes, self.inner.rank).ok_or(TwinError::OutOfMemory {
+            rank: self.inner.rank,
+            bytes,
+        })?;
+        Ok(GmBuffer {
+            ptr,
+            len: bytes,
+            rank: self.inner.rank,
+        })
+    }
+
+    /// Launches `kernel` on `block_dim` blocks, all co-resident, and waits for them to finish.
+    ///
+    /// Refuses `block_dim` of 0 or above the core count. If the device's free cores are busy
+    /// with other launches, waits for them (as the hardware queues work). Returns the first fault
+    /// of any block; the device stays usable either way.
+    ///
+    /// # Safety
+    /// `kernel` must be a kernel compiled against the twin's headers and `args` whatever that
+    /// kernel expects (normally a GM pointer to its argument struct), valid until this returns.
+    pub unsafe fn launch(
+        &self,
+        name: &'static str,
+        kernel: KernelFn,
+        block_dim: u32,
+        args: *mut u8,
+    ) -> Result<(), TwinError> {
+        let inner = &self.inner;
+        if block_dim == 0 || block_dim > inner.config.cores {
+            return Err(TwinError::BlockDim {
+                kernel: name.to_string(),
+                rank: inner.rank,
+                requested: block_dim,
+                cores: inner.config.cores,
+            });
+        }
+        let launch = Arc::new(LaunchShared {
+            kernel: name,
+            rank: inner.rank,
+            block_dim,
+            fault: Mutex::new(None),
+            aborted: AtomicBool::new(false),
+        });
+        let done = Arc::new(Countdown {
+            left: Mutex::new(block_dim),
+            cv: Condvar::new(),
+        });
+        let mut taken = Vec::with_capacity(block_dim as usize);
+        {
+            let mut cores = inner.cores.lock();
+            while cores.free.iter().filter(|f| **f).count() < block_dim as usize {
+                inner.cores_cv.wait(&mut cores);
+            }
+            for i in 0..cores.free.len() {
+                if taken.len() == block_dim as usize {
+                    break;
+                }
+                if cores.free[i] {
+                    cores.free[i] = false;
+                    taken.push(i);
+                }
+            }
+            for (block, &i) in taken.iter().enumerate() {
+                let ub_bytes = inner.config.ub_bytes;
+                let core = cores.cores[i].get_or_insert_with(|| {
+                    let slot = Arc::new(Slot {
+                        job: Mutex::new(None),
+                        cv: Condvar::new(),
+                        shutdown: AtomicBool::new(false),
+                    });
+                    let s2 = slot.clone();
+                    let thread = std::thread::Builder::new()
+                        .name(format!("aiv-r{}-c{}", inner.rank, i))
+                        .stack_size(1 << 20)
+                        .spawn(move || worker_main(s2, ub_bytes))
+                        .expect("cannot spawn an AIV core thread");
+                    Core {
+                        slot,
+                        thread: Some(thread),
+                    }
+                });
+                *core.slot.job.lock() = Some(Job {
+                    kernel,
+                    args: args as usize,
+                    block: block as u32,
+                    launch: launch.clone(),
+                    done: done.clone(),
+                });
+                core.slot.cv.notify_one();
+            }
+        }
+        {
+            let mut left = done.left.lock();
+            while *left > 0 {
+                done.cv.wait(&mut left);
+            }
+        }
+        {
+            let mut cores = inner.cores.lock();
+            for &i in &taken {
+                cores.free[i] = true;
+            }
+            inner.cores_cv.notify_all();
+        }
+        let fault = launch.fault.lock().take();
+        match fault {
+            Some(f) => Err(TwinError::Fault(f)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for DeviceInner {
+    fn drop(&mut self) {
+        let cores = self.cores.get_mut();
+        for core in cores.cores.iter_mut().flatten() {
+            core.slot.shutdown.store(true, Ordering::SeqCst);
+            let _g = core.slot.job.lock();
+            core.slot.cv.notify_all();
+        }
+        for core in cores.cores.iter_mut().flatten() {
+            if let Some(t) = core.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// A GM allocation on one device. Freed on drop.
+///
+/// Its address ([`GmBuffer::addr`]) is what kernels use; any device's kernel may access it (as
+/// peers do through HCCS), and every access is bounds-checked against live allocations.
+pub struct GmBuffer {
+    ptr: *mut u8,
+    len: usize,
+    rank: u32,
+}
+
+// SAFETY: the buffer is plain memory; all accesses go through bounds-checked, defined
+// (atomic or fenced) operations, so it may be shared and sent between threads.
+unsafe impl Send for GmBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for GmBuffer {}
+
+impl GmBuffer {
+    /// GM address of the first byte.
+    pub fn addr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the buffer has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Rank of the device that owns it.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn check(&self, offset: usize, bytes: usize) -> Result<(), TwinError> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(TwinError::HostOutOfBounds {
+                len: self.len,
+                offset,
+                bytes,
+            }),
+        }
+    }
+
+    /// Copies `data` into the buffer at `offset` (host -> device).
+    pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), TwinError> {
+        self.check(offset, data.len())?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: bounds checked above; `data` is a separate host slice.
+        unsafe { gm::gm_write(self.ptr.add(offset), data.as_ptr(), data.len()) };
+        Ok(())
+    }
+
+    /// Copies bytes from the buffer at `offset` into `out` (device -> host).
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), TwinError> {
+        self.check(offset, out.len())?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: bounds checked above; `out` is a separate host slice.
+        unsafe { gm::gm_read(out.as_mut_ptr(), self.ptr.add(offset), out.len()) };
+        Ok(())
+    }
+
+    /// Sets `bytes` bytes at `offset` to `value`.
+    pub fn fill(&self, offset: usize, bytes: usize, value: u8) -> Result<(), TwinError> {
+        self.check(offset, bytes)?;
+        const CHUNK: usize = 64 * 1024;
+        let buf = vec![value; bytes.min(CHUNK)];
+        let mut done = 0;
+        while done < bytes {
+            let n = (bytes - done).min(CHUNK);
+            self.write(offset + done, &buf[..n])?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for GmBuffer {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len come from gm_alloc; the owner guarantees no launch still uses it
+        // (launches are synchronous and borrow buffers only for their duration).
+        unsafe { gm::gm_free(self.ptr, self.len) };
+    }
+}
+
+impl std::fmt::Debug for GmBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GmBuffer {{ rank: {}, addr: {:p}, len: {} }}",
+            self.rank, self.ptr, self.len
+        )
+    }
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Device {{ rank: {}, cores: {} }}",
+            self.inner.rank, self.inner.config.cores
+        )
+    }
+}

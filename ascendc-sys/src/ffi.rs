@@ -1,0 +1,697 @@
+//! The C ABI the twin's AscendC headers call (asc_twin_abi.h), and the hardware rules applied to
+//! each call.
+//!
+//! Every function returns 0 on success. On misuse it records a [`FaultKind`] for the running
+//! block's launch and returns non-zero; the header then throws and the block ends.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::atomics::{reduce_store, AtomicOp, AtomicType};
+use crate::device::{BlockCtx, CacheLine, CTX, EVENT_IDS, HARD_EVENTS, RUNNING, SYSTEM_CYCLE_HZ};
+use crate::error::FaultKind;
+use crate::gm::{self, SMALL_ACCESS};
+use crate::knobs;
+
+/// Mirror of `struct AscTwinCopy` in asc_twin_abi.h.
+#[repr(C)]
+pub struct AscTwinCopy {
+    api: u32,
+    dir: u32,
+    ub: *mut u8,
+    ub_cap: u64,
+    gm: *mut u8,
+    elem_size: u32,
+    block_count: u32,
+    block_len: u32,
+    src_stride: u64,
+    dst_stride: u64,
+    is_pad: u32,
+    left_pad: u32,
+    right_pad: u32,
+    pad_value: u64,
+}
+
+const API_DATA_COPY: u32 = 0;
+const API_STRIDED: u32 = 1;
+const API_PAD: u32 = 2;
+const GM_TO_UB: u32 = 0;
+const BLK: usize = 32;
+/// Largest blockCount of DataCopy/DataCopyPad (12-bit field).
+const MAX_BLOCK_COUNT: u32 = 4095;
+/// Largest blockLen of DataCopyPad in bytes.
+const MAX_PAD_BLOCK_LEN: u32 = 2_097_151;
+/// Filler the twin writes where the hardware leaves unspecified ("random") bytes in UB.
+pub const POISON: u8 = 0xA5;
+
+static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+fn copy_op_name(api: u32, dir: u32) -> &'static str {
+    match (api, dir) {
+        (API_DATA_COPY, GM_TO_UB) => "DataCopy(GM->UB)",
+        (API_DATA_COPY, _) => "DataCopy(UB->GM)",
+        (API_STRIDED, GM_TO_UB) => "DataCopy(GM->UB, DataCopyParams)",
+        (API_STRIDED, _) => "DataCopy(UB->GM, DataCopyParams)",
+        (API_PAD, GM_TO_UB) => "DataCopyPad(GM->UB)",
+        (_, _) => "DataCopyPad(UB->GM)",
+    }
+}
+
+/// Runs `f` with the calling block's context; records its fault under `op` and returns 1 on
+/// error. Outside a kernel (no context) returns 3.
+fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) -> i32 {
+    CTX.with(|c| {
+        let mut guard = c.borrow_mut();
+        let Some(ctx) = guard.as_mut() else {
+            return 3;
+        };
+        if ctx.launch.aborted.load(Ordering::Relaxed) {
+            return 1;
+        }
+        match f(ctx) {
+            Ok(()) => 0,
+            Err(kind) => {
+                let launch = ctx.launch.clone();
+                let block = ctx.block;
+                drop(guard);
+                if kind != FaultKind::Aborted {
+                    launch.record(block, op, kind);
+                }
+                1
+            }
+        }
+    })
+}
+
+fn jitter(ctx: &mut BlockCtx) {
+    let max = knobs::jitter_us();
+    if max == 0 {
+        return;
+    }
+    ctx.rng ^= ctx.rng << 13;
+    ctx.rng ^= ctx.rng >> 7;
+    ctx.rng ^= ctx.rng << 17;
+    if ctx.rng.is_multiple_of(4) {
+        std::thread::sleep(Duration::from_micros((ctx.rng >> 8) % (max as u64 + 1)));
+    }
+}
+
+/// One contiguous piece of a DMA: GM byte offset from `gm`, UB byte offset from `ub`, length.
+#[derive(Clone, Copy)]
+struct Burst {
+    gm: usize,
+    ub: usize,
+    len: usize,
+    /// DataCopyPad GM->UB: UB bytes this burst occupies (padding and dummy included).
+    ub_span: usize,
+}
+
+fn plan(r: &AscTwinCopy) -> Result<Vec<Burst>, FaultKind> {
+    let es = r.elem_size as usize;
+    let mut out = Vec::new();
+    match r.api {
+        API_DATA_COPY => {
+            let len = r.block_len as usize;
+            if !len.is_multiple_of(BLK) {
+                return Err(FaultKind::BadLength {
+                    len: len as u64,
+                    reason: format!(
+                        "DataCopy moves whole 32-byte blocks; the NPU would silently copy only {} bytes (use DataCopyPad for ragged lengths)",
+                        len / BLK * BLK
+                    ),
+                });
+            }
+            if len > 0 {
+                out.push(Burst {
+                    gm: 0,
+                    ub: 0,
+                    len,
+                    ub_span: len,
+                });
+            }
+        }
+        API_STRIDED => {
+            if r.block_count == 0 || r.block_count > MAX_BLOCK_COUNT {
+                return Err(FaultKind::BadLength {
+                    len: r.block_count as u64,
+                    reason: format!("DataCopyParams.blockCount must be 1..={MAX_BLOCK_COUNT}"),
+                });
+            }
+            if r.block_len == 0 {
+                return Err(FaultKind::BadLength {
+                    len: 0,
+                    reason: "DataCopyParams.blockLen (32-byte blocks) must be at least 1".into(),
+                });
+            }
+            let len = r.block_len as usize * BLK;
+            let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
+                (r.src_stride as usize * BLK, r.dst_stride as usize * BLK)
+            } else {
+                (r.dst_stride as usize * BLK, r.src_stride as usize * BLK)
+            };
+            for i in 0..r.block_count as usize {
+                out.push(Burst {
+                    gm: i * (len + gm_gap),
+                    ub: i * (len + ub_gap),
+                    len,
+                    ub_span: len,
+                });
+            }
+        }
+        API_PAD => {
+            if r.block_count > MAX_BLOCK_COUNT {
+                return Err(FaultKind::BadLength {
+                    len: r.block_count as u64,
+                    reason: format!("DataCopyExtParams.blockCount must be 0..={MAX_BLOCK_COUNT}"),
+                });
+            }
+            if r.block_len > MAX_PAD_BLOCK_LEN {
+                return Err(FaultKind::BadLength {
+                    len: r.block_len as u64,
+                    reason: format!(
+                        "DataCopyExtParams.blockLen must be at most {MAX_PAD_BLOCK_LEN} bytes"
+                    ),
+                });
+            }
+            let len = r.block_len as usize;
+            if !len.is_multiple_of(es) {
+                return Err(FaultKind::BadLength {
+                    len: len as u64,
+                    reason: format!(
+                        "DataCopyExtParams.blockLen must be a multiple of sizeof(T) = {es}"
+                    ),
+                });
+            }
+            let (lp, rp) = if r.dir == GM_TO_UB {
+                (r.left_pad as usize * es, r.right_pad as usize * es)
+            } else {
+                (0, 0)
+            };
+            if lp > BLK || rp > BLK {
+                return Err(FaultKind::BadLength {
+                    len: lp.max(rp) as u64,
+                    reason: "leftPadding/rightPadding may cover at most 32 bytes each".into(),
+                });
+            }
+            let span = (lp + len + rp).div_ceil(BLK) * BLK;
+            let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
+                (r.src_stride as usize, r.dst_stride as usize * BLK)
+            } else {
+                (r.dst_stride as usize, r.src_stride as usize * BLK)
+            };
+            for i in 0..r.block_count as usize {
+                out.push(Burst {
+                    gm: i * (len + gm_gap),
+                    ub: i * (span + ub_gap),
+                    len,
+                    ub_span: span,
+                });
+            }
+        }
+        other => {
+            return Err(FaultKind::Misuse {
+                reason: "unknown copy api".into(),
+                value: other as u64,
+                limit: 0,
+            })
+        }
+    }
+    Ok(out)
+}
+
+fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
+    let ub_base = ctx.ub as usize;
+    let ub_addr = r.ub as usize;
+    if ub_addr < ub_base || ub_addr > ub_base + ctx.ub_len {
+        return Err(FaultKind::UbOutOfBounds {
+            offset: ub_addr.wrapping_sub(ub_base) as u64,
+            len: 0,
+            limit: 0,
+        });
+    }
+    let ub_off = ub_addr - ub_base;
+    if !ub_off.is_multiple_of(BLK) {
+        return Err(FaultKind::MisalignedUb {
+            offset: ub_off as u64,
+        });
+    }
+    let es = r.elem_size.max(1) as usize;
+    let gm_addr = r.gm as usize;
+    if r.api != API_PAD && !gm_addr.is_multiple_of(es) {
+        return Err(FaultKind::MisalignedGm {
+            addr: gm_addr as u64,
+            align: es as u32,
+        });
+    }
+    let bursts = plan(r)?;
+    let Some(last) = bursts.last().copied() else {
+        return Ok(());
+    };
+    let ub_limit = (r.ub_cap as usize).min(ctx.ub_len - ub_off);
+    let ub_end = last.ub + last.ub_span;
+    if ub_end > ub_limit {
+        return Err(FaultKind::UbOutOfBounds {
+            offset: ub_off as u64,
+            len: ub_end as u64,
+            limit: ub_limit as u64,
+        });
+    }
+    let gm_end = last.gm + last.len;
+    if !gm::gm_check(&mut ctx.cache, gm_addr, gm_end) {
+        return Err(FaultKind::GmOutOfBounds {
+            addr: gm_addr as u64,
+            len: gm_end as u64,
+        });
+    }
+    jitter(ctx);
+    if r.dir == GM_TO_UB {
+        for b in &bursts {
+            let ub = ub_addr + b.ub;
+            if r.api == API_PAD {
+                let lp = r.left_pad as usize * es;
+                let rp = r.right_pad as usize * es;
+                // SAFETY: the GM burst is inside a live allocation (checked above) and the UB
+                // span [ub, ub + ub_span) inside the tensor's buffer (checked above).
+                unsafe { gm::gm_read((ub + lp) as *mut u8, r.gm.add(b.gm), b.len) };
+                fill_pad(r, ub, lp, b.len, rp, b.ub_span);
+            } else {
+                // SAFETY: as above.
+                unsafe { gm::gm_read(ub as *mut u8, r.gm.add(b.gm), b.len) };
+            }
+        }
+        if bursts.len() == 1 && last.len <= SMALL_ACCESS {
+            let lp = if r.api == API_PAD {
+                r.left_pad as usize * es
+            } else {
+                0
+            };
+            // SAFETY: just written above, inside UB.
+            let seen = unsafe { std::slice::from_raw_parts((ub_addr + lp) as *const u8, last.len) };
+            let seen: Vec<u8> = seen.to_vec();
+            poll_track(ctx, gm_addr, &seen, true)?;
+        }
+        return Ok(());
+    }
+    // UB -> GM
+    if let Some((op, ty)) = ctx.atomic {
+        let ts = ty.size();
+        if !gm_addr.is_multiple_of(ts) || last.gm % ts != 0 {
+            return Err(FaultKind::MisalignedGm {
+                addr: gm_addr as u64,
+                align: ts as u32,
+            });
+        }
+        if last.len % ts != 0 {
+            return Err(FaultKind::BadLength {
+                len: last.len as u64,
+                reason: format!("atomic store of {ty:?} needs a multiple of {ts} bytes"),
+            });
+        }
+        for b in &bursts {
+            // SAFETY: GM and UB ranges checked above; alignment checked for the atomic type.
+            unsafe { reduce_store(op, ty, r.gm.add(b.gm), (ub_addr + b.ub) as *const u8, b.len) };
+            gm::notify_write(gm_addr + b.gm, b.len);
+        }
+    } else {
+        for b in &bursts {
+            // SAFETY: GM and UB ranges checked above.
+            unsafe { gm::gm_write(r.gm.add(b.gm), (ub_addr + b.ub) as *const u8, b.len) };
+        }
+    }
+    Ok(())
+}
+
+/// Writes DataCopyPad's left/right padding and 32-byte dummy tail around one burst in UB.
+fn fill_pad(r: &AscTwinCopy, ub: usize, lp: usize, len: usize, rp: usize, span: usize) {
+    let es = r.elem_size.max(1) as usize;
+    let value = r.pad_value.to_le_bytes();
+    let fill = |from: usize, to: usize, pattern: &dyn Fn(usize) -> u8| {
+        for i in from..to {
+            // SAFETY: [ub, ub + span) is inside the tensor's UB buffer (checked by the caller).
+            unsafe { *((ub + i) as *mut u8) = pattern(i) };
+        }
+    };
+    if r.is_pad != 0 {
+        let pad = |i: usize| value[(i % es).min(7)];
+        fill(0, lp, &pad);
+        fill(lp + len, span, &pad);
+    } else if lp == 0 && rp == 0 {
+        // Documented: with no padding requested, the dummy tail repeats the first element.
+        if len > 0 {
+            // SAFETY: the first element was just copied in.
+            let first: Vec<u8> = (0..es)
+                .map(|i| unsafe { *((ub + i) as *const u8) })
+                .collect();
+            fill(len, span, &|i| first[i % es]);
+        }
+    } else {
+        // Unspecified on hardware ("random"): poison so kernels cannot come to rely on it.
+        fill(0, lp, &|_| POISON);
+        fill(lp + len, span, &|_| POISON);
+    }
+}
+
+/// Tracks repeated small reads of one GM address; backs off and parks a block that polls an
+/// unchanged value so that waiting costs no CPU.
+///
+/// `fresh` says whether `seen` came from GM now (DMA, or a scalar read that missed the cache);
+/// a stale cached value is parked on by timeout only, since no GM write can change it.
+fn poll_track(ctx: &mut BlockCtx, addr: usize, seen: &[u8], fresh: bool) -> Result<(), FaultKind> {
+    let p = &mut ctx.poll;
+    let len = seen.len();
+    if p.addr == addr && p.len == len && p.data[..len] == *seen {
+        p.repeats += 1;
+    } else {
+        p.addr = addr;
+        p.len = len;
+        p.data[..len].copy_from_slice(seen);
+        p.repeats = 0;
+        p.parks = 0;
+        p.since = None;
+        return Ok(());
+    }
+    match p.repeats {
+        0..=15 => {}
+        16..=63 => std::thread::yield_now(),
+        _ => {
+            if p.since.is_none() {
+                p.since = Some(Instant::now());
+                p.epoch = gm::WRITE_EPOCH.load(Ordering::Relaxed);
+            }
+            let timeout = Duration::from_micros(50u64 << p.parks.min(8));
+            p.parks += 1;
+            let expected = p.data;
+            let launch = ctx.launch.clone();
+            gm::park(addr, timeout, || {
+                let mut now = [0u8; SMALL_ACCESS];
+                // SAFETY: addr..addr+len was bounds-checked by the caller's access.
+                unsafe { gm::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
+                (!fresh || now[..len] == expected[..len]) && !launch.aborted.load(Ordering::SeqCst)
+            });
+            if ctx.launch.aborted.load(Ordering::SeqCst) {
+                return Err(FaultKind::Aborted);
+            }
+            watchdog(ctx, addr)?;
+        }
+    }
+    Ok(())
+}
+
+fn watchdog(ctx: &mut BlockCtx, addr: usize) -> Result<(), FaultKind> {
+    let Some(limit) = knobs::watchdog() else {
+        return Ok(());
+    };
+    let p = &ctx.poll;
+    let Some(since) = p.since else {
+        return Ok(());
+    };
+    if since.elapsed() < limit {
+        return Ok(());
+    }
+    let epoch = gm::WRITE_EPOCH.load(Ordering::Relaxed);
+    let running = RUNNING.load(Ordering::SeqCst);
+    // Everyone else parked (we just woke from our own park) and no GM write since we began.
+    if epoch == p.epoch && gm::parked_count() + 1 >= running {
+        let owner = gm::gm_owner(addr)
+            .map(|r| format!("rank {r}"))
+            .unwrap_or_else(|| "unknown rank".into());
+        return Err(FaultKind::Deadlock {
+            waiters: vec![format!(
+                "rank {} block {} polls GM {:#x} ({} memory), value {:02x?}, unchanged for {:?}",
+                ctx.launch.rank,
+                ctx.block,
+                addr,
+                owner,
+                &p.data[..p.len.min(8)],
+                since.elapsed()
+            )],
+        });
+    }
+    if epoch != p.epoch {
+        ctx.poll.epoch = epoch;
+        ctx.poll.since = Some(Instant::now());
+    }
+    Ok(())
+}
+
+/// Writes dirty lines of the block's scalar data cache back to GM; all lines when `line` is None.
+pub(crate) fn flush_dcache(ctx: &mut BlockCtx, line: Option<usize>) {
+    let lines: Vec<usize> = match line {
+        Some(l) => vec![l],
+        None => ctx.dcache.keys().copied().collect(),
+    };
+    for l in lines {
+        if let Some(c) = ctx.dcache.remove(&l) {
+            if c.dirty {
+                // The line was read from / written to GM by this block; its allocation may have
+                // been freed since only if the kernel outlived its buffers (a host bug).
+                if gm::gm_check(&mut ctx.cache, l, 64) {
+                    // SAFETY: bounds checked just above.
+                    unsafe { gm::gm_write(l as *mut u8, c.data.as_ptr(), 64) };
+                }
+            }
+        }
+    }
+}
+
+/// Copy request from DataCopy / DataCopyPad.
+///
+/// # Safety
+/// `req` must point to a valid `AscTwinCopy`.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_copy(req: *const AscTwinCopy) -> i32 {
+    // SAFETY: the caller passes a valid descriptor.
+    let r = unsafe { &*req };
+    with_ctx(copy_op_name(r.api, r.dir), |ctx| do_copy(ctx, r))
+}
+
+/// Scalar GM access (GlobalTensor::GetValue / SetValue), through the modelled scalar data cache.
+///
+/// The AIV scalar unit reaches GM through a data cache that DMA (MTE2/MTE3) writes do not update
+/// and that scalar stores write back lazily. The twin models it with 64-byte lines per block: a
+/// GetValue returns the cached line if present (stale if another core or a DMA wrote GM since),
+/// a SetValue stays in the cache until DataCacheCleanAndInvalid or the end of the kernel. Kernels
+/// that poll flags with GetValue without DataCacheCleanAndInvalid therefore hang on the twin as
+/// they would on hardware.
+///
+/// # Safety
+/// `value` must point to `size` writable/readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_gm_scalar(
+    is_store: u32,
+    gm_ptr: *mut u8,
+    value: *mut u8,
+    size: u32,
+) -> i32 {
+    let op = if is_store != 0 {
+        "GlobalTensor::SetValue"
+    } else {
+        "GlobalTensor::GetValue"
+    };
+    with_ctx(op, |ctx| {
+        let addr = gm_ptr as usize;
+        let size = size as usize;
+        if size == 0 || size > 8 || !addr.is_multiple_of(size) {
+            return Err(FaultKind::MisalignedGm {
+                addr: addr as u64,
+                align: size as u32,
+            });
+        }
+        if !gm::gm_check(&mut ctx.cache, addr, size) {
+            return Err(FaultKind::GmOutOfBounds {
+                addr: addr as u64,
+                len: size as u64,
+            });
+        }
+        let line = addr & !63;
+        let off = addr - line;
+        let fresh = !ctx.dcache.contains_key(&line);
+        if fresh {
+            let mut data = [0u8; 64];
+            // A line may straddle the allocation end; fill only the valid bytes.
+            let valid = if gm::gm_check(&mut ctx.cache, line, 64) {
+                (line, 64usize)
+            } else {
+                (addr, size)
+            };
+            // SAFETY: the range was bounds-checked.
+            unsafe {
+                gm::atomic_read(
+                    data.as_mut_ptr().add(valid.0 - line),
+                    valid.0 as *const u8,
+                    valid.1,
+                )
+            };
+            ctx.dcache.insert(line, CacheLine { data, dirty: false });
+        }
+        let entry = ctx.dcache.get_mut(&line).expect("inserted above");
+        if is_store != 0 {
+            // SAFETY: value points to `size` readable bytes.
+            let src = unsafe { std::slice::from_raw_parts(value, size) };
+            entry.data[off..off + size].copy_from_slice(src);
+            entry.dirty = true;
+            Ok(())
+        } else {
+            let bytes = entry.data;
+            // SAFETY: value points to `size` writable bytes.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().add(off), value, size) };
+            poll_track(ctx, addr, &bytes[off..off + size], fresh)
+        }
+    })
+}
+
+/// DataCacheCleanAndInvalid on the line holding `gm_ptr`: writes it back if dirty, drops it.
+#[no_mangle]
+pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
+    with_ctx("DataCacheCleanAndInvalid", |ctx| {
+        flush_dcache(ctx, Some(gm_ptr as usize & !63));
+        Ok(())
+    })
+}
+
+/// SetAtomicAdd/Max/Min<T> (op 1..=3, dtype code) and SetAtomicNone (op 0).
+#[no_mangle]
+pub extern "C" fn asc_twin_set_atomic(op: u32, dtype: u32) -> i32 {
+    let name = match op {
+        0 => "SetAtomicNone",
+        1 => "SetAtomicAdd",
+        2 => "SetAtomicMax",
+        _ => "SetAtomicMin",
+    };
+    with_ctx(name, |ctx| {
+        let op = match op {
+            0 => {
+                ctx.atomic = None;
+                return Ok(());
+            }
+            1 => AtomicOp::Add,
+            2 => AtomicOp::Max,
+            _ => AtomicOp::Min,
+        };
+        let ty = match dtype {
+            1 => AtomicType::F32,
+            2 => AtomicType::F16,
+            3 => AtomicType::Bf16,
+            4 => AtomicType::I32,
+            5 => AtomicType::I16,
+            6 => AtomicType::I8,
+            7 => {
+                return Err(FaultKind::UnsupportedAtomic {
+                    dtype: "an integer type other than int32_t/int16_t/int8_t".into(),
+                })
+            }
+            _ => {
+                return Err(FaultKind::UnsupportedAtomic {
+                    dtype: "a non-arithmetic or 64-bit floating type".into(),
+                })
+            }
+        };
+        ctx.atomic = Some((op, ty));
+        Ok(())
+    })
+}
+
+/// SetFlag (op 0), WaitFlag (op 1) and PipeBarrier (op 2).
+///
+/// The twin executes a core's pipes in program order, so these order nothing here; they are
+/// checked for pairing: a WaitFlag whose SetFlag never came would hang the NPU.
+#[no_mangle]
+pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
+    let name = match op {
+        0 => "SetFlag",
+        1 => "WaitFlag",
+        _ => "PipeBarrier",
+    };
+    with_ctx(name, |ctx| {
+        if op == 2 {
+            return Ok(());
+        }
+        let (e, i) = (event as usize, id as usize);
+        if e >= HARD_EVENTS || id < 0 || i >= EVENT_IDS {
+            return Err(FaultKind::PipeSync {
+                reason: format!("event {event} / event id {id} out of range"),
+            });
+        }
+        let slot = &mut ctx.pipe_flags[e][i];
+        if op == 0 {
+            *slot += 1;
+        } else if *slot == 0 {
+            return Err(FaultKind::PipeSync {
+                reason: format!(
+                    "WaitFlag(HardEvent #{event}, id {id}) with no matching SetFlag before it: the NPU would wait forever"
+                ),
+            });
+        } else {
+            *slot -= 1;
+        }
+        Ok(())
+    })
+}
+
+/// Base address and size of the running block's Unified Buffer.
+///
+/// # Safety
+/// `base` and `size` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_ub_arena(base: *mut *mut u8, size: *mut u64) -> i32 {
+    with_ctx("TPipe", |ctx| {
+        // SAFETY: the caller passes writable out-pointers.
+        unsafe {
+            *base = ctx.ub;
+            *size = ctx.ub_len as u64;
+        }
+        Ok(())
+    })
+}
+
+/// A misuse detected by the twin's C++ headers.
+///
+/// # Safety
+/// `message` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_fail(
+    op: u32,
+    message: *const std::ffi::c_char,
+    value: u64,
+    limit: u64,
+) -> i32 {
+    let name = match op {
+        0 => "TPipe::InitBuffer",
+        1 => "LocalTensor",
+        2 => "GlobalTensor",
+        3 => "TQue",
+        _ => "Duplicate",
+    };
+    // SAFETY: the caller passes a NUL-terminated string literal.
+    let reason = unsafe { std::ffi::CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned();
+    let rc = with_ctx(name, |_| {
+        Err(FaultKind::Misuse {
+            reason,
+            value,
+            limit,
+        })
+    });
+    rc.max(1)
+}
+
+/// GetBlockIdx.
+#[no_mangle]
+pub extern "C" fn asc_twin_block_idx() -> i64 {
+    CTX.with(|c| c.borrow().as_ref().map_or(0, |c| c.block as i64))
+}
+
+/// GetBlockNum.
+#[no_mangle]
+pub extern "C" fn asc_twin_block_num() -> i64 {
+    CTX.with(|c| c.borrow().as_ref().map_or(0, |c| c.launch.block_dim as i64))
+}
+
+/// GetSystemCycle: a monotonic 50 MHz counter ([`SYSTEM_CYCLE_HZ`]), as on Atlas A2.
+#[no_mangle]
+pub extern "C" fn asc_twin_system_cycle() -> i64 {
+    let start = EPOCH.get_or_init(Instant::now);
+    let ns = start.elapsed().as_nanos() as u64;
+    (ns / (1_000_000_000 / SYSTEM_CYCLE_HZ)) as i64
+}

@@ -1,0 +1,278 @@
+//! Global memory: allocations with known bounds, defined concurrent access, and wake-ups for
+//! blocks parked on a polled address.
+//!
+//! GM addresses in the twin are host addresses, so a kernel holding a peer's buffer address reads
+//! the peer's memory directly (as an AIV core does over HCCS with IPC-mapped buffers).
+//!
+//! Concurrency model. Flag polls race with flag stores by design. To keep that defined in Rust,
+//! small accesses (at most [`SMALL_ACCESS`] bytes: flag cells, scalars) are done as atomic
+//! loads (acquire) and stores (release), bulk copies as `memcpy` framed by fences. A kernel that
+//! writes data, then its flag, and a peer that sees the flag, then reads the data, is therefore
+//! correct on the twin for the same reason it is correct on hardware.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::BTreeMap;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+/// Accesses of at most this many bytes are done with atomic word operations.
+pub const SMALL_ACCESS: usize = 64;
+/// GM allocation alignment (a page, as device allocations are).
+pub const GM_ALIGN: usize = 4096;
+
+#[derive(Clone, Copy)]
+struct Region {
+    len: usize,
+    rank: u32,
+}
+
+struct Registry {
+    map: RwLock<BTreeMap<usize, Region>>,
+    generation: AtomicU64,
+}
+
+static REGISTRY: Registry = Registry {
+    map: RwLock::new(BTreeMap::new()),
+    generation: AtomicU64::new(0),
+};
+
+/// Allocates `bytes` (at least 1) of zeroed, page-aligned GM for `rank` and registers it.
+pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
+    let layout = Layout::from_size_align(bytes.max(1), GM_ALIGN).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    REGISTRY.map.write().insert(
+        ptr as usize,
+        Region {
+            len: bytes.max(1),
+            rank,
+        },
+    );
+    REGISTRY.generation.fetch_add(1, Ordering::Release);
+    Some(ptr)
+}
+
+/// Unregisters and frees an allocation made by [`gm_alloc`].
+///
+/// # Safety
+/// `ptr` and `bytes` must come from one `gm_alloc` call, and no kernel may still use it.
+pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
+    REGISTRY.map.write().remove(&(ptr as usize));
+    REGISTRY.generation.fetch_add(1, Ordering::Release);
+    let layout =
+        Layout::from_size_align(bytes.max(1), GM_ALIGN).expect("layout was valid at allocation");
+    // SAFETY: the caller guarantees ptr/bytes come from gm_alloc with this layout.
+    unsafe { dealloc(ptr, layout) };
+}
+
+/// A cache of the last allocation a thread hit, validated by the registry generation.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RegionCache {
+    start: usize,
+    end: usize,
+    generation: u64,
+}
+
+/// True if `[addr, addr + len)` lies inside one live allocation (of any device).
+pub(crate) fn gm_check(cache: &mut RegionCache, addr: usize, len: usize) -> bool {
+    let Some(end) = addr.checked_add(len) else {
+        return false;
+    };
+    let generation = REGISTRY.generation.load(Ordering::Acquire);
+    if cache.generation == generation && cache.end != 0 && addr >= cache.start && end <= cache.end {
+        return true;
+    }
+    let map = REGISTRY.map.read();
+    let Some((&start, region)) = map.range(..=addr).next_back() else {
+        return false;
+    };
+    if end <= start + region.len {
+        *cache = RegionCache {
+            start,
+            end: start + region.len,
+            generation,
+        };
+        true
+    } else {
+        false
+    }
+}
+
+/// The rank owning the allocation that contains `addr`, if any.
+pub(crate) fn gm_owner(addr: usize) -> Option<u32> {
+    let map = REGISTRY.map.read();
+    let (&start, region) = map.range(..=addr).next_back()?;
+    (addr < start + region.len).then_some(region.rank)
+}
+
+// ---- memory access ----
+
+/// Reads `len` bytes of GM at `src` into `dst`.
+///
+/// # Safety
+/// `src..src+len` must be inside a live GM allocation and `dst..dst+len` valid for writes and
+/// not overlapping it.
+pub(crate) unsafe fn gm_read(dst: *mut u8, src: *const u8, len: usize) {
+    if len <= SMALL_ACCESS {
+        // SAFETY: forwarded from the caller.
+        unsafe { atomic_read(dst, src, len) };
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        fence(Ordering::Acquire);
+    }
+}
+
+/// Writes `len` bytes from `src` into GM at `dst` and wakes blocks parked on that range.
+///
+/// # Safety
+/// `dst..dst+len` must be inside a live GM allocation and `src..src+len` valid for reads and
+/// not overlapping it.
+pub(crate) unsafe fn gm_write(dst: *mut u8, src: *const u8, len: usize) {
+    if len <= SMALL_ACCESS {
+        // SAFETY: forwarded from the caller.
+        unsafe { atomic_write(dst, src, len) };
+    } else {
+        fence(Ordering::Release);
+        // SAFETY: forwarded from the caller.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+    }
+    notify_write(dst as usize, len);
+}
+
+/// Byte/word-wise atomic acquire loads.
+///
+/// # Safety
+/// As [`gm_read`].
+pub(crate) unsafe fn atomic_read(dst: *mut u8, src: *const u8, len: usize) {
+    let mut i = 0;
+    while i < len {
+        let p = src as usize + i;
+        if p.is_multiple_of(4) && len - i >= 4 {
+            // SAFETY: p is 4-aligned, inside the GM range; AtomicU32 has u32's layout.
+            let v = unsafe { (*(p as *const AtomicU32)).load(Ordering::Acquire) };
+            // SAFETY: dst+i..dst+i+4 is inside the destination.
+            unsafe { std::ptr::write_unaligned(dst.add(i) as *mut u32, v) };
+            i += 4;
+        } else {
+            // SAFETY: p is inside the GM range; AtomicU8 has u8's layout.
+            let v = unsafe { (*(p as *const AtomicU8)).load(Ordering::Acquire) };
+            // SAFETY: dst+i is inside the destination.
+            unsafe { *dst.add(i) = v };
+            i += 1;
+        }
+    }
+}
+
+/// Byte/word-wise atomic release stores.
+///
+/// # Safety
+/// As [`gm_write`].
+pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
+    let mut i = 0;
+    while i < len {
+        let p = dst as usize + i;
+        if p.is_multiple_of(4) && len - i >= 4 {
+            // SAFETY: src+i..src+i+4 is inside the source.
+            let v = unsafe { std::ptr::read_unaligned(src.add(i) as *const u32) };
+            // SAFETY: p is 4-aligned and inside the GM range.
+            unsafe { (*(p as *const AtomicU32)).store(v, Ordering::Release) };
+            i += 4;
+        } else {
+            // SAFETY: src+i is inside the source.
+            let v = unsafe { *src.add(i) };
+            // SAFETY: p is inside the GM range.
+            unsafe { (*(p as *const AtomicU8)).store(v, Ordering::Release) };
+            i += 1;
+        }
+    }
+}
+
+// ---- parking ----
+
+const BUCKETS: usize = 256;
+const CELL_SHIFT: u32 = 5;
+
+struct Bucket {
+    waiters: AtomicUsize,
+    seq: Mutex<u64>,
+    cv: Condvar,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const BUCKET_INIT: Bucket = Bucket {
+    waiters: AtomicUsize::new(0),
+    seq: Mutex::new(0),
+    cv: Condvar::new(),
+};
+
+static BUCKETS_ARR: [Bucket; BUCKETS] = [BUCKET_INIT; BUCKETS];
+static PARKED: AtomicUsize = AtomicUsize::new(0);
+/// Counts GM writes while anyone is parked (progress indicator for the watchdog).
+pub(crate) static WRITE_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+fn bucket(addr: usize) -> &'static Bucket {
+    &BUCKETS_ARR[(addr >> CELL_SHIFT) % BUCKETS]
+}
+
+fn wake(b: &Bucket) {
+    if b.waiters.load(Ordering::SeqCst) > 0 {
+        let mut g = b.seq.lock();
+        *g += 1;
+        b.cv.notify_all();
+    }
+}
+
+/// Wakes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
+pub(crate) fn notify_write(addr: usize, len: usize) {
+    // Pairs with the SeqCst increment in `park`: either the parker sees our store when it
+    // re-checks under the bucket lock, or we see it parked and wake it.
+    fence(Ordering::SeqCst);
+    if PARKED.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
+    let first = addr >> CELL_SHIFT;
+    let last = (addr + len.max(1) - 1) >> CELL_SHIFT;
+    if last - first + 1 >= BUCKETS {
+        wake_all();
+    } else {
+        for cell in first..=last {
+            wake(&BUCKETS_ARR[cell % BUCKETS]);
+        }
+    }
+}
+
+/// Wakes every parked block (used on abort).
+pub(crate) fn wake_all() {
+    for b in BUCKETS_ARR.iter() {
+        wake(b);
+    }
+}
+
+/// Parks the calling thread until `[addr, addr+len)` is written, `timeout` passes, or a wake-up
+/// arrives. `unchanged` is re-evaluated under the bucket lock so no write is missed.
+pub(crate) fn park(addr: usize, timeout: Duration, unchanged: impl FnOnce() -> bool) {
+    let b = bucket(addr);
+    b.waiters.fetch_add(1, Ordering::SeqCst);
+    PARKED.fetch_add(1, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    {
+        let mut g = b.seq.lock();
+        if unchanged() {
+            let _ = b.cv.wait_for(&mut g, timeout);
+        }
+    }
+    PARKED.fetch_sub(1, Ordering::SeqCst);
+    b.waiters.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Number of threads parked right now.
+pub(crate) fn parked_count() -> usize {
+    PARKED.load(Ordering::SeqCst)
+}

@@ -1,0 +1,44 @@
+//! Process-wide knobs of the twin: injected delays and the deadlock watchdog.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+static JITTER_US: AtomicU32 = AtomicU32::new(0);
+/// Watchdog period in ms; u64::MAX = not yet read from the environment; 0 = off.
+static WATCHDOG_MS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Default deadlock watchdog period.
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(30);
+
+/// Injects random delays of up to `max_us` microseconds before about one in four GM accesses of
+/// every block (0 = off, the default). Tests use it to shake out ordering bugs that a lucky
+/// schedule would hide.
+pub fn set_jitter_us(max_us: u32) {
+    JITTER_US.store(max_us, Ordering::Relaxed);
+}
+
+pub(crate) fn jitter_us() -> u32 {
+    JITTER_US.load(Ordering::Relaxed)
+}
+
+/// Sets the deadlock watchdog: when every running block of every launch has been parked on a GM
+/// poll with no GM write for `period`, the polling blocks fail with [`crate::FaultKind::Deadlock`].
+/// `None` turns it off. Default: the `AIV_TWIN_WATCHDOG_MS` environment variable (0 = off), else
+/// [`DEFAULT_WATCHDOG`].
+pub fn set_watchdog(period: Option<Duration>) {
+    let ms = period.map_or(0, |d| (d.as_millis() as u64).clamp(1, u64::MAX - 1));
+    WATCHDOG_MS.store(ms, Ordering::Relaxed);
+}
+
+pub(crate) fn watchdog() -> Option<Duration> {
+    let mut ms = WATCHDOG_MS.load(Ordering::Relaxed);
+    if ms == u64::MAX {
+        ms = std::env::var("AIV_TWIN_WATCHDOG_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(DEFAULT_WATCHDOG.as_millis() as u64)
+            .min(u64::MAX - 1);
+        WATCHDOG_MS.store(ms, Ordering::Relaxed);
+    }
+    (ms != 0).then(|| Duration::from_millis(ms))
+}

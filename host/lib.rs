@@ -1,0 +1,3 @@
+//! aiv-comm (work in progress)
+/// The kernels' C ABI (generated from kernel/launch.h).
+pub mod ffi;

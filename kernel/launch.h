@@ -1,0 +1,23 @@
+/*
+ * The C ABI the Rust host calls: every kernel of aiv-comm, with its argument struct.
+ * host/bindings.rs is generated from this file (cargo build --features regen-bindings).
+ * Device sources include aiv_args.h, never this file (the prototypes here are the host's view:
+ * on the twin a kernel is a plain C function taking the GM address of its arguments).
+ */
+#ifndef AIV_LAUNCH_H
+#define AIV_LAUNCH_H
+
+#include "aiv_args.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Self-test kernel pinning the twin's device rules (tests/twin_rules.rs). */
+void aiv_twin_selftest(uint8_t *args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AIV_LAUNCH_H */

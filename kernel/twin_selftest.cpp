@@ -1,0 +1,219 @@
+/*
+ * aiv_twin_selftest: one small kernel per device rule the twin must enforce or reproduce
+ * (tests/twin_rules.rs drives it). It is ordinary AscendC device code: it compiles against the
+ * real AscendC headers too (ascendc-check), so what it exercises on the twin is what the NPU sees.
+ */
+#include "kernel_operator.h"
+#include "aiv_args.h"
+
+using namespace AscendC;
+
+namespace {
+
+constexpr uint32_t UB_STAGE = 96 * 1024;
+
+__aicore__ inline GlobalTensor<uint8_t> Gm(uint64_t addr, uint64_t len)
+{
+    GlobalTensor<uint8_t> t;
+    t.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(addr), len);
+    return t;
+}
+
+/* Writes `len` bytes (a multiple of 32) of UB back to GM, after MTE2 has finished filling it. */
+__aicore__ inline void Dump(const GlobalTensor<uint8_t> &dst, const LocalTensor<uint8_t> &ub, uint32_t len)
+{
+    // MTE3 reads what MTE2 (or the scalar unit) wrote: order the pipes first.
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(dst, ub, len);
+}
+
+template <typename T> __aicore__ inline void PadIn(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
+{
+    GlobalTensor<T> src;
+    src.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a->src));
+    DataCopyExtParams p(static_cast<uint16_t>(a->block_count), a->block_len, a->src_stride, a->dst_stride, 0);
+    T padValue;
+    static_assert(sizeof(T) <= sizeof(uint32_t), "pad value carried in 32 bits");
+    uint32_t raw = a->pad_value;
+    padValue = *reinterpret_cast<T *>(&raw);
+    DataCopyPadExtParams<T> pad(a->is_pad != 0, static_cast<uint8_t>(a->left_pad),
+                                static_cast<uint8_t>(a->right_pad), padValue);
+    DataCopyPad(ub.ReinterpretCast<T>(), src, p, pad);
+    Dump(Gm(a->dst, a->dump_len), ub, a->dump_len);
+}
+
+template <typename T> __aicore__ inline void PadOut(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
+{
+    DataCopy(ub, Gm(a->src, a->dump_len), a->dump_len);
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    GlobalTensor<T> dst;
+    dst.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a->dst));
+    DataCopyExtParams p(static_cast<uint16_t>(a->block_count), a->block_len, a->src_stride, a->dst_stride, 0);
+    DataCopyPad(dst, ub.ReinterpretCast<T>(), p);
+}
+
+template <typename T> __aicore__ inline void SetAtomic(uint32_t op)
+{
+    if (op == AIV_OP_SUM) {
+        SetAtomicAdd<T>();
+    } else if (op == AIV_OP_MAX) {
+        SetAtomicMax<T>();
+    } else if (op == AIV_OP_MIN) {
+        SetAtomicMin<T>();
+    }
+}
+
+__aicore__ inline void SetAtomicFor(uint32_t dtype, uint32_t op)
+{
+    switch (dtype) {
+    case AIV_DT_F32: SetAtomic<float>(op); break;
+    case AIV_DT_F16: SetAtomic<half>(op); break;
+    case AIV_DT_BF16: SetAtomic<bfloat16_t>(op); break;
+    case AIV_DT_I32: SetAtomic<int32_t>(op); break;
+    case AIV_DT_I16: SetAtomic<int16_t>(op); break;
+    default: SetAtomic<int8_t>(op); break;
+    }
+}
+
+__aicore__ inline bool Expired(int64_t start, uint64_t deadline)
+{
+    return static_cast<uint64_t>(GetSystemCycle() - start) > deadline;
+}
+
+} // namespace
+
+extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
+{
+    __gm__ const AivTwinTestArgs *a = reinterpret_cast<__gm__ const AivTwinTestArgs *>(argsAddr);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    const uint32_t mode = a->mode;
+    if (mode == AIV_TT_UB_OVERFLOW) {
+        pipe.InitBuffer(buf, a->ub_bytes);
+        return;
+    }
+    pipe.InitBuffer(buf, UB_STAGE);
+    LocalTensor<uint8_t> ub = buf.Get<uint8_t>();
+
+    switch (mode) {
+    case AIV_TT_COPY: {
+        LocalTensor<uint8_t> stage = ub[a->ub_off];
+        DataCopy(stage, Gm(a->src, a->len), a->len);
+        // MTE3 must not read UB before MTE2 has filled it.
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        DataCopy(Gm(a->dst, a->len), stage, a->len);
+        break;
+    }
+    case AIV_TT_PAD_IN:
+        if (a->dtype == 1) {
+            PadIn<uint16_t>(a, ub);
+        } else if (a->dtype == 2) {
+            PadIn<uint32_t>(a, ub);
+        } else {
+            PadIn<uint8_t>(a, ub);
+        }
+        break;
+    case AIV_TT_PAD_OUT:
+        if (a->dtype == 1) {
+            PadOut<uint16_t>(a, ub);
+        } else if (a->dtype == 2) {
+            PadOut<uint32_t>(a, ub);
+        } else {
+            PadOut<uint8_t>(a, ub);
+        }
+        break;
+    case AIV_TT_STRIDED_IN: {
+        DataCopyParams p(static_cast<uint16_t>(a->block_count), static_cast<uint16_t>(a->block_len),
+                         static_cast<uint16_t>(a->src_stride), static_cast<uint16_t>(a->dst_stride));
+        DataCopy(ub, Gm(a->src, 0), p);
+        Dump(Gm(a->dst, a->dump_len), ub, a->dump_len);
+        break;
+    }
+    case AIV_TT_STRIDED_OUT: {
+        DataCopy(ub, Gm(a->src, a->dump_len), a->dump_len);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        DataCopyParams p(static_cast<uint16_t>(a->block_count), static_cast<uint16_t>(a->block_len),
+                         static_cast<uint16_t>(a->src_stride), static_cast<uint16_t>(a->dst_stride));
+        DataCopy(Gm(a->dst, 0), ub, p);
+        break;
+    }
+    case AIV_TT_ATOMIC: {
+        DataCopyExtParams p(1, a->len, 0, 0, 0);
+        DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
+        DataCopyPad(ub, Gm(a->src + static_cast<uint64_t>(GetBlockIdx()) * a->len, a->len), p, pad);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        SetAtomicFor(a->dtype, a->op);
+        DataCopyPad(Gm(a->dst, a->len), ub, p);
+        SetAtomicNone();
+        break;
+    }
+    case AIV_TT_LOCAL_INDEX: {
+        LocalTensor<uint8_t> small = buf.Get<uint8_t>(32);
+        GlobalTensor<uint8_t> out = Gm(a->dst, 32);
+        out.SetValue(0, small.GetValue(a->len));
+        break;
+    }
+    case AIV_TT_LONE_WAIT:
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
+        break;
+    case AIV_TT_POLL: {
+        GlobalTensor<int32_t> flag;
+        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->src), 8);
+        LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
+        const int64_t start = GetSystemCycle();
+        int32_t seen = 0;
+        while (true) {
+            DataCopy(cell, flag, 8);
+            // The scalar read of UB must wait for the MTE2 load.
+            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            seen = cell.GetValue(0);
+            if (seen >= static_cast<int32_t>(a->expected) || Expired(start, a->deadline_cycles)) {
+                break;
+            }
+        }
+        GlobalTensor<int32_t> out;
+        out.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->dst) + GetBlockIdx() * 8, 8);
+        cell.SetValue(0, seen);
+        // MTE3 reads the scalar store to UB.
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        DataCopy(out, cell, 8);
+        break;
+    }
+    case AIV_TT_POLL_SCALAR:
+    case AIV_TT_POLL_DCCI: {
+        GlobalTensor<int32_t> flag;
+        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->src), 8);
+        const int64_t start = GetSystemCycle();
+        int32_t seen = 0;
+        while (true) {
+            if (mode == AIV_TT_POLL_DCCI) {
+                DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(flag);
+            }
+            seen = flag.GetValue(0);
+            if (seen >= static_cast<int32_t>(a->expected) || Expired(start, a->deadline_cycles)) {
+                break;
+            }
+        }
+        LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
+        cell.SetValue(0, seen);
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        GlobalTensor<int32_t> out;
+        out.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->dst), 8);
+        DataCopy(out, cell, 8);
+        break;
+    }
+    case AIV_TT_BAD_ATOMIC:
+        SetAtomicAdd<uint32_t>();
+        SetAtomicNone();
+        break;
+    default:
+        break;
+    }
+}

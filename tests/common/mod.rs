@@ -1,0 +1,63 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use aiv_comm::ffi::{aiv_twin_selftest, AivTwinTestArgs};
+use ascendc_sys::{Device, DeviceConfig, GmBuffer, TwinError};
+
+/// A fresh simulated device.
+pub fn device(rank: u32) -> Device {
+    Device::new(rank, DeviceConfig::default()).expect("device")
+}
+
+/// Bytes of a plain-old-data value.
+pub fn pod_bytes<T: Copy>(v: &T) -> Vec<u8> {
+    // SAFETY: T is a plain C struct of integers (no padding bytes are read uninitialised:
+    // every args struct here is fully packed with fixed-width fields).
+    unsafe {
+        std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()).to_vec()
+    }
+}
+
+/// Runs the twin self-test kernel on `block_dim` blocks of `dev`.
+pub fn selftest(dev: &Device, args: AivTwinTestArgs, block_dim: u32) -> Result<(), TwinError> {
+    let a = dev.alloc(std::mem::size_of::<AivTwinTestArgs>()).unwrap();
+    a.write(0, &pod_bytes(&args)).unwrap();
+    // SAFETY: aiv_twin_selftest takes the GM address of an AivTwinTestArgs, which `a` holds for
+    // the whole (synchronous) launch.
+    unsafe { dev.launch("aiv_twin_selftest", aiv_twin_selftest, block_dim, a.addr()) }
+}
+
+/// GM address of `buf` plus `off`, as kernels take it.
+pub fn gm(buf: &GmBuffer, off: usize) -> u64 {
+    buf.addr() as u64 + off as u64
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// Reads a whole buffer.
+pub fn read_all(buf: &GmBuffer) -> Vec<u8> {
+    let mut v = vec![0u8; buf.len()];
+    buf.read(0, &mut v).unwrap();
+    v
+}
+
+/// CPU time (user + system) this process has used, in seconds.
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command name
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}

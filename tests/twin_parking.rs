@@ -1,0 +1,73 @@
+//! Waiting costs no CPU: blocks polling an unchanged flag park until it is written; and the
+//! watchdog reports a launch whose every block is parked forever. One test function, so that no
+//! other test of this binary runs beside it and disturbs the CPU-time measurement or the
+//! watchdog's "everyone is parked" view.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use aiv_comm::ffi::*;
+use ascendc_sys::{FaultKind, TwinError};
+use common::*;
+
+#[test]
+fn parked_polls_are_cheap_and_deadlocks_are_reported() {
+    let dev = device(0);
+    let flag = dev.alloc(64).unwrap();
+    let out = dev.alloc(64 * 32).unwrap();
+    let blocks = 16u32;
+    let mut a = AivTwinTestArgs {
+        mode: AIV_TT_POLL,
+        src: gm(&flag, 0),
+        dst: gm(&out, 0),
+        expected: 42,
+        deadline_cycles: 50 * 10_000_000, // 10 s at 50 MHz
+        ..Default::default()
+    };
+    let (cpu, wall) = std::thread::scope(|s| {
+        let h = s.spawn(|| selftest(&dev, a, blocks));
+        // Let the blocks reach their parked state, then measure a quiet window.
+        std::thread::sleep(Duration::from_millis(200));
+        let c0 = cpu_seconds();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(600));
+        let cpu = cpu_seconds() - c0;
+        let wall = t0.elapsed().as_secs_f64();
+        flag.write(0, &42i32.to_le_bytes()).unwrap();
+        h.join().unwrap().unwrap();
+        (cpu, wall)
+    });
+    // 16 spinning blocks on 2 cores would burn ~2 CPU-seconds per wall second; parked ones burn
+    // next to nothing. Loose bound: a tenth of one core.
+    assert!(
+        cpu < 0.1 * wall,
+        "parked blocks used {cpu:.3} s CPU in {wall:.3} s"
+    );
+    let got = read_all(&out);
+    for b in 0..blocks as usize {
+        let v = i32::from_le_bytes(got[b * 32..b * 32 + 4].try_into().unwrap());
+        assert_eq!(v, 42, "block {b} saw {v}");
+    }
+
+    // Nobody will ever write the flag: the watchdog reports a deadlock instead of hanging.
+    ascendc_sys::set_watchdog(Some(Duration::from_millis(300)));
+    a.expected = 1000;
+    let t0 = Instant::now();
+    let r = selftest(&dev, a, 4);
+    match r {
+        Err(TwinError::Fault(f)) => match &f.kind {
+            FaultKind::Deadlock { waiters } => {
+                assert!(waiters[0].contains("polls GM"), "{f}");
+                assert!(f.to_string().contains("deadlock"), "{f}");
+            }
+            k => panic!("unexpected {k:?}"),
+        },
+        other => panic!("expected a deadlock fault, got {other:?}"),
+    }
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "watchdog took {:?}",
+        t0.elapsed()
+    );
+}
