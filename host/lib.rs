@@ -1,3 +1,43 @@
-//! aiv-comm (work in progress)
-/// The kernels' C ABI (generated from kernel/launch.h).
+//! # aiv-comm
+//!
+//! Collective-communication kernels for the AIV vector cores of Ascend NPUs (Atlas A2 / 910B),
+//! driven from Rust, and runnable on any Linux machine through the CPU twin of the AIV device
+//! ([`ascendc_sys`]).
+//!
+//! * Device side (AscendC C++, compiled by build.rs): soft-sync primitives (`sync/aiv_sync.h`:
+//!   Record, Wait, Record1vN, WaitNv1, RecordNv1, Wait1vN, BarrierAll), the CpGM2GM copy engine
+//!   (`kernel/cp_gm2gm.h`), AllGather and atomic-reduce AllReduce kernels.
+//! * Host side (this crate): [`World`] of simulated ranks, one [`Communicator`] each, device
+//!   buffers, streams, the chunk planner ([`plan`]) that splits data to fit the HCCL buffer
+//!   (200 MB by default, `HCCL_BUFFSIZE`), tags ([`tags`]) and clear errors ([`Error`]).
+//!
+//! ```
+//! use aiv_comm::{World, Config, DataType};
+//! let world = World::sim_with(3, Config { buffer_bytes: Some(64 << 10), ..Config::default() }).unwrap();
+//! let out = world.run(|comm| -> aiv_comm::Result<Vec<u32>> {
+//!     let mine = vec![comm.rank(); 5];
+//!     let send = comm.alloc_from(&mine)?;
+//!     let recv = comm.alloc(5 * 4 * comm.size() as usize)?;
+//!     comm.all_gather(&send, &recv, 5, DataType::I32)?;
+//!     comm.synchronize()?;
+//!     recv.to_vec::<u32>()
+//! });
+//! assert_eq!(out[2].as_ref().unwrap(), &[0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+//! ```
+
+#![warn(missing_docs)]
+
+mod collectives;
+pub mod dtype;
+pub mod error;
 pub mod ffi;
+pub mod plan;
+pub mod stream;
+pub mod tags;
+pub mod world;
+
+pub use dtype::{DataType, ReduceOp};
+pub use error::{Error, Result};
+pub use world::{
+    Communicator, Config, DeviceBuffer, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT,
+};

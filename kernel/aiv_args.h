@@ -8,6 +8,7 @@
 #define AIV_ARGS_H
 
 #include <stdint.h>
+#include "aiv_comm_args.h"
 
 /* ---- twin self-test kernel (kernel/twin_selftest.cpp) ---- */
 
@@ -66,6 +67,64 @@ struct AivTwinTestArgs {
     uint32_t pad_value;
     uint32_t expected;
     uint32_t ub_bytes;
+};
+
+/* ---- aiv_copy (kernel/copy.cpp): CpGM2GM over GetBlockNum() blocks ---- */
+
+struct AivCopyArgs {
+    uint64_t dst;   /* GM address */
+    uint64_t src;   /* GM address */
+    uint64_t bytes; /* multiple of the element size when op != AIV_OP_NONE */
+    uint32_t dtype; /* AivDtype: element type of the reduce (ignored for AIV_OP_NONE) */
+    uint32_t op;    /* AivReduceOp */
+};
+
+/* ---- collectives (kernel/all_gather.cpp, kernel/all_reduce.cpp) ---- */
+
+/* AllReduce algorithms. */
+enum AivAllReduceAlgo {
+    AIV_AR_ONE_SHOT = 0, /* every block pulls one peer's chunk and reduces it into the output */
+    AIV_AR_TWO_SHOT = 1  /* reduce-scatter into slice owners' HCCL buffers, then all-gather */
+};
+
+/* One launch = one chunk of a collective. Block i works with peer i (block `rank`: the local part). */
+struct AivCollArgs {
+    struct AivCommArgs comm;
+    uint64_t input;      /* GM: this chunk of my input */
+    uint64_t output;     /* GM: this chunk of my output (AllGather: of slot 0) */
+    uint64_t bytes;      /* chunk bytes per rank */
+    uint64_t out_stride; /* AllGather: bytes between output slots (count * element size) */
+    uint32_t dtype;      /* AivDtype (AllReduce) */
+    uint32_t op;         /* AivReduceOp (AllReduce) */
+    uint32_t algo;       /* AivAllReduceAlgo (AllReduce) */
+    uint32_t elem_size;  /* bytes per element */
+};
+
+/* ---- aiv_sync_wrap (kernel/sync_wrap.cpp): the tag-wrap protocol ---- */
+
+struct AivWrapArgs {
+    struct AivCommArgs comm;
+    int32_t epoch; /* wraps done so far by this communicator */
+    int32_t reserved;
+};
+
+/* ---- aiv_sync_selftest (kernel/sync_selftest.cpp) ---- */
+
+enum AivSyncTestMode {
+    AIV_ST_PINGPONG = 0, /* ranks 0 and 1, every block its own channel, `rounds` round trips */
+    AIV_ST_ONE2N = 1,    /* rank 0 block 0 broadcasts `rounds` times; every block of the others checks */
+    AIV_ST_COUNT = 2,    /* every block of ranks 1.. writes into rank 0, RecordNv1; rank 0 Wait1vN */
+    AIV_ST_TIMEOUT = 3,  /* rank 0 waits for rank 1; rank 1 records nothing, or tag - 1 if wrong_tag */
+    AIV_ST_BARRIER = 4   /* every block: BarrierAll `rounds` times, checking the others arrived */
+};
+
+struct AivSyncTestArgs {
+    struct AivCommArgs comm;
+    uint64_t result;   /* GM: one 32-byte cell per block; lane 0 = mismatches seen */
+    uint32_t mode;     /* AivSyncTestMode */
+    uint32_t rounds;   /* tags comm.tag .. comm.tag + rounds - 1 are this launch's */
+    uint32_t wrong_tag;
+    uint32_t reserved;
 };
 
 #endif /* AIV_ARGS_H */

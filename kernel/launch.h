@@ -15,6 +15,16 @@ extern "C" {
 
 /* Self-test kernel pinning the twin's device rules (tests/twin_rules.rs). */
 void aiv_twin_selftest(uint8_t *args);
+/* CpGM2GM over every block of the launch (AivCopyArgs). */
+void aiv_copy(uint8_t *args);
+/* Tag-wrap protocol (AivWrapArgs): cross-rank barrier, clear own flags, barrier. */
+void aiv_sync_wrap(uint8_t *args);
+/* AllGather of one chunk (AivCollArgs). */
+void aiv_all_gather(uint8_t *args);
+/* AllReduce of one chunk, one-shot or two-shot (AivCollArgs). */
+void aiv_all_reduce(uint8_t *args);
+/* Soft-sync self-tests (AivSyncTestArgs). */
+void aiv_sync_selftest(uint8_t *args);
 
 #ifdef __cplusplus
 }

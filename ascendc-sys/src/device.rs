@@ -79,7 +79,7 @@ impl LaunchShared {
 pub(crate) struct PollState {
     pub addr: usize,
     pub len: usize,
-    pub data: [u8; gm::SMALL_ACCESS],
+    pub hash: u64,
     pub repeats: u32,
     pub parks: u32,
     pub epoch: u64,
@@ -91,7 +91,7 @@ impl Default for PollState {
         PollState {
             addr: 0,
             len: 0,
-            data: [0; gm::SMALL_ACCESS],
+            hash: 0,
             repeats: 0,
             parks: 0,
             epoch: 0,

@@ -287,8 +287,7 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
             };
             // SAFETY: just written above, inside UB.
             let seen = unsafe { std::slice::from_raw_parts((ub_addr + lp) as *const u8, last.len) };
-            let seen: Vec<u8> = seen.to_vec();
-            poll_track(ctx, gm_addr, &seen, true)?;
+            poll_track(ctx, gm_addr, seen, true)?;
         }
         return Ok(());
     }
@@ -359,12 +358,13 @@ fn fill_pad(r: &AscTwinCopy, ub: usize, lp: usize, len: usize, rp: usize, span: 
 fn poll_track(ctx: &mut BlockCtx, addr: usize, seen: &[u8], fresh: bool) -> Result<(), FaultKind> {
     let p = &mut ctx.poll;
     let len = seen.len();
-    if p.addr == addr && p.len == len && p.data[..len] == *seen {
+    let hash = hash_bytes(seen);
+    if p.addr == addr && p.len == len && p.hash == hash {
         p.repeats += 1;
     } else {
         p.addr = addr;
         p.len = len;
-        p.data[..len].copy_from_slice(seen);
+        p.hash = hash;
         p.repeats = 0;
         p.parks = 0;
         p.since = None;
@@ -380,13 +380,14 @@ fn poll_track(ctx: &mut BlockCtx, addr: usize, seen: &[u8], fresh: bool) -> Resu
             }
             let timeout = Duration::from_micros(50u64 << p.parks.min(8));
             p.parks += 1;
-            let expected = p.data;
+            let expected = p.hash;
             let launch = ctx.launch.clone();
             gm::park(addr, timeout, || {
                 let mut now = [0u8; SMALL_ACCESS];
                 // SAFETY: addr..addr+len was bounds-checked by the caller's access.
                 unsafe { gm::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
-                (!fresh || now[..len] == expected[..len]) && !launch.aborted.load(Ordering::SeqCst)
+                (!fresh || hash_bytes(&now[..len]) == expected)
+                    && !launch.aborted.load(Ordering::SeqCst)
             });
             if ctx.launch.aborted.load(Ordering::SeqCst) {
                 return Err(FaultKind::Aborted);
@@ -417,12 +418,13 @@ fn watchdog(ctx: &mut BlockCtx, addr: usize) -> Result<(), FaultKind> {
             .unwrap_or_else(|| "unknown rank".into());
         return Err(FaultKind::Deadlock {
             waiters: vec![format!(
-                "rank {} block {} polls GM {:#x} ({} memory), value {:02x?}, unchanged for {:?}",
+                "rank {} block {} (kernel `{}`) polls GM {:#x} ({} bytes of {} memory), unchanged for {:?}",
                 ctx.launch.rank,
                 ctx.block,
+                ctx.launch.kernel,
                 addr,
+                p.len,
                 owner,
-                &p.data[..p.len.min(8)],
                 since.elapsed()
             )],
         });
@@ -432,6 +434,15 @@ fn watchdog(ctx: &mut BlockCtx, addr: usize) -> Result<(), FaultKind> {
         ctx.poll.since = Some(Instant::now());
     }
     Ok(())
+}
+
+/// FNV-1a over the polled bytes: a cheap fingerprint of "the same value again".
+fn hash_bytes(b: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for &x in b {
+        h = (h ^ x as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// Writes dirty lines of the block's scalar data cache back to GM; all lines when `line` is None.

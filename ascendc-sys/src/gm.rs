@@ -5,7 +5,7 @@
 //! the peer's memory directly (as an AIV core does over HCCS with IPC-mapped buffers).
 //!
 //! Concurrency model. Flag polls race with flag stores by design. To keep that defined in Rust,
-//! small accesses (at most [`SMALL_ACCESS`] bytes: flag cells, scalars) are done as atomic
+//! small accesses (at most [`SMALL_ACCESS`] bytes: flag cells, rows of flags, scalars) are done as atomic
 //! loads (acquire) and stores (release), bulk copies as `memcpy` framed by fences. A kernel that
 //! writes data, then its flag, and a peer that sees the flag, then reads the data, is therefore
 //! correct on the twin for the same reason it is correct on hardware.
@@ -18,7 +18,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 /// Accesses of at most this many bytes are done with atomic word operations.
-pub const SMALL_ACCESS: usize = 64;
+pub const SMALL_ACCESS: usize = 2048;
 /// GM allocation alignment (a page, as device allocations are).
 pub const GM_ALIGN: usize = 4096;
 

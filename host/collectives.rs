@@ -1,0 +1,186 @@
+//! AllGather and AllReduce: validation, chunking, one launch per chunk.
+
+use crate::dtype::{DataType, ReduceOp};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::plan::{all_reduce_kind, plan_chunks, Kind};
+use crate::world::{Communicator, DeviceBuffer};
+
+impl Communicator {
+    fn check_buffer(
+        &self,
+        what: &'static str,
+        buf: &DeviceBuffer,
+        needed: usize,
+        dtype: DataType,
+    ) -> Result<()> {
+        if buf.rank() != self.rank() {
+            return Err(Error::WrongDevice {
+                what,
+                buffer_rank: buf.rank(),
+                comm_rank: self.rank(),
+            });
+        }
+        if buf.len() < needed {
+            return Err(Error::BufferTooSmall {
+                what,
+                needed,
+                len: buf.len(),
+            });
+        }
+        if !buf.addr().is_multiple_of(dtype.size() as u64) {
+            return Err(Error::Misaligned {
+                what,
+                addr: buf.addr(),
+                align: dtype.size(),
+            });
+        }
+        Ok(())
+    }
+
+    /// AllGather: every rank contributes `count` elements of `dtype` from `send`; afterwards
+    /// every rank's `recv` holds all contributions in rank order (`size() * count` elements).
+    ///
+    /// Any element type can be gathered. In place: `send` may be exactly rank `r`'s slot of
+    /// `recv` (`recv.view(r * count * size, count * size)`); any other overlap is refused.
+    /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
+    pub fn all_gather(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+    ) -> Result<()> {
+        self.check_usable()?;
+        let n = self.size() as usize;
+        let es = dtype.size();
+        let bytes = count
+            .checked_mul(es)
+            .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
+        let total = bytes
+            .checked_mul(n)
+            .ok_or_else(|| Error::Length(format!("{count} elements x {n} ranks overflow")))?;
+        self.check_buffer("send buffer", send, bytes, dtype)?;
+        self.check_buffer("recv buffer", recv, total, dtype)?;
+        if bytes > 0 && send.same_allocation(recv) {
+            let slot = recv.addr() + (self.rank() as u64) * bytes as u64;
+            let (s0, s1) = (send.addr(), send.addr() + bytes as u64);
+            let (r0, r1) = (recv.addr(), recv.addr() + total as u64);
+            if s0 < r1 && r0 < s1 && s0 != slot {
+                return Err(Error::Overlap(format!(
+                    "AllGather send buffer overlaps recv buffer; in place, send must be exactly rank {}'s slot (recv + {} bytes)",
+                    self.rank(),
+                    self.rank() as usize * bytes
+                )));
+            }
+        }
+        let chunks = plan_chunks(Kind::AllGather, count, dtype, n, self.buffer_bytes())?;
+        for c in chunks {
+            let input = send.addr() + (c.offset * es) as u64;
+            let output = recv.addr() + (c.offset * es) as u64;
+            let chunk_bytes = (c.count * es) as u64;
+            // SAFETY: aiv_all_gather takes an AivCollArgs; `keep` holds the buffers it addresses.
+            unsafe {
+                let keep = (send.clone(), recv.clone());
+                self.launch_with_tags(
+                    "aiv_all_gather",
+                    ffi::aiv_all_gather,
+                    n as u32,
+                    1,
+                    keep,
+                    move |comm| ffi::AivCollArgs {
+                        comm,
+                        input,
+                        output,
+                        bytes: chunk_bytes,
+                        out_stride: bytes as u64,
+                        elem_size: es as u32,
+                        ..Default::default()
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// AllReduce: element-wise `op` over every rank's `send` (`count` elements of `dtype`) into
+    /// every rank's `recv`.
+    ///
+    /// Types f32, f16, bf16, i32, i16, i8 with sum, max or min (what the A2 atomic store units
+    /// can do); anything else is refused before any launch. Integer sums wrap on overflow. In
+    /// place (`send` and `recv` the same range) is allowed; other overlaps are refused.
+    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::ONE_SHOT_MAX_BYTES`]).
+    /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
+    pub fn all_reduce(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.check_usable()?;
+        let opc = op.code().ok_or(Error::Unsupported {
+            op,
+            dtype,
+            reason: "the AIV atomic store units have no product; use sum, max or min",
+        })?;
+        let dt = dtype.reduce_code().ok_or(Error::Unsupported {
+            op,
+            dtype,
+            reason: "Atlas A2 atomics reduce only f32, f16, bf16, i32, i16 and i8",
+        })?;
+        let n = self.size() as usize;
+        let es = dtype.size();
+        let bytes = count
+            .checked_mul(es)
+            .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
+        self.check_buffer("send buffer", send, bytes, dtype)?;
+        self.check_buffer("recv buffer", recv, bytes, dtype)?;
+        if bytes > 0 && send.same_allocation(recv) {
+            let (s0, r0) = (send.addr(), recv.addr());
+            let b = bytes as u64;
+            if s0 != r0 && s0 < r0 + b && r0 < s0 + b {
+                return Err(Error::Overlap(
+                    "AllReduce send and recv overlap without being the same range (in place)"
+                        .into(),
+                ));
+            }
+        }
+        let kind = all_reduce_kind(bytes, n);
+        let algo = if kind == Kind::AllReduceOneShot {
+            ffi::AIV_AR_ONE_SHOT
+        } else {
+            ffi::AIV_AR_TWO_SHOT
+        };
+        let chunks = plan_chunks(kind, count, dtype, n, self.buffer_bytes())?;
+        for c in chunks {
+            let input = send.addr() + (c.offset * es) as u64;
+            let output = recv.addr() + (c.offset * es) as u64;
+            let chunk_bytes = (c.count * es) as u64;
+            // SAFETY: aiv_all_reduce takes an AivCollArgs; `keep` holds the buffers it addresses.
+            unsafe {
+                let keep = (send.clone(), recv.clone());
+                self.launch_with_tags(
+                    "aiv_all_reduce",
+                    ffi::aiv_all_reduce,
+                    n as u32,
+                    1,
+                    keep,
+                    move |comm| ffi::AivCollArgs {
+                        comm,
+                        input,
+                        output,
+                        bytes: chunk_bytes,
+                        out_stride: 0,
+                        dtype: dt,
+                        op: opc,
+                        algo,
+                        elem_size: es as u32,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

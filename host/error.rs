@@ -1,0 +1,114 @@
+//! The error type of aiv-comm.
+
+use ascendc_sys::TwinError;
+
+use crate::dtype::{DataType, ReduceOp};
+
+/// Everything that can go wrong in aiv-comm. Argument errors are returned before anything is
+/// launched or written; device errors come from a launch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A soft-sync wait reached its deadline: `rank`'s `block` waited for `peer`.
+    #[error(
+        "rank {rank}, block {block}: {what} timed out after {waited_ms} ms: the flag at byte {cell:#x} of rank {peer}'s sync area ({cell_name}) shows {observed}, expected {expected}. Rank {peer} never got there: check that every rank issues the same collectives in the same order, or raise the timeout (Config::exec_timeout / HCCL_EXEC_TIMEOUT)"
+    )]
+    WaitTimeout {
+        /// The waiting rank.
+        rank: u32,
+        /// The waiting block.
+        block: u32,
+        /// The rank whose flag it polled (its own for counting cells and barriers).
+        peer: u32,
+        /// Byte offset of the polled cell in `peer`'s sync area.
+        cell: u64,
+        /// Which region that cell is in.
+        cell_name: String,
+        /// Tag (or count) waited for.
+        expected: i32,
+        /// Last value seen.
+        observed: i32,
+        /// The primitive: `Wait`, `WaitNv1`, `Wait1vN`, `BarrierAll` or `tag wrap`.
+        what: &'static str,
+        /// How long it waited.
+        waited_ms: u64,
+    },
+    /// The device (CPU twin) refused a launch or a kernel faulted.
+    #[error("device error: {0}")]
+    Device(#[from] TwinError),
+    /// A communicator whose earlier operation failed; its flags may be inconsistent.
+    #[error("communicator of rank {rank} failed earlier and cannot be used: {cause}")]
+    CommFailed {
+        /// The rank.
+        rank: u32,
+        /// The first error.
+        cause: String,
+    },
+    /// Number of ranks out of range.
+    #[error("a communicator needs 1..={max} ranks, got {ranks}")]
+    RankCount {
+        /// Requested ranks.
+        ranks: usize,
+        /// Maximum supported.
+        max: usize,
+    },
+    /// A rank (peer) id out of range.
+    #[error("rank {rank} is out of range for a communicator of {size} ranks")]
+    RankOutOfRange {
+        /// The rank given.
+        rank: u32,
+        /// Communicator size.
+        size: u32,
+    },
+    /// A buffer is too small for the call.
+    #[error("{what} holds {len} bytes but the call needs {needed}")]
+    BufferTooSmall {
+        /// Which argument.
+        what: &'static str,
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        len: usize,
+    },
+    /// A buffer address is not aligned to the element size.
+    #[error("{what} at {addr:#x} is not aligned to {align} bytes (the element size)")]
+    Misaligned {
+        /// Which argument.
+        what: &'static str,
+        /// The address.
+        addr: u64,
+        /// Needed alignment.
+        align: usize,
+    },
+    /// A buffer belongs to another rank's device.
+    #[error("{what} lives on rank {buffer_rank} but the communicator is rank {comm_rank}")]
+    WrongDevice {
+        /// Which argument.
+        what: &'static str,
+        /// Rank owning the buffer.
+        buffer_rank: u32,
+        /// Rank of the communicator.
+        comm_rank: u32,
+    },
+    /// Input and output overlap in a way the collective cannot handle.
+    #[error("{0}")]
+    Overlap(String),
+    /// The device cannot reduce this type with this op.
+    #[error("AllReduce with op {op} on {dtype} is not supported: {reason}")]
+    Unsupported {
+        /// The op.
+        op: ReduceOp,
+        /// The element type.
+        dtype: DataType,
+        /// Why.
+        reason: &'static str,
+    },
+    /// Invalid configuration (buffer size, timeout, ...).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A host-side length or offset does not fit.
+    #[error("{0}")]
+    Length(String),
+}
+
+/// Result alias.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,160 @@
+//! The chunk planner: how a collective is cut into launches that fit the HCCL buffer.
+
+use crate::dtype::DataType;
+use crate::error::{Error, Result};
+
+/// AllReduce chunks of at most this many bytes use the one-shot kernel (every block pulls one
+/// peer's whole chunk and reduces it into the output), larger ones the two-shot kernel
+/// (reduce-scatter into slice owners, then all-gather), which moves about 2x the chunk per rank
+/// instead of (ranks - 1)x. Chosen from `aiv-perf all_reduce` on the twin (see BENCHMARKS.md).
+pub const ONE_SHOT_MAX_BYTES: usize = 256 * 1024;
+
+/// Which kernel a collective's chunks use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// AllGather: each rank stages its chunk in its own HCCL buffer.
+    AllGather,
+    /// One-shot AllReduce: the chunk is staged whole.
+    AllReduceOneShot,
+    /// Two-shot AllReduce: the chunk (32-byte aligned) plus one slice must fit.
+    AllReduceTwoShot,
+}
+
+/// One launch of a collective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// First element of the chunk.
+    pub offset: usize,
+    /// Elements in the chunk.
+    pub count: usize,
+    /// Index of the chunk (its tag is the base tag of the call plus this).
+    pub index: usize,
+}
+
+/// The AllReduce kernel for a call of `bytes` per rank.
+pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
+    if bytes <= ONE_SHOT_MAX_BYTES || ranks <= 2 {
+        Kind::AllReduceOneShot
+    } else {
+        Kind::AllReduceTwoShot
+    }
+}
+
+/// Largest chunk (elements) of `kind` that fits an HCCL buffer of `buffer_bytes`.
+pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: usize) -> usize {
+    let es = dtype.size();
+    let bytes = match kind {
+        Kind::AllGather | Kind::AllReduceOneShot => buffer_bytes,
+        Kind::AllReduceTwoShot => {
+            // A (len rounded up to 32) + B (one slice: len / ranks rounded up to 32) <= buffer.
+            let n = ranks.max(1);
+            let usable = buffer_bytes.saturating_sub(64);
+            usable / (n + 1) * n
+        }
+    };
+    // Whole 32-byte blocks when possible, so every chunk but the last moves by DataCopy only.
+    let bytes = if bytes >= 32 { bytes / 32 * 32 } else { bytes };
+    bytes / es
+}
+
+/// Cuts `count` elements into chunks of at most the capacity of `kind`; every element is in
+/// exactly one chunk, in order. `count == 0` gives no chunks.
+pub fn plan_chunks(
+    kind: Kind,
+    count: usize,
+    dtype: DataType,
+    ranks: usize,
+    buffer_bytes: usize,
+) -> Result<Vec<Chunk>> {
+    let cap = chunk_capacity(kind, dtype, ranks, buffer_bytes);
+    if cap == 0 {
+        return Err(Error::Config(format!(
+            "HCCL buffer of {buffer_bytes} bytes cannot hold one {dtype} element for {kind:?}"
+        )));
+    }
+    Ok((0..count.div_ceil(cap))
+        .map(|i| Chunk {
+            offset: i * cap,
+            count: cap.min(count - i * cap),
+            index: i,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covers(chunks: &[Chunk], count: usize) {
+        let mut next = 0;
+        for (i, c) in chunks.iter().enumerate() {
+            assert_eq!(c.index, i);
+            assert_eq!(c.offset, next, "gap or overlap at chunk {i}");
+            assert!(c.count > 0);
+            next += c.count;
+        }
+        assert_eq!(next, count);
+    }
+
+    #[test]
+    fn every_element_exactly_once_and_chunks_fit() {
+        for kind in [
+            Kind::AllGather,
+            Kind::AllReduceOneShot,
+            Kind::AllReduceTwoShot,
+        ] {
+            for dtype in DataType::ALL {
+                for ranks in [1usize, 2, 3, 5, 8, 16] {
+                    for buffer in [4096usize, 65536 + 17, 200 << 20] {
+                        for count in [0usize, 1, 7, 1000, 123_457, 10_000_000] {
+                            let chunks = plan_chunks(kind, count, dtype, ranks, buffer).unwrap();
+                            covers(&chunks, count);
+                            let es = dtype.size();
+                            for c in &chunks {
+                                let bytes = c.count * es;
+                                let need = match kind {
+                                    Kind::AllReduceTwoShot => {
+                                        bytes.div_ceil(32) * 32
+                                            + (bytes.div_ceil(ranks).div_ceil(32) * 32)
+                                    }
+                                    _ => bytes,
+                                };
+                                assert!(
+                                    need <= buffer,
+                                    "{kind:?} {dtype} chunk {bytes} B needs {need} > {buffer}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_buffer_is_one_chunk_and_one_more_element_is_two() {
+        let buf = 1 << 20;
+        let n = buf / 4;
+        assert_eq!(
+            plan_chunks(Kind::AllGather, n, DataType::F32, 4, buf)
+                .unwrap()
+                .len(),
+            1
+        );
+        let two = plan_chunks(Kind::AllGather, n + 1, DataType::F32, 4, buf).unwrap();
+        assert_eq!(two.len(), 2);
+        assert_eq!(
+            two[1],
+            Chunk {
+                offset: n,
+                count: 1,
+                index: 1
+            }
+        );
+    }
+
+    #[test]
+    fn tiny_buffer_is_an_error() {
+        assert!(plan_chunks(Kind::AllGather, 10, DataType::F64, 2, 4).is_err());
+    }
+}

@@ -1,0 +1,53 @@
+/*
+ * aiv_all_gather: one chunk of AllGather, one block per rank (block_dim = rank_size), following
+ * the AIV orchestration of HCCL (seed 000):
+ *   block == rank: copy my input into my HCCL buffer, Record1vN(tag) "my data is ready", then copy
+ *                  my HCCL buffer into my slot of the output;
+ *   block i != rank: WaitNv1(i, tag), copy rank i's HCCL buffer into output slot i, then post-sync
+ *                  Record(i, tag) / Wait(i, tag): neither of us reuses its HCCL buffer (next chunk)
+ *                  while the other may still read it.
+ */
+#include "kernel_operator.h"
+#include "aiv_args.h"
+#include "aiv_sync.h"
+#include "cp_gm2gm.h"
+
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void aiv_all_gather(GM_ADDR argsAddr)
+{
+    __gm__ const AivCollArgs *a = reinterpret_cast<__gm__ const AivCollArgs *>(argsAddr);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> stage;
+    TBuf<TPosition::VECCALC> scratch;
+    pipe.InitBuffer(stage, aiv::STAGE_BYTES);
+    pipe.InitBuffer(scratch, aiv::SYNC_SCRATCH_BYTES);
+    aiv::SoftSync sync;
+    sync.Init(&a->comm, scratch.Get<uint8_t>());
+    LocalTensor<uint8_t> ub = stage.Get<uint8_t>();
+
+    const int32_t rank = a->comm.rank;
+    const int32_t peer = static_cast<int32_t>(GetBlockIdx());
+    const int32_t tag = a->comm.tag;
+    const uint64_t bytes = a->bytes;
+    const uint64_t mine = a->comm.hccl[rank];
+    if (peer >= a->comm.rank_size) {
+        return;
+    }
+    if (peer == rank) {
+        aiv::CpGM2GMTyped(mine, a->input, bytes, ub, 0, AIV_OP_NONE);
+        // Record1vN joins all pipes first: the staged data is in GM before the flag.
+        sync.Record1vN(tag);
+        aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(rank) * a->out_stride, mine, bytes, ub, 0, AIV_OP_NONE);
+        return;
+    }
+    if (!sync.WaitNv1(peer, tag)) {
+        return;
+    }
+    aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(peer) * a->out_stride, a->comm.hccl[peer], bytes, ub, 0,
+                      AIV_OP_NONE);
+    // Post-sync: I have finished reading peer's buffer; wait until peer finished reading mine.
+    if (sync.Record(peer, tag)) {
+        sync.Wait(peer, tag);
+    }
+}

@@ -1,0 +1,149 @@
+/*
+ * CpGM2GM: copy any number of bytes from one GM address to another (local memory or a peer's
+ * buffer) through the core's Unified Buffer, optionally reducing into the destination with the
+ * store-side atomics (sum / max / min).
+ *
+ * The stage (STAGE_BYTES of UB) is split into two ping-pong halves of PIECE_BYTES (HCCL: 2 x 95 KB
+ * of a 190 KB buffer). Piece i is loaded (MTE2) into half i % 2 and stored (MTE3) from it; the
+ * MTE2 -> MTE3 flag makes the store wait for its load, and the MTE3 -> MTE2 flag makes the load of
+ * piece i + 2 wait until the store of piece i has read the half, so the load of the next piece
+ * overlaps the store of the previous one. The 32-byte-aligned body of a piece moves with
+ * DataCopy, a ragged tail (< 32 bytes) with DataCopyPad.
+ */
+#ifndef AIV_CP_GM2GM_H
+#define AIV_CP_GM2GM_H
+
+#include "kernel_operator.h"
+#include "aiv_args.h"
+
+namespace aiv {
+
+constexpr uint32_t STAGE_BYTES = 190 * 1024;
+constexpr uint32_t PIECE_BYTES = STAGE_BYTES / 2;
+static_assert(PIECE_BYTES % 32 == 0, "ping-pong halves are whole DMA blocks");
+
+/* Sets the store-side atomic mode for T (AIV_OP_NONE: plain stores). */
+template <typename T> __aicore__ inline void SetStoreOp(uint32_t op)
+{
+    if (op == AIV_OP_SUM) {
+        AscendC::SetAtomicAdd<T>();
+    } else if (op == AIV_OP_MAX) {
+        AscendC::SetAtomicMax<T>();
+    } else if (op == AIV_OP_MIN) {
+        AscendC::SetAtomicMin<T>();
+    }
+}
+
+template <typename T>
+__aicore__ inline void LoadPiece(const AscendC::LocalTensor<T> &ub, __gm__ T *src, uint32_t len)
+{
+    const uint32_t body = len / 32 * 32;
+    const uint32_t tail = len - body;
+    AscendC::GlobalTensor<T> s;
+    s.SetGlobalBuffer(src, len / sizeof(T));
+    if (body > 0) {
+        AscendC::DataCopy(ub, s, body / static_cast<uint32_t>(sizeof(T)));
+    }
+    if (tail > 0) {
+        AscendC::DataCopyExtParams p(1, tail, 0, 0, 0);
+        AscendC::DataCopyPadExtParams<T> pad(false, 0, 0, 0);
+        AscendC::DataCopyPad(ub[body / sizeof(T)], s[body / sizeof(T)], p, pad);
+    }
+}
+
+template <typename T>
+__aicore__ inline void StorePiece(__gm__ T *dst, const AscendC::LocalTensor<T> &ub, uint32_t len)
+{
+    const uint32_t body = len / 32 * 32;
+    const uint32_t tail = len - body;
+    AscendC::GlobalTensor<T> d;
+    d.SetGlobalBuffer(dst, len / sizeof(T));
+    if (body > 0) {
+        AscendC::DataCopy(d, ub, body / static_cast<uint32_t>(sizeof(T)));
+    }
+    if (tail > 0) {
+        AscendC::DataCopyExtParams p(1, tail, 0, 0, 0);
+        AscendC::DataCopyPad(d[body / sizeof(T)], ub[body / sizeof(T)], p);
+    }
+}
+
+/*
+ * Copies `bytes` (a multiple of sizeof(T)) from src to dst through `stage` (STAGE_BYTES of UB,
+ * 32-byte aligned). With op != AIV_OP_NONE the stores reduce into dst as T (T must then be one of
+ * the A2 atomic types). Uses event ids 0 and 1 of MTE2_MTE3 / MTE3_MTE2; leaves no flag pending.
+ */
+template <typename T>
+__aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
+                               uint32_t op = AIV_OP_NONE)
+{
+    if (bytes == 0) {
+        return;
+    }
+    AscendC::LocalTensor<T> halves[2] = {stage.ReinterpretCast<T>(), stage[PIECE_BYTES].ReinterpretCast<T>()};
+    bool pending[2] = {false, false};
+    if (op != AIV_OP_NONE) {
+        SetStoreOp<T>(op);
+    }
+    uint64_t off = 0;
+    uint32_t i = 0;
+    while (off < bytes) {
+        const uint32_t len = static_cast<uint32_t>((bytes - off) < PIECE_BYTES ? (bytes - off) : PIECE_BYTES);
+        const int32_t b = static_cast<int32_t>(i & 1u);
+        if (pending[b]) {
+            // The store of the piece that used this half two steps ago must have read it.
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        }
+        LoadPiece(halves[b], src + off / sizeof(T), len);
+        // The store reads what this load wrote.
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(b);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(b);
+        StorePiece(dst + off / sizeof(T), halves[b], len);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        pending[b] = true;
+        off += len;
+        i++;
+    }
+    for (int32_t b = 0; b < 2; b++) {
+        if (pending[b]) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        }
+    }
+    if (op != AIV_OP_NONE) {
+        AscendC::SetAtomicNone();
+    }
+}
+
+/* CpGM2GM on raw GM byte addresses, with the element type chosen at run time (AivDtype). */
+__aicore__ inline void CpGM2GMTyped(uint64_t dst, uint64_t src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
+                                    uint32_t dtype, uint32_t op)
+{
+    if (op == AIV_OP_NONE) {
+        CpGM2GM(reinterpret_cast<__gm__ uint8_t *>(dst), reinterpret_cast<__gm__ uint8_t *>(src), bytes, stage);
+        return;
+    }
+    switch (dtype) {
+    case AIV_DT_F32:
+        CpGM2GM(reinterpret_cast<__gm__ float *>(dst), reinterpret_cast<__gm__ float *>(src), bytes, stage, op);
+        break;
+    case AIV_DT_F16:
+        CpGM2GM(reinterpret_cast<__gm__ half *>(dst), reinterpret_cast<__gm__ half *>(src), bytes, stage, op);
+        break;
+    case AIV_DT_BF16:
+        CpGM2GM(reinterpret_cast<__gm__ bfloat16_t *>(dst), reinterpret_cast<__gm__ bfloat16_t *>(src), bytes, stage,
+                op);
+        break;
+    case AIV_DT_I32:
+        CpGM2GM(reinterpret_cast<__gm__ int32_t *>(dst), reinterpret_cast<__gm__ int32_t *>(src), bytes, stage, op);
+        break;
+    case AIV_DT_I16:
+        CpGM2GM(reinterpret_cast<__gm__ int16_t *>(dst), reinterpret_cast<__gm__ int16_t *>(src), bytes, stage, op);
+        break;
+    default:
+        CpGM2GM(reinterpret_cast<__gm__ int8_t *>(dst), reinterpret_cast<__gm__ int8_t *>(src), bytes, stage, op);
+        break;
+    }
+}
+
+} // namespace aiv
+
+#endif /* AIV_CP_GM2GM_H */

@@ -1,0 +1,22 @@
+/*
+ * AivCommArgs: the communicator part of every collective kernel's arguments (plain C, shared with
+ * the Rust host). The host fills it per launch; device code reads it from GM.
+ */
+#ifndef AIV_COMM_ARGS_H
+#define AIV_COMM_ARGS_H
+
+#include <stdint.h>
+#include "aiv_sync_layout.h"
+
+struct AivCommArgs {
+    uint64_t sync[AIV_MAX_RANKS]; /* GM address of each rank's sync area (AIV_SYNC_AREA_BYTES) */
+    uint64_t hccl[AIV_MAX_RANKS]; /* GM address of each rank's HCCL buffer */
+    uint64_t hccl_bytes;          /* size of every rank's HCCL buffer */
+    int64_t timeout_cycles;       /* deadline of every wait, GetSystemCycle units (50 MHz on A2) */
+    int32_t rank;                 /* this rank */
+    int32_t rank_size;            /* ranks in the communicator, 1..=AIV_MAX_RANKS */
+    int32_t tag;                  /* this launch's tag (> 0, see host/tags.rs) */
+    int32_t reserved;
+};
+
+#endif /* AIV_COMM_ARGS_H */

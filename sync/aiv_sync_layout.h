@@ -1,0 +1,77 @@
+/*
+ * Layout of a rank's sync area: the GM region holding the soft-sync flags of one rank.
+ * Plain C: included by device code (sync/aiv_sync.h) and, through bindgen (host/bindings.rs), by
+ * the Rust host. Offsets are in bytes from the start of the area. Sizes and offsets are pinned
+ * with static_assert here and static_assertions in host/ffi.rs.
+ *
+ * A flag is one 32-byte cell: lane 0 is an int32 value, the rest padding, so that a single
+ * 32-byte DataCopy moves exactly one flag and no two flags share a DMA block.
+ *
+ * Regions (every cell 32 bytes):
+ *   PAIR   [AIV_MAX_RANKS][AIV_PAIR_SLOTS]   Record(peer, tag) by rank s writes peer's PAIR[s][slot];
+ *                                           Wait(peer, tag) polls my PAIR[peer][slot].
+ *   ONE2N  [AIV_ONE2N_SLOTS]                 Record1vN(tag) sets my ONE2N[slot];
+ *                                           WaitNv1(peer, tag) polls peer's ONE2N[slot].
+ *   COUNT  [AIV_COUNT_SLOTS]                 RecordNv1(peer) atomically adds 1 to peer's COUNT[slot];
+ *                                           Wait1vN(n) waits for >= n, then subtracts n.
+ *                                           One counter per cell, so two counters never share a
+ *                                           DMA block on which concurrent atomic adds land.
+ *   BARRIER[AIV_MAX_BLOCKS]                  intra-rank all-blocks barrier: block b writes BARRIER[b].
+ *   WRAP   [AIV_MAX_RANKS]                   tag-wrap handshake cells (never cleared, see host/tags.rs).
+ *   DIAG   [AIV_MAX_BLOCKS] x AivDiag        a block whose wait times out writes its record here.
+ */
+#ifndef AIV_SYNC_LAYOUT_H
+#define AIV_SYNC_LAYOUT_H
+
+#include <stdint.h>
+
+#define AIV_FLAG_BYTES 32
+#define AIV_FLAG_LANES 8 /* int32 lanes per cell */
+#define AIV_MAX_RANKS 32
+#define AIV_MAX_BLOCKS 48
+#define AIV_PAIR_SLOTS AIV_MAX_BLOCKS
+#define AIV_ONE2N_SLOTS AIV_MAX_BLOCKS
+#define AIV_COUNT_SLOTS 8
+
+#define AIV_PAIR_OFFSET 0
+#define AIV_ONE2N_OFFSET (AIV_PAIR_OFFSET + AIV_MAX_RANKS * AIV_PAIR_SLOTS * AIV_FLAG_BYTES)
+#define AIV_COUNT_OFFSET (AIV_ONE2N_OFFSET + AIV_ONE2N_SLOTS * AIV_FLAG_BYTES)
+#define AIV_BARRIER_OFFSET (AIV_COUNT_OFFSET + AIV_COUNT_SLOTS * AIV_FLAG_BYTES)
+#define AIV_WRAP_OFFSET (AIV_BARRIER_OFFSET + AIV_MAX_BLOCKS * AIV_FLAG_BYTES)
+#define AIV_DIAG_OFFSET (AIV_WRAP_OFFSET + AIV_MAX_RANKS * AIV_FLAG_BYTES)
+#define AIV_DIAG_BYTES 64
+#define AIV_SYNC_AREA_BYTES (AIV_DIAG_OFFSET + AIV_MAX_BLOCKS * AIV_DIAG_BYTES)
+
+/* Value of AivDiag.magic when the record holds a timeout. */
+#define AIV_DIAG_MAGIC 0x44494147 /* "DIAG" */
+
+/* What a timed-out block was waiting for. */
+enum AivDiagKind {
+    AIV_DIAG_WAIT = 1,       /* Wait(peer, tag): pairwise */
+    AIV_DIAG_WAIT_NV1 = 2,   /* WaitNv1(peer, tag): peer's broadcast cell */
+    AIV_DIAG_WAIT_1VN = 3,   /* Wait1vN(count): counting cell */
+    AIV_DIAG_BARRIER = 4,    /* BarrierAll(tag): intra-rank barrier */
+    AIV_DIAG_WRAP = 5        /* tag-wrap handshake */
+};
+
+/* Diagnostic record of a timed-out wait (64 bytes: two DMA blocks). */
+struct AivDiag {
+    int32_t magic;     /* AIV_DIAG_MAGIC when valid */
+    int32_t kind;      /* AivDiagKind */
+    int32_t rank;      /* the waiting rank */
+    int32_t block;     /* the waiting block */
+    int32_t peer;      /* rank whose cell was polled (own rank for counting/barrier cells) */
+    int32_t expected;  /* tag or count waited for */
+    int32_t observed;  /* last value seen */
+    int32_t reserved;
+    uint64_t cell;     /* byte offset of the polled cell in the polled rank's sync area */
+    uint64_t waited_cycles;
+    uint64_t pad[2];
+};
+
+#if defined(__cplusplus)
+static_assert(sizeof(struct AivDiag) == AIV_DIAG_BYTES, "AivDiag is one 64-byte record");
+static_assert(AIV_SYNC_AREA_BYTES % 32 == 0, "sync area is whole DMA blocks");
+#endif
+
+#endif /* AIV_SYNC_LAYOUT_H */
