@@ -117,9 +117,11 @@ impl FromStr for DataType {
             "int64" | "i64" => DataType::I64,
             "uint64" | "u64" => DataType::U64,
             "fp64" | "double" | "float64" | "f64" => DataType::F64,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "unknown data type `{s}` (fp32 fp16 bf16 int32 int16 int8 uint8 int64 uint64 fp64)"
-            )),
+            ))
+            }
         })
     }
 }

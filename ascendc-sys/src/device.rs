@@ -76,6 +76,7 @@ impl LaunchShared {
 }
 
 /// Polling state of a block: detects repeated reads of an unchanged GM address.
+#[derive(Default)]
 pub(crate) struct PollState {
     pub addr: usize,
     pub len: usize,
@@ -84,20 +85,6 @@ pub(crate) struct PollState {
     pub parks: u32,
     pub epoch: u64,
     pub since: Option<std::time::Instant>,
-}
-
-impl Default for PollState {
-    fn default() -> Self {
-        PollState {
-            addr: 0,
-            len: 0,
-            hash: 0,
-            repeats: 0,
-            parks: 0,
-            epoch: 0,
-            since: None,
-        }
-    }
 }
 
 /// One line of the scalar data cache model (see ffi.rs).

@@ -1,0 +1,432 @@
+//! AllGather and AllReduce against host references: every rank count 1..=16, size classes (0,
+//! one element, odd bytes, exactly the buffer, buffer + 1 element, many chunks), every dtype x op,
+//! in place and out of place, thousands of launches across tag wraps, two worlds at once, and
+//! bad input (typed error, nothing touched).
+
+mod common;
+
+use aiv_comm::{Config, DataType, DeviceBuffer, Error, ReduceOp, World};
+use common::pattern;
+use half::{bf16, f16};
+
+fn world(ranks: usize, buffer: usize) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(buffer),
+            cores: 32,
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+fn all_gather_case(w: &World, count: usize, dtype: DataType, in_place: bool) {
+    let n = w.size();
+    let es = dtype.size();
+    let inputs: Vec<Vec<u8>> = (0..n).map(|r| pattern(count * es, r as u64 + 17)).collect();
+    let expect: Vec<u8> = inputs.concat();
+    let outs = w.run(|comm| -> aiv_comm::Result<Vec<u8>> {
+        let r = comm.rank() as usize;
+        let recv = comm.alloc(count * es * n + 64)?;
+        recv.fill(0xEE)?;
+        let recv_main = recv.view(0, count * es * n)?;
+        let send = if in_place {
+            let s = recv.view(r * count * es, count * es)?;
+            s.write(0, &inputs[r])?;
+            s
+        } else {
+            comm.alloc_from(&inputs[r])?
+        };
+        comm.all_gather(&send, &recv_main, count, dtype)?;
+        comm.synchronize()?;
+        recv.to_vec::<u8>()
+    });
+    for (r, o) in outs.into_iter().enumerate() {
+        let o = o.unwrap_or_else(|e| panic!("rank {r}: {e}"));
+        assert_eq!(
+            &o[..expect.len()],
+            &expect[..],
+            "rank {r} of {n}, count {count} {dtype} in_place {in_place}"
+        );
+        assert!(
+            o[expect.len()..].iter().all(|&b| b == 0xEE),
+            "rank {r} wrote past recv"
+        );
+    }
+}
+
+#[test]
+fn all_gather_every_rank_count_and_size_class() {
+    let buffer = 8 * 1024;
+    for ranks in 1..=16 {
+        let w = world(ranks, buffer);
+        for (count, dtype) in [
+            (0usize, DataType::F32),
+            (1, DataType::I8),
+            (333, DataType::U8),
+            (buffer / 4, DataType::F32),
+            (buffer / 4 + 1, DataType::F32),
+            (3 * buffer / 8 + 5, DataType::I64),
+        ] {
+            all_gather_case(&w, count, dtype, ranks % 2 == 0);
+        }
+    }
+}
+
+#[test]
+fn all_gather_every_type_in_and_out_of_place() {
+    let w = world(5, 16 * 1024);
+    for dtype in DataType::ALL {
+        all_gather_case(&w, 5000, dtype, false);
+        all_gather_case(&w, 777, dtype, true);
+    }
+}
+
+// ---- AllReduce reference ----
+
+fn enc(dtype: DataType, v: f64) -> Vec<u8> {
+    match dtype {
+        DataType::F32 => (v as f32).to_le_bytes().to_vec(),
+        DataType::F16 => f16::from_f64(v).to_le_bytes().to_vec(),
+        DataType::Bf16 => bf16::from_f64(v).to_le_bytes().to_vec(),
+        DataType::I32 => (v as i32).to_le_bytes().to_vec(),
+        DataType::I16 => (v as i16).to_le_bytes().to_vec(),
+        DataType::I8 => (v as i8).to_le_bytes().to_vec(),
+        _ => unreachable!(),
+    }
+}
+
+fn dec(dtype: DataType, b: &[u8]) -> f64 {
+    match dtype {
+        DataType::F32 => f32::from_le_bytes(b.try_into().unwrap()) as f64,
+        DataType::F16 => f16::from_le_bytes(b.try_into().unwrap()).to_f64(),
+        DataType::Bf16 => bf16::from_le_bytes(b.try_into().unwrap()).to_f64(),
+        DataType::I32 => i32::from_le_bytes(b.try_into().unwrap()) as f64,
+        DataType::I16 => i16::from_le_bytes(b.try_into().unwrap()) as f64,
+        DataType::I8 => i8::from_le_bytes(b.try_into().unwrap()) as f64,
+        _ => unreachable!(),
+    }
+}
+
+/// Unit roundoff of the storage type (0 for integers).
+fn unit_roundoff(dtype: DataType) -> f64 {
+    match dtype {
+        DataType::F32 => 2f64.powi(-24),
+        DataType::F16 => 2f64.powi(-11),
+        DataType::Bf16 => 2f64.powi(-8),
+        _ => 0.0,
+    }
+}
+
+/// Value of rank r's element i: integers span the type (so sums wrap), floats have fractions.
+fn value(dtype: DataType, r: usize, i: usize) -> f64 {
+    let h = ((r as u64 + 1).wrapping_mul(0x9E37_79B9) ^ (i as u64).wrapping_mul(0x85EB_CA6B))
+        % 1_000_003;
+    match dtype {
+        DataType::I8 => (h % 256) as f64 - 128.0,
+        DataType::I16 => (h % 65536) as f64 - 32768.0,
+        DataType::I32 => (h as f64 - 500_000.0) * 4000.0,
+        _ => (h % 2001) as f64 / 250.0 - 4.0,
+    }
+}
+
+fn reference(dtype: DataType, op: ReduceOp, vals: &[f64]) -> (f64, f64) {
+    let mut acc = vals[0];
+    let mut abs = vals[0].abs();
+    for &v in &vals[1..] {
+        acc = match op {
+            ReduceOp::Sum => acc + v,
+            ReduceOp::Max => acc.max(v),
+            _ => acc.min(v),
+        };
+        abs += v.abs();
+    }
+    // Integer sums wrap in the element type.
+    let acc = match (dtype, op) {
+        (DataType::I8, ReduceOp::Sum) => (acc as i64 as i8) as f64,
+        (DataType::I16, ReduceOp::Sum) => (acc as i64 as i16) as f64,
+        (DataType::I32, ReduceOp::Sum) => (acc as i64 as i32) as f64,
+        _ => acc,
+    };
+    // Each of the n - 1 atomic adds rounds once into the storage type, in an order the test
+    // does not know: |error| <= (n - 1) u sum|x| (plus the final rounding of the exact sum).
+    let tol = if op == ReduceOp::Sum {
+        vals.len() as f64 * unit_roundoff(dtype) * abs
+    } else {
+        0.0
+    };
+    (acc, tol)
+}
+
+fn all_reduce_case(w: &World, count: usize, dtype: DataType, op: ReduceOp, in_place: bool) {
+    let n = w.size();
+    let es = dtype.size();
+    let inputs: Vec<Vec<u8>> = (0..n)
+        .map(|r| {
+            (0..count)
+                .flat_map(|i| enc(dtype, value(dtype, r, i)))
+                .collect()
+        })
+        .collect();
+    let outs = w.run(|comm| -> aiv_comm::Result<Vec<u8>> {
+        let r = comm.rank() as usize;
+        let send = comm.alloc_from(&inputs[r])?;
+        let recv = if in_place {
+            send.clone()
+        } else {
+            comm.alloc(count * es)?
+        };
+        comm.all_reduce(&send, &recv, count, dtype, op)?;
+        comm.synchronize()?;
+        recv.to_vec::<u8>()
+    });
+    for (r, o) in outs.into_iter().enumerate() {
+        let o = o.unwrap_or_else(|e| panic!("rank {r}: {e}"));
+        for i in 0..count {
+            let vals: Vec<f64> = (0..n)
+                .map(|q| dec(dtype, &inputs[q][i * es..(i + 1) * es]))
+                .collect();
+            let (want, tol) = reference(dtype, op, &vals);
+            let got = dec(dtype, &o[i * es..(i + 1) * es]);
+            assert!(
+                (got - want).abs() <= tol,
+                "rank {r} of {n}: element {i} of {count} {dtype} {op}: got {got}, want {want} (tol {tol})"
+            );
+        }
+    }
+}
+
+const REDUCIBLE: [DataType; 6] = [
+    DataType::F32,
+    DataType::F16,
+    DataType::Bf16,
+    DataType::I32,
+    DataType::I16,
+    DataType::I8,
+];
+
+#[test]
+fn all_reduce_every_rank_count_and_size_class() {
+    let buffer = 8 * 1024;
+    for ranks in 1..=16 {
+        let w = world(ranks, buffer);
+        for count in [
+            0usize,
+            1,
+            333,
+            buffer / 4,
+            buffer / 4 + 1,
+            5 * buffer / 4 + 3,
+        ] {
+            all_reduce_case(&w, count, DataType::I32, ReduceOp::Sum, ranks % 3 == 0);
+        }
+    }
+}
+
+#[test]
+fn all_reduce_every_dtype_and_op() {
+    for ranks in [3usize, 8] {
+        let w = world(ranks, 32 * 1024);
+        for dtype in REDUCIBLE {
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+                all_reduce_case(&w, 2001, dtype, op, false);
+                all_reduce_case(&w, 1000, dtype, op, true);
+            }
+        }
+    }
+}
+
+#[test]
+fn all_reduce_two_shot_sizes() {
+    // Above ONE_SHOT_MAX_BYTES, with a buffer that forces several two-shot chunks.
+    let w = world(5, 192 * 1024);
+    let count = aiv_comm::plan::ONE_SHOT_MAX_BYTES / 4 + 12_345;
+    all_reduce_case(&w, count, DataType::F32, ReduceOp::Sum, false);
+    all_reduce_case(&w, count, DataType::I8, ReduceOp::Sum, true);
+    all_reduce_case(&w, count, DataType::Bf16, ReduceOp::Max, false);
+}
+
+#[test]
+fn thousands_of_launches_across_tag_wraps() {
+    let w = World::sim_with(
+        3,
+        Config {
+            buffer_bytes: Some(4096),
+            tag_limit: 100,
+            cores: 32,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let outs = w.run(|comm| -> aiv_comm::Result<(Vec<i32>, i32)> {
+        let send = comm.alloc_from(&[comm.rank() as i32 + 1; 16])?;
+        let recv = comm.alloc(64)?;
+        for _ in 0..3000 {
+            comm.all_reduce(&send, &recv, 16, DataType::I32, ReduceOp::Sum)?;
+        }
+        comm.synchronize()?;
+        Ok((recv.to_vec()?, comm.tag_epoch()))
+    });
+    for o in outs {
+        let (v, epoch) = o.unwrap();
+        assert!(v.iter().all(|&x| x == 6), "{v:?}");
+        assert!(epoch >= 29, "only {epoch} wraps");
+    }
+}
+
+#[test]
+fn two_worlds_at_once() {
+    let a = world(4, 16 * 1024);
+    let b = world(3, 16 * 1024);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..20 {
+                all_reduce_case(&a, 3000, DataType::F32, ReduceOp::Sum, false);
+            }
+        });
+        s.spawn(|| {
+            for _ in 0..20 {
+                all_gather_case(&b, 3000, DataType::U8, false);
+            }
+        });
+    });
+}
+
+// ---- bad input ----
+
+fn unchanged(buf: &DeviceBuffer, fill: u8) {
+    assert!(
+        buf.to_vec::<u8>().unwrap().iter().all(|&b| b == fill),
+        "buffer was touched"
+    );
+}
+
+#[test]
+fn bad_input_returns_typed_errors_and_touches_nothing() {
+    assert!(matches!(
+        World::sim(0),
+        Err(Error::RankCount { ranks: 0, .. })
+    ));
+    assert!(matches!(
+        World::sim(33),
+        Err(Error::RankCount { ranks: 33, .. })
+    ));
+    assert!(matches!(
+        World::sim_with(
+            2,
+            Config {
+                buffer_bytes: Some(100),
+                ..Config::default()
+            }
+        ),
+        Err(Error::Config(_))
+    ));
+    let w = world(2, 16 * 1024);
+    let other = &w.comms()[1];
+    let c = &w.comms()[0];
+    let send = c.alloc(400).unwrap();
+    let recv = c.alloc(400).unwrap();
+    send.fill(0x11).unwrap();
+    recv.fill(0x22).unwrap();
+    let foreign = other.alloc(400).unwrap();
+    // Length mismatches.
+    assert!(matches!(
+        c.all_reduce(&send, &recv, 101, DataType::F32, ReduceOp::Sum),
+        Err(Error::BufferTooSmall {
+            what: "send buffer",
+            needed: 404,
+            len: 400
+        })
+    ));
+    assert!(matches!(
+        c.all_gather(&send, &recv, 100, DataType::F32),
+        Err(Error::BufferTooSmall {
+            what: "recv buffer",
+            needed: 800,
+            ..
+        })
+    ));
+    // Unsupported type/op pairs.
+    assert!(matches!(
+        c.all_reduce(&send, &recv, 10, DataType::F32, ReduceOp::Prod),
+        Err(Error::Unsupported {
+            op: ReduceOp::Prod,
+            ..
+        })
+    ));
+    assert!(matches!(
+        c.all_reduce(&send, &recv, 10, DataType::F64, ReduceOp::Sum),
+        Err(Error::Unsupported {
+            dtype: DataType::F64,
+            ..
+        })
+    ));
+    assert!(matches!(
+        c.all_reduce(&send, &recv, 10, DataType::U8, ReduceOp::Max),
+        Err(Error::Unsupported { .. })
+    ));
+    // Misaligned view.
+    let odd = send.view(2, 200).unwrap();
+    assert!(matches!(
+        c.all_reduce(&odd, &recv, 10, DataType::F32, ReduceOp::Sum),
+        Err(Error::Misaligned {
+            what: "send buffer",
+            align: 4,
+            ..
+        })
+    ));
+    // A buffer of another rank.
+    assert!(matches!(
+        c.all_reduce(&foreign, &recv, 10, DataType::F32, ReduceOp::Sum),
+        Err(Error::WrongDevice {
+            buffer_rank: 1,
+            comm_rank: 0,
+            ..
+        })
+    ));
+    // Overlap that is not in place.
+    assert!(matches!(
+        c.all_reduce(
+            &send,
+            &send.view(4, 200).unwrap(),
+            10,
+            DataType::F32,
+            ReduceOp::Sum
+        ),
+        Err(Error::Overlap(_))
+    ));
+    let big = c.alloc(800).unwrap();
+    big.fill(0x33).unwrap();
+    assert!(matches!(
+        c.all_gather(&big.view(8, 400).unwrap(), &big, 100, DataType::F32),
+        Err(Error::Overlap(_))
+    ));
+    c.synchronize().unwrap();
+    unchanged(&send, 0x11);
+    unchanged(&recv, 0x22);
+    unchanged(&big, 0x33);
+    unchanged(&foreign, 0);
+    assert!(
+        c.failure().is_none(),
+        "argument errors must not fail the communicator"
+    );
+}
+
+#[test]
+fn hccl_buffsize_environment_sets_the_buffer() {
+    // Only this test touches HCCL_BUFFSIZE.
+    std::env::set_var("HCCL_BUFFSIZE", "3");
+    let w = World::sim_with(
+        2,
+        Config {
+            cores: 8,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    std::env::remove_var("HCCL_BUFFSIZE");
+    assert_eq!(w.comms()[0].buffer_bytes(), 3 << 20);
+    let w = World::sim_with(1, Config::default()).unwrap();
+    assert_eq!(w.comms()[0].buffer_bytes(), aiv_comm::DEFAULT_BUFFER_BYTES);
+}

@@ -1,0 +1,184 @@
+//! Soft-sync primitives across ranks and blocks (kernel/sync_selftest.cpp), with random delays
+//! injected in the twin and a tiny tag limit so the wrap protocol runs many times; and waits that
+//! can never be satisfied, which must come back as WaitTimeout errors naming who waited for what.
+
+use std::time::{Duration, Instant};
+
+use aiv_comm::ffi::{self, AivSyncTestArgs};
+use aiv_comm::{Communicator, Config, DeviceBuffer, Error, World};
+
+fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(64 * 1024),
+            exec_timeout: Some(timeout),
+            tag_limit,
+            cores: 32,
+        },
+    )
+    .unwrap()
+}
+
+/// Launches the sync self-test on `blocks` blocks with `rounds` tags; returns the result buffer.
+fn launch(
+    comm: &Communicator,
+    mode: u32,
+    blocks: u32,
+    rounds: u32,
+    wrong_tag: bool,
+) -> aiv_comm::Result<DeviceBuffer> {
+    let result = comm.alloc(blocks as usize * 32)?;
+    let addr = result.addr();
+    // SAFETY: aiv_sync_selftest takes an AivSyncTestArgs; `result` is kept alive by `keep`.
+    unsafe {
+        comm.launch_with_tags(
+            "aiv_sync_selftest",
+            ffi::aiv_sync_selftest,
+            blocks,
+            rounds as i32,
+            result.clone(),
+            move |c| AivSyncTestArgs {
+                comm: c,
+                result: addr,
+                mode,
+                rounds,
+                wrong_tag: wrong_tag as u32,
+                reserved: 0,
+            },
+        )?;
+    }
+    Ok(result)
+}
+
+/// Mismatches reported by each block (lane 0 of its cell).
+fn mismatches(result: &DeviceBuffer) -> Vec<i32> {
+    let v: Vec<i32> = result.to_vec().unwrap();
+    v.chunks(8).map(|c| c[0]).collect()
+}
+
+fn run_rounds(
+    ranks: usize,
+    mode: u32,
+    blocks: u32,
+    launches: usize,
+    rounds: u32,
+    tag_limit: i32,
+) -> Vec<i32> {
+    let w = world(ranks, tag_limit, Duration::from_secs(60));
+    let epochs = w.run(|comm| {
+        for _ in 0..launches {
+            let r = launch(comm, mode, blocks, rounds, false).unwrap();
+            comm.synchronize().unwrap();
+            let bad = mismatches(&r);
+            assert!(
+                bad.iter().all(|&b| b == 0),
+                "rank {} mismatches {bad:?}",
+                comm.rank()
+            );
+        }
+        comm.tag_epoch()
+    });
+    epochs
+}
+
+#[test]
+fn ping_pong_thousands_of_rounds_across_blocks_with_jitter_and_wraps() {
+    ascendc_sys::set_jitter_us(20);
+    // 2 ranks x 8 blocks, 100 launches x 30 rounds = 3000 round trips per block; a tag limit of
+    // 64 makes the wrap protocol run every other launch.
+    let epochs = run_rounds(2, ffi::AIV_ST_PINGPONG, 8, 100, 30, 64);
+    assert!(
+        epochs.iter().all(|&e| e >= 10 && e == epochs[0]),
+        "wraps {epochs:?}"
+    );
+}
+
+#[test]
+fn record_1vn_observed_by_15_ranks() {
+    let epochs = run_rounds(16, ffi::AIV_ST_ONE2N, 2, 24, 5, 10);
+    assert!(epochs[0] >= 10, "wraps {epochs:?}");
+}
+
+#[test]
+fn counting_pair_with_16_writers() {
+    // 17 ranks: ranks 1..=16 each write from one block, rank 0 counts to 16.
+    let epochs = run_rounds(17, ffi::AIV_ST_COUNT, 1, 24, 5, 10);
+    assert!(epochs[0] >= 10, "wraps {epochs:?}");
+    // And many blocks per writer rank: 3 ranks x 8 blocks = 16 writers.
+    run_rounds(3, ffi::AIV_ST_COUNT, 8, 10, 20, 1 << 20);
+}
+
+#[test]
+fn barrier_all_blocks_of_a_rank() {
+    run_rounds(2, ffi::AIV_ST_BARRIER, 16, 10, 50, 128);
+}
+
+fn expect_timeout(wrong_tag: bool) {
+    let w = world(2, 1 << 20, Duration::from_millis(300));
+    let t0 = Instant::now();
+    let results = w.run(|comm| {
+        // Warm up with a good launch so the tags are not the first ones.
+        launch(comm, ffi::AIV_ST_BARRIER, 2, 3, false)?;
+        comm.synchronize()?;
+        launch(comm, ffi::AIV_ST_TIMEOUT, 4, 1, wrong_tag)?;
+        comm.synchronize()
+    });
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert!(results[1].is_ok(), "{:?}", results[1]);
+    match &results[0] {
+        Err(Error::WaitTimeout {
+            rank,
+            block,
+            peer,
+            cell,
+            cell_name,
+            expected,
+            observed,
+            what,
+            ..
+        }) => {
+            assert_eq!(*rank, 0);
+            assert!(*block < 4);
+            assert_eq!(*peer, 1);
+            // Rank 0's block b polls its pairwise cell written by rank 1, slot b.
+            let want =
+                ffi::AIV_PAIR_OFFSET as u64 + (ffi::AIV_PAIR_SLOTS as u64 + *block as u64) * 32;
+            assert_eq!(*cell, want);
+            assert_eq!(
+                cell_name,
+                &format!("pairwise cell from rank 1, slot {block}")
+            );
+            assert_eq!(*what, "Wait");
+            assert_eq!(*expected, 4, "tags 1..=3 went to the warm-up launch");
+            assert_eq!(*observed, if wrong_tag { 3 } else { 0 });
+            let msg = results[0].as_ref().unwrap_err().to_string();
+            assert!(
+                msg.contains("rank 0, block") && msg.contains("rank 1"),
+                "{msg}"
+            );
+        }
+        other => panic!("expected a WaitTimeout, got {other:?}"),
+    }
+    // The failed communicator refuses further work; the healthy one does not know yet.
+    let c0 = &w.comms()[0];
+    let b = c0.alloc(64).unwrap();
+    assert!(matches!(
+        c0.all_gather(&b, &b.view(0, 64).unwrap(), 0, aiv_comm::DataType::U8),
+        Err(Error::CommFailed { rank: 0, .. })
+    ));
+}
+
+#[test]
+fn wait_for_a_peer_that_never_records_times_out() {
+    expect_timeout(false);
+}
+
+#[test]
+fn wait_for_a_wrong_tag_times_out() {
+    expect_timeout(true);
+}
