@@ -116,13 +116,148 @@ pub(crate) unsafe fn reduce_store(
         let page_end = ((addr >> PAGE_SHIFT) + 1) << PAGE_SHIFT;
         let n = (page_end - addr).min(len - off);
         let _guard = STRIPE_LOCKS[(addr >> PAGE_SHIFT) % STRIPES].lock();
-        // SAFETY: forwarded from the caller; [addr, addr+n) is a sub-range of dst and
-        // src+off..src+off+n a sub-range of src.
-        unsafe { reduce_run(op, ty, addr, src.add(off), n) };
+        if len > BULK {
+            // SAFETY: as below; bulk ranges are data, never flags that pollers read atomically.
+            unsafe { reduce_bulk(op, ty, addr, src.add(off), n) };
+        } else {
+            // SAFETY: forwarded from the caller; [addr, addr+n) is a sub-range of dst and
+            // src+off..src+off+n a sub-range of src.
+            unsafe { reduce_run(op, ty, addr, src.add(off), n) };
+        }
         off += n;
     }
     // Make the reduced values visible before any later flag store of this block.
     fence(Ordering::Release);
+}
+
+/// Stores longer than this reduce with plain (vectorisable) loads and stores under the page lock;
+/// shorter ones (flag cells, counters that other blocks poll) element-wise with atomic accesses.
+const BULK: usize = crate::gm::SMALL_ACCESS;
+
+macro_rules! bulk_loop {
+    ($op:expr, $t:ty, $addr:expr, $src:expr, $n:expr, |$a:ident, $b:ident| $add:expr, $max:expr, $min:expr) => {{
+        let d = $addr as *mut $t;
+        let s = $src as *const $t;
+        let count = $n / std::mem::size_of::<$t>();
+        // SAFETY: the caller guarantees d is aligned for $t with `count` elements inside GM under
+        // this page's lock, and `count` elements readable at s (read unaligned).
+        unsafe {
+            match $op {
+                AtomicOp::Add => {
+                    for i in 0..count {
+                        let ($a, $b) = (d.add(i).read(), s.add(i).read_unaligned());
+                        d.add(i).write($add);
+                    }
+                }
+                AtomicOp::Max => {
+                    for i in 0..count {
+                        let ($a, $b) = (d.add(i).read(), s.add(i).read_unaligned());
+                        d.add(i).write($max);
+                    }
+                }
+                AtomicOp::Min => {
+                    for i in 0..count {
+                        let ($a, $b) = (d.add(i).read(), s.add(i).read_unaligned());
+                        d.add(i).write($min);
+                    }
+                }
+                AtomicOp::None => {}
+            }
+        }
+    }};
+}
+
+/// Plain-access reduce of one run inside a single locked page.
+///
+/// # Safety
+/// As [`reduce_store`]; additionally no other thread may access `[addr, addr+n)` except under
+/// the same page lock (true for correct kernels: bulk atomic destinations are data, ordered by
+/// flags against every plain access).
+#[allow(clippy::macro_metavars_in_unsafe)]
+unsafe fn reduce_bulk(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8, n: usize) {
+    match ty {
+        AtomicType::F32 => bulk_loop!(
+            op,
+            f32,
+            addr,
+            src,
+            n,
+            |a, b| a + b,
+            if b > a { b } else { a },
+            if b < a { b } else { a }
+        ),
+        AtomicType::I32 => bulk_loop!(
+            op,
+            i32,
+            addr,
+            src,
+            n,
+            |a, b| a.wrapping_add(b),
+            a.max(b),
+            a.min(b)
+        ),
+        AtomicType::I16 => bulk_loop!(
+            op,
+            i16,
+            addr,
+            src,
+            n,
+            |a, b| a.wrapping_add(b),
+            a.max(b),
+            a.min(b)
+        ),
+        AtomicType::I8 => bulk_loop!(
+            op,
+            i8,
+            addr,
+            src,
+            n,
+            |a, b| a.wrapping_add(b),
+            a.max(b),
+            a.min(b)
+        ),
+        AtomicType::F16 => bulk_loop!(
+            op,
+            u16,
+            addr,
+            src,
+            n,
+            |a, b| f16::from_f32(f16::from_bits(a).to_f32() + f16::from_bits(b).to_f32()).to_bits(),
+            f16::from_f32(combine_f32(
+                AtomicOp::Max,
+                f16::from_bits(a).to_f32(),
+                f16::from_bits(b).to_f32()
+            ))
+            .to_bits(),
+            f16::from_f32(combine_f32(
+                AtomicOp::Min,
+                f16::from_bits(a).to_f32(),
+                f16::from_bits(b).to_f32()
+            ))
+            .to_bits()
+        ),
+        AtomicType::Bf16 => bulk_loop!(
+            op,
+            u16,
+            addr,
+            src,
+            n,
+            |a, b| bf16::from_f32(bf16::from_bits(a).to_f32() + bf16::from_bits(b).to_f32())
+                .to_bits(),
+            bf16::from_f32(combine_f32(
+                AtomicOp::Max,
+                bf16::from_bits(a).to_f32(),
+                bf16::from_bits(b).to_f32()
+            ))
+            .to_bits(),
+            bf16::from_f32(combine_f32(
+                AtomicOp::Min,
+                bf16::from_bits(a).to_f32(),
+                bf16::from_bits(b).to_f32()
+            ))
+            .to_bits()
+        ),
+    }
 }
 
 /// # Safety

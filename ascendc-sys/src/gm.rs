@@ -38,21 +38,42 @@ static REGISTRY: Registry = Registry {
     generation: AtomicU64::new(0),
 };
 
+/// Allocations of at least this size are anonymous mappings: zero pages the OS provides lazily,
+/// so a 200 MB HCCL buffer costs nothing until it is touched.
+const MAP_THRESHOLD: usize = 1 << 20;
+
 /// Allocates `bytes` (at least 1) of zeroed, page-aligned GM for `rank` and registers it.
 pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
-    let layout = Layout::from_size_align(bytes.max(1), GM_ALIGN).ok()?;
-    // SAFETY: the layout has a non-zero size.
-    let ptr = unsafe { alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return None;
-    }
-    REGISTRY.map.write().insert(
-        ptr as usize,
-        Region {
-            len: bytes.max(1),
-            rank,
-        },
-    );
+    let len = bytes.max(1);
+    let ptr = if len >= MAP_THRESHOLD {
+        // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        p as *mut u8
+    } else {
+        let layout = Layout::from_size_align(len, GM_ALIGN).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { alloc_zeroed(layout) };
+        if p.is_null() {
+            return None;
+        }
+        p
+    };
+    REGISTRY
+        .map
+        .write()
+        .insert(ptr as usize, Region { len, rank });
     REGISTRY.generation.fetch_add(1, Ordering::Release);
     Some(ptr)
 }
@@ -64,10 +85,16 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
 pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     REGISTRY.map.write().remove(&(ptr as usize));
     REGISTRY.generation.fetch_add(1, Ordering::Release);
-    let layout =
-        Layout::from_size_align(bytes.max(1), GM_ALIGN).expect("layout was valid at allocation");
-    // SAFETY: the caller guarantees ptr/bytes come from gm_alloc with this layout.
-    unsafe { dealloc(ptr, layout) };
+    let len = bytes.max(1);
+    if len >= MAP_THRESHOLD {
+        // SAFETY: the caller guarantees ptr/len come from the mmap in gm_alloc.
+        unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
+    } else {
+        let layout =
+            Layout::from_size_align(len, GM_ALIGN).expect("layout was valid at allocation");
+        // SAFETY: the caller guarantees ptr/bytes come from gm_alloc with this layout.
+        unsafe { dealloc(ptr, layout) };
+    }
 }
 
 /// A cache of the last allocation a thread hit, validated by the registry generation.
