@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Mutex, RwLock};
 
 /// Accesses of at most this many bytes are done with atomic word operations.
 pub const SMALL_ACCESS: usize = 2048;
@@ -221,82 +221,64 @@ pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
 }
 
 // ---- parking ----
+//
+// A parked block registers the exact GM range it polls; a writer wakes only the blocks whose
+// range its write overlaps (bulk data writes therefore wake nobody who polls a flag elsewhere).
 
-const BUCKETS: usize = 256;
-const CELL_SHIFT: u32 = 5;
-
-struct Bucket {
-    waiters: AtomicUsize,
-    seq: Mutex<u64>,
-    cv: Condvar,
+struct Waiter {
+    addr: usize,
+    len: usize,
+    thread: std::thread::Thread,
 }
 
-#[allow(clippy::declare_interior_mutable_const)]
-const BUCKET_INIT: Bucket = Bucket {
-    waiters: AtomicUsize::new(0),
-    seq: Mutex::new(0),
-    cv: Condvar::new(),
-};
-
-static BUCKETS_ARR: [Bucket; BUCKETS] = [BUCKET_INIT; BUCKETS];
+static WAITERS: Mutex<Vec<std::sync::Arc<Waiter>>> = Mutex::new(Vec::new());
 static PARKED: AtomicUsize = AtomicUsize::new(0);
 /// Counts GM writes while anyone is parked (progress indicator for the watchdog).
 pub(crate) static WRITE_EPOCH: AtomicU64 = AtomicU64::new(0);
 
-fn bucket(addr: usize) -> &'static Bucket {
-    &BUCKETS_ARR[(addr >> CELL_SHIFT) % BUCKETS]
-}
-
-fn wake(b: &Bucket) {
-    if b.waiters.load(Ordering::SeqCst) > 0 {
-        let mut g = b.seq.lock();
-        *g += 1;
-        b.cv.notify_all();
-    }
-}
-
 /// Wakes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
 pub(crate) fn notify_write(addr: usize, len: usize) {
     // Pairs with the SeqCst increment in `park`: either the parker sees our store when it
-    // re-checks under the bucket lock, or we see it parked and wake it.
+    // re-checks after registering, or we see it registered and wake it.
     fence(Ordering::SeqCst);
     if PARKED.load(Ordering::SeqCst) == 0 {
         return;
     }
     WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
-    let first = addr >> CELL_SHIFT;
-    let last = (addr + len.max(1) - 1) >> CELL_SHIFT;
-    if last - first + 1 >= BUCKETS {
-        wake_all();
-    } else {
-        for cell in first..=last {
-            wake(&BUCKETS_ARR[cell % BUCKETS]);
+    let end = addr + len.max(1);
+    for w in WAITERS.lock().iter() {
+        if w.addr < end && addr < w.addr + w.len {
+            w.thread.unpark();
         }
     }
 }
 
 /// Wakes every parked block (used on abort).
 pub(crate) fn wake_all() {
-    for b in BUCKETS_ARR.iter() {
-        wake(b);
+    for w in WAITERS.lock().iter() {
+        w.thread.unpark();
     }
 }
 
 /// Parks the calling thread until `[addr, addr+len)` is written, `timeout` passes, or a wake-up
-/// arrives. `unchanged` is re-evaluated under the bucket lock so no write is missed.
-pub(crate) fn park(addr: usize, timeout: Duration, unchanged: impl FnOnce() -> bool) {
-    let b = bucket(addr);
-    b.waiters.fetch_add(1, Ordering::SeqCst);
+/// arrives. `unchanged` is evaluated after registering, so no write is missed.
+pub(crate) fn park(addr: usize, len: usize, timeout: Duration, unchanged: impl FnOnce() -> bool) {
+    let me = std::sync::Arc::new(Waiter {
+        addr,
+        len: len.max(1),
+        thread: std::thread::current(),
+    });
+    WAITERS.lock().push(me.clone());
     PARKED.fetch_add(1, Ordering::SeqCst);
     fence(Ordering::SeqCst);
-    {
-        let mut g = b.seq.lock();
-        if unchanged() {
-            let _ = b.cv.wait_for(&mut g, timeout);
-        }
+    if unchanged() {
+        std::thread::park_timeout(timeout);
     }
     PARKED.fetch_sub(1, Ordering::SeqCst);
-    b.waiters.fetch_sub(1, Ordering::SeqCst);
+    let mut list = WAITERS.lock();
+    if let Some(i) = list.iter().position(|w| std::sync::Arc::ptr_eq(w, &me)) {
+        list.swap_remove(i);
+    }
 }
 
 /// Number of threads parked right now.

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of aiv-perf (aiv-comm on the CPU twin) with Open MPI on this machine:
+# MPI_Allgather / MPI_Allreduce(float, sum) vs aiv-comm AllGather / AllReduce f32 sum, per-rank
+# sizes 64 KiB, 1 MiB, 16 MiB, 64 MiB, 2/4/8 ranks (oversubscribed on 2 cores, like the twin),
+# run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size.
+#
+#   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
+#
+# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~10 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=benches/compare/out
+mkdir -p "$out"
+
+if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev
+fi
+mpicc -O2 -o "$out/mpi_bench" benches/compare/mpi_bench.c
+cc -O2 -pthread -o "$out/memcpy_bw" benches/compare/memcpy_bw.c
+cargo build --release --bin aiv-perf
+perf_bin=target/release/aiv-perf
+
+sizes="65536 1048576 16777216 67108864"
+iters_for() { # same counts as mpi_bench.c
+    if [ "$1" -le 65536 ]; then echo 200; elif [ "$1" -le 1048576 ]; then echo 30;
+    elif [ "$1" -le 16777216 ]; then echo 5; else echo 3; fi
+}
+
+: > "$out/mpi.txt"
+: > "$out/twin.jsonl"
+"$out/memcpy_bw" $sizes > "$out/memcpy.txt"
+for np in 2 4 8; do
+    for coll in all_gather all_reduce; do
+        for s in $sizes; do
+            echo "np=$np $coll per-rank $s" >&2
+            mpirun --allow-run-as-root --oversubscribe -np "$np" "$out/mpi_bench" "$coll" "$s" >> "$out/mpi.txt"
+            if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
+            n=$(iters_for "$s")
+            "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 2 -c 1 --json >> "$out/twin.jsonl"
+        done
+    done
+done
+python3 benches/compare/report.py "$out" > "$out/report.md"
+cat "$out/report.md"
