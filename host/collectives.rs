@@ -6,6 +6,32 @@ use crate::ffi;
 use crate::plan::{all_reduce_kind, plan_chunks, Kind};
 use crate::world::{Communicator, DeviceBuffer};
 
+/// Which AllReduce kernel to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AllReduceAlgo {
+    /// By size and rank count ([`crate::plan::all_reduce_kind`]).
+    #[default]
+    Auto,
+    /// Every block pulls one peer's whole chunk and reduces it into the output.
+    OneShot,
+    /// Reduce-scatter into slice owners' HCCL buffers, then all-gather of the slices.
+    TwoShot,
+}
+
+impl std::str::FromStr for AllReduceAlgo {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(AllReduceAlgo::Auto),
+            "one_shot" | "oneshot" => Ok(AllReduceAlgo::OneShot),
+            "two_shot" | "twoshot" => Ok(AllReduceAlgo::TwoShot),
+            _ => Err(format!(
+                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot)"
+            )),
+        }
+    }
+}
+
 impl Communicator {
     fn check_buffer(
         &self,
@@ -109,7 +135,7 @@ impl Communicator {
     /// Types f32, f16, bf16, i32, i16, i8 with sum, max or min (what the A2 atomic store units
     /// can do); anything else is refused before any launch. Integer sums wrap on overflow. In
     /// place (`send` and `recv` the same range) is allowed; other overlaps are refused.
-    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::ONE_SHOT_MAX_BYTES`]).
+    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::all_reduce_kind`]).
     /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
     pub fn all_reduce(
         &self,
@@ -118,6 +144,20 @@ impl Communicator {
         count: usize,
         dtype: DataType,
         op: ReduceOp,
+    ) -> Result<()> {
+        self.all_reduce_with(send, recv, count, dtype, op, AllReduceAlgo::Auto)
+    }
+
+    /// [`Communicator::all_reduce`] with the kernel chosen by the caller (`Auto` picks by size).
+    /// Every rank must pass the same `algo`.
+    pub fn all_reduce_with(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        op: ReduceOp,
+        algo: AllReduceAlgo,
     ) -> Result<()> {
         self.check_usable()?;
         let opc = op.code().ok_or(Error::Unsupported {
@@ -147,7 +187,11 @@ impl Communicator {
                 ));
             }
         }
-        let kind = all_reduce_kind(bytes, n);
+        let kind = match algo {
+            AllReduceAlgo::Auto => all_reduce_kind(bytes, n),
+            AllReduceAlgo::OneShot => Kind::AllReduceOneShot,
+            AllReduceAlgo::TwoShot => Kind::AllReduceTwoShot,
+        };
         let algo = if kind == Kind::AllReduceOneShot {
             ffi::AIV_AR_ONE_SHOT
         } else {

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod collectives;
+pub use collectives::AllReduceAlgo;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -3,11 +3,23 @@
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
-/// AllReduce chunks of at most this many bytes use the one-shot kernel (every block pulls one
-/// peer's whole chunk and reduces it into the output), larger ones the two-shot kernel
-/// (reduce-scatter into slice owners, then all-gather), which moves about 2x the chunk per rank
-/// instead of (ranks - 1)x. Chosen from `aiv-perf all_reduce` on the twin (see BENCHMARKS.md).
-pub const ONE_SHOT_MAX_BYTES: usize = 256 * 1024;
+/// AllReduce calls of at most this many bytes per rank use the one-shot kernel (every block
+/// pulls one peer's whole chunk and reduces it into the output); larger ones the two-shot kernel
+/// (reduce-scatter into slice owners, then all-gather), which moves about 3x the data per rank
+/// whatever the rank count, where one-shot moves (ranks + 1)x but needs fewer flag rounds.
+///
+/// Chosen from `aiv-perf all_reduce --algo one_shot|two_shot` on the twin (2 cores, f32 sum,
+/// time per op in µs, 2026-11-30):
+///
+/// | ranks | 64 KiB one/two | 256 KiB one/two | 1 MiB one/two | 4 MiB one/two | 16 MiB one/two |
+/// |---|---|---|---|---|---|
+/// | 2 | | | 416 / 446 | | 9206 / 12115 |
+/// | 3 | 104 / 113 | 291 / 330 | 986 / 1322 | 3209 / 3687 | 24957 / 16526 |
+/// | 4 | 176 / 164 | 498 / 387 | 1320 / 1144 | 5576 / 3724 | |
+/// | 8 | 749 / 846 | 1748 / 1092 | 4927 / 2754 | 21839 / 10274 | |
+pub const ONE_SHOT_MAX_BYTES: usize = 128 * 1024;
+/// With 3 ranks one-shot moves 4x per rank against two-shot's 3x and wins up to this size.
+pub const ONE_SHOT_MAX_BYTES_3_RANKS: usize = 4 * 1024 * 1024;
 
 /// Which kernel a collective's chunks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +45,10 @@ pub struct Chunk {
 
 /// The AllReduce kernel for a call of `bytes` per rank.
 pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
-    if bytes <= ONE_SHOT_MAX_BYTES || ranks <= 2 {
+    if bytes <= ONE_SHOT_MAX_BYTES
+        || ranks <= 2
+        || (ranks == 3 && bytes <= ONE_SHOT_MAX_BYTES_3_RANKS)
+    {
         Kind::AllReduceOneShot
     } else {
         Kind::AllReduceTwoShot

@@ -5,7 +5,7 @@
 
 mod common;
 
-use aiv_comm::{Config, DataType, DeviceBuffer, Error, ReduceOp, World};
+use aiv_comm::{AllReduceAlgo, Config, DataType, DeviceBuffer, Error, ReduceOp, World};
 use common::pattern;
 use half::{bf16, f16};
 
@@ -160,6 +160,17 @@ fn reference(dtype: DataType, op: ReduceOp, vals: &[f64]) -> (f64, f64) {
 }
 
 fn all_reduce_case(w: &World, count: usize, dtype: DataType, op: ReduceOp, in_place: bool) {
+    all_reduce_algo_case(w, count, dtype, op, in_place, AllReduceAlgo::Auto)
+}
+
+fn all_reduce_algo_case(
+    w: &World,
+    count: usize,
+    dtype: DataType,
+    op: ReduceOp,
+    in_place: bool,
+    algo: AllReduceAlgo,
+) {
     let n = w.size();
     let es = dtype.size();
     let inputs: Vec<Vec<u8>> = (0..n)
@@ -177,7 +188,7 @@ fn all_reduce_case(w: &World, count: usize, dtype: DataType, op: ReduceOp, in_pl
         } else {
             comm.alloc(count * es)?
         };
-        comm.all_reduce(&send, &recv, count, dtype, op)?;
+        comm.all_reduce_with(&send, &recv, count, dtype, op, algo)?;
         comm.synchronize()?;
         recv.to_vec::<u8>()
     });
@@ -245,6 +256,26 @@ fn all_reduce_two_shot_sizes() {
     all_reduce_case(&w, count, DataType::F32, ReduceOp::Sum, false);
     all_reduce_case(&w, count, DataType::I8, ReduceOp::Sum, true);
     all_reduce_case(&w, count, DataType::Bf16, ReduceOp::Max, false);
+}
+
+#[test]
+fn both_algorithms_every_rank_count_give_the_same_sums() {
+    for ranks in [1usize, 2, 3, 4, 7, 16] {
+        let w = world(ranks, 16 * 1024);
+        for algo in [AllReduceAlgo::OneShot, AllReduceAlgo::TwoShot] {
+            for count in [1usize, 31, 4099, 10_007] {
+                all_reduce_algo_case(
+                    &w,
+                    count,
+                    DataType::I16,
+                    ReduceOp::Sum,
+                    count % 2 == 1,
+                    algo,
+                );
+                all_reduce_algo_case(&w, count, DataType::F16, ReduceOp::Min, false, algo);
+            }
+        }
+    }
 }
 
 #[test]

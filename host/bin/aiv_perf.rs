@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum]
-//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--json]
+//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot] [--json]
 //! ```
 //!
 //! Sizes follow nccl-tests: for all_gather the whole gathered output (per-rank input x ranks),
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use aiv_comm::{Communicator, Config, DataType, DeviceBuffer, ReduceOp, World};
+use aiv_comm::{AllReduceAlgo, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World};
 use half::{bf16, f16};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -38,10 +38,11 @@ struct Opts {
     warmup: usize,
     check: bool,
     buffsize_mb: Option<usize>,
+    algo: AllReduceAlgo,
     json: bool,
 }
 
-const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--json]";
+const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot] [--json]";
 
 fn parse_size(s: &str) -> Result<usize, String> {
     let s = s.trim();
@@ -86,6 +87,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         warmup: 5,
         check: true,
         buffsize_mb: None,
+        algo: AllReduceAlgo::Auto,
         json: false,
     };
     let mut i = 1;
@@ -121,6 +123,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
                 }
             }
             "--buffsize" => o.buffsize_mb = Some(parse_num(flag, val)?),
+            "--algo" => o.algo = val.parse()?,
             _ => return Err(format!("unknown option `{flag}`\n{USAGE}")),
         }
         i += 2;
@@ -243,12 +246,13 @@ fn issue(o: &Opts, comm: &Communicator, b: &RankBufs, count: usize) -> aiv_comm:
             count,
             o.dtype,
         ),
-        Coll::AllReduce => comm.all_reduce(
+        Coll::AllReduce => comm.all_reduce_with(
             &b.send.view(0, count * es)?,
             &b.recv.view(0, count * es)?,
             count,
             o.dtype,
             o.op,
+            o.algo,
         ),
     }
 }
