@@ -75,6 +75,7 @@ for p, coll in enumerate(["all_gather", "all_reduce"]):
             d = " ".join(f"{X(s):.1f},{Y(v):.1f}" for s, v in line)
             svg.append(f'<polyline points="{d}" fill="none" stroke="{col}" stroke-width="2" stroke-dasharray="{dash}"/>')
     for i, (n, col) in enumerate(colors.items()):
-        svg.append(f'<text x="{x0 + PAD + 10 + i * 120}" y="{H + 30}" fill="{col}">np={n}: solid twin, dashed MPI</text>')
+        svg.append(f'<text x="{x0 + PAD + 10 + i * 60}" y="{H + 30}" fill="{col}">np={n}</text>')
+    svg.append(f'<text x="{x0 + PAD + 200}" y="{H + 30}">solid: aiv-comm twin, dashed: Open MPI</text>')
 svg.append("</svg>")
 open(f"{out}/busbw.svg", "w").write("\n".join(svg))
