@@ -33,6 +33,46 @@ impl std::str::FromStr for AllReduceAlgo {
 }
 
 impl Communicator {
+    /// Enqueues one launch of `kernel` (one block per rank, one fresh tag) per chunk of `count`
+    /// elements; `template` carries the call-wide fields, the chunk's input/output/bytes are set
+    /// here. `send` and `recv` are held until their launches have run.
+    ///
+    /// # Safety
+    /// `kernel` must take an `AivCollArgs`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_chunks(
+        &self,
+        name: &'static str,
+        kernel: ascendc_sys::KernelFn,
+        kind: Kind,
+        count: usize,
+        dtype: DataType,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        template: ffi::AivCollArgs,
+    ) -> Result<()> {
+        let es = dtype.size();
+        let n = self.size();
+        for c in plan_chunks(kind, count, dtype, n as usize, self.buffer_bytes())? {
+            let args = ffi::AivCollArgs {
+                input: send.addr() + (c.offset * es) as u64,
+                output: recv.addr() + (c.offset * es) as u64,
+                bytes: (c.count * es) as u64,
+                ..template
+            };
+            let keep = (send.clone(), recv.clone());
+            // SAFETY: the caller guarantees `kernel` takes an AivCollArgs; `keep` holds the
+            // buffers its addresses point into until the launch has run.
+            unsafe {
+                self.launch_with_tags(name, kernel, n, 1, keep, move |comm| ffi::AivCollArgs {
+                    comm,
+                    ..args
+                })?
+            };
+        }
+        Ok(())
+    }
+
     fn check_buffer(
         &self,
         what: &'static str,
@@ -100,33 +140,24 @@ impl Communicator {
                 )));
             }
         }
-        let chunks = plan_chunks(Kind::AllGather, count, dtype, n, self.buffer_bytes())?;
-        for c in chunks {
-            let input = send.addr() + (c.offset * es) as u64;
-            let output = recv.addr() + (c.offset * es) as u64;
-            let chunk_bytes = (c.count * es) as u64;
-            // SAFETY: aiv_all_gather takes an AivCollArgs; `keep` holds the buffers it addresses.
-            unsafe {
-                let keep = (send.clone(), recv.clone());
-                self.launch_with_tags(
-                    "aiv_all_gather",
-                    ffi::aiv_all_gather,
-                    n as u32,
-                    1,
-                    keep,
-                    move |comm| ffi::AivCollArgs {
-                        comm,
-                        input,
-                        output,
-                        bytes: chunk_bytes,
-                        out_stride: bytes as u64,
-                        elem_size: es as u32,
-                        ..Default::default()
-                    },
-                )?;
-            }
+        let template = ffi::AivCollArgs {
+            out_stride: bytes as u64,
+            elem_size: es as u32,
+            ..Default::default()
+        };
+        // SAFETY: aiv_all_gather takes an AivCollArgs.
+        unsafe {
+            self.launch_chunks(
+                "aiv_all_gather",
+                ffi::aiv_all_gather,
+                Kind::AllGather,
+                count,
+                dtype,
+                send,
+                recv,
+                template,
+            )
         }
-        Ok(())
     }
 
     /// AllReduce: element-wise `op` over every rank's `send` (`count` elements of `dtype`) into
@@ -197,34 +228,25 @@ impl Communicator {
         } else {
             ffi::AIV_AR_TWO_SHOT
         };
-        let chunks = plan_chunks(kind, count, dtype, n, self.buffer_bytes())?;
-        for c in chunks {
-            let input = send.addr() + (c.offset * es) as u64;
-            let output = recv.addr() + (c.offset * es) as u64;
-            let chunk_bytes = (c.count * es) as u64;
-            // SAFETY: aiv_all_reduce takes an AivCollArgs; `keep` holds the buffers it addresses.
-            unsafe {
-                let keep = (send.clone(), recv.clone());
-                self.launch_with_tags(
-                    "aiv_all_reduce",
-                    ffi::aiv_all_reduce,
-                    n as u32,
-                    1,
-                    keep,
-                    move |comm| ffi::AivCollArgs {
-                        comm,
-                        input,
-                        output,
-                        bytes: chunk_bytes,
-                        out_stride: 0,
-                        dtype: dt,
-                        op: opc,
-                        algo,
-                        elem_size: es as u32,
-                    },
-                )?;
-            }
+        let template = ffi::AivCollArgs {
+            dtype: dt,
+            op: opc,
+            algo,
+            elem_size: es as u32,
+            ..Default::default()
+        };
+        // SAFETY: aiv_all_reduce takes an AivCollArgs.
+        unsafe {
+            self.launch_chunks(
+                "aiv_all_reduce",
+                ffi::aiv_all_reduce,
+                kind,
+                count,
+                dtype,
+                send,
+                recv,
+                template,
+            )
         }
-        Ok(())
     }
 }
