@@ -22,16 +22,25 @@ pub const AIV_ONE2N_OFFSET: u32 = 49152;
 pub const AIV_COUNT_OFFSET: u32 = 50688;
 pub const AIV_BARRIER_OFFSET: u32 = 50944;
 pub const AIV_WRAP_OFFSET: u32 = 52480;
-pub const AIV_DIAG_OFFSET: u32 = 53504;
+pub const AIV_LINK_KINDS: u32 = 4;
+pub const AIV_LINK_OFFSET: u32 = 53504;
+pub const AIV_DIAG_OFFSET: u32 = 57600;
 pub const AIV_DIAG_BYTES: u32 = 64;
-pub const AIV_SYNC_AREA_BYTES: u32 = 56576;
+pub const AIV_SYNC_AREA_BYTES: u32 = 60672;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
 pub const AIV_DIAG_WAIT: AivDiagKind = 1;
 pub const AIV_DIAG_WAIT_NV1: AivDiagKind = 2;
 pub const AIV_DIAG_WAIT_1VN: AivDiagKind = 3;
 pub const AIV_DIAG_BARRIER: AivDiagKind = 4;
 pub const AIV_DIAG_WRAP: AivDiagKind = 5;
+pub const AIV_DIAG_LINK: AivDiagKind = 6;
+pub const AIV_DIAG_SIZE: AivDiagKind = 7;
 pub type AivDiagKind = ::std::os::raw::c_uint;
+pub const AIV_LINK_P2P_DATA: AivLinkKind = 0;
+pub const AIV_LINK_P2P_DONE: AivLinkKind = 1;
+pub const AIV_LINK_ACK: AivLinkKind = 2;
+pub const AIV_LINK_DATA: AivLinkKind = 3;
+pub type AivLinkKind = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct AivDiag {
@@ -57,7 +66,7 @@ pub struct AivCommArgs {
     pub rank: i32,
     pub rank_size: i32,
     pub tag: i32,
-    pub reserved: i32,
+    pub diag_base: i32,
 }
 pub const AIV_TT_COPY: AivTwinTestMode = 0;
 pub const AIV_TT_PAD_IN: AivTwinTestMode = 1;
@@ -135,6 +144,28 @@ pub struct AivCollArgs {
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct AivP2PArgs {
+    pub comm: AivCommArgs,
+    pub buf: u64,
+    pub bytes: u64,
+    pub total: u64,
+    pub slot_bytes: u64,
+    pub peer: i32,
+    pub seq: i32,
+    pub is_send: i32,
+    pub reserved: i32,
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AivSignalArgs {
+    pub comm: AivCommArgs,
+    pub peer: i32,
+    pub kind: i32,
+    pub seq: i32,
+    pub is_wait: i32,
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct AivWrapArgs {
     pub comm: AivCommArgs,
     pub epoch: i32,
@@ -170,6 +201,12 @@ extern "C" {
 }
 extern "C" {
     pub fn aiv_all_reduce(args: *mut u8);
+}
+extern "C" {
+    pub fn aiv_p2p(args: *mut u8);
+}
+extern "C" {
+    pub fn aiv_link_signal(args: *mut u8);
 }
 extern "C" {
     pub fn aiv_sync_selftest(args: *mut u8);

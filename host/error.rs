@@ -32,6 +32,30 @@ pub enum Error {
         /// How long it waited.
         waited_ms: u64,
     },
+    /// A send and its recv disagree on the message size; reported on both ranks, nothing copied.
+    #[error("rank {rank}: send/recv with rank {peer} disagree on the size: this side has {mine} bytes, rank {peer} has {theirs}")]
+    SizeMismatch {
+        /// The reporting rank.
+        rank: u32,
+        /// Its partner.
+        peer: u32,
+        /// Bytes on this side.
+        mine: u64,
+        /// Bytes on the partner's side.
+        theirs: u64,
+    },
+    /// A stream waited for an event that was not posted in time.
+    #[error("rank {rank}: stream `{stream}` waited {waited_ms} ms for event `{event}`, which was never posted")]
+    EventTimeout {
+        /// The rank.
+        rank: u32,
+        /// The waiting stream.
+        stream: String,
+        /// The event.
+        event: String,
+        /// How long it waited.
+        waited_ms: u64,
+    },
     /// The device (CPU twin) refused a launch or a kernel faulted.
     #[error("device error: {0}")]
     Device(#[from] TwinError),

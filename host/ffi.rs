@@ -37,7 +37,11 @@ const_assert_eq!(AIV_ONE2N_OFFSET, 32 * 48 * 32);
 const_assert_eq!(AIV_COUNT_OFFSET, AIV_ONE2N_OFFSET + 48 * 32);
 const_assert_eq!(AIV_BARRIER_OFFSET, AIV_COUNT_OFFSET + 8 * 32);
 const_assert_eq!(AIV_WRAP_OFFSET, AIV_BARRIER_OFFSET + 48 * 32);
-const_assert_eq!(AIV_DIAG_OFFSET, AIV_WRAP_OFFSET + 32 * 32);
+const_assert_eq!(AIV_LINK_OFFSET, AIV_WRAP_OFFSET + 32 * 32);
+const_assert_eq!(AIV_DIAG_OFFSET, AIV_LINK_OFFSET + 32 * 4 * 32);
+const_assert_eq!(size_of::<AivP2PArgs>(), 592);
+const_assert_eq!(offset_of!(AivP2PArgs, peer), 576);
+const_assert_eq!(size_of::<AivSignalArgs>(), 560);
 const_assert_eq!(AIV_SYNC_AREA_BYTES, AIV_DIAG_OFFSET + 48 * 64);
 
 macro_rules! pod {
@@ -56,5 +60,7 @@ pod!(
     AivCopyArgs,
     AivWrapArgs,
     AivSyncTestArgs,
-    AivDiag
+    AivDiag,
+    AivP2PArgs,
+    AivSignalArgs
 );

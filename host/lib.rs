@@ -32,13 +32,16 @@ pub use collectives::AllReduceAlgo;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+pub mod link;
 pub mod plan;
-pub mod stream;
+mod stream;
 pub mod tags;
+pub mod trace;
 pub mod world;
 
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Result};
+pub use link::{CommStream, Event};
 pub use world::{
     Communicator, Config, DeviceBuffer, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT,
 };

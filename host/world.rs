@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::stream::Stream;
+use crate::link::CommStream;
 use crate::tags::{Tags, DEFAULT_TAG_LIMIT};
 
 /// Default HCCL buffer per rank: 200 MB, as HCCL (`HCCL_BUFFSIZE` = 200).
@@ -215,22 +215,27 @@ pub(crate) struct Launcher {
     pub rank: u32,
     pub size: u32,
     pub device: Device,
-    pub args: GmBuffer,
     pub sync: Arc<GmBuffer>,
     pub peers: Arc<Peers>,
     pub timeout_cycles: i64,
+    pub exec_timeout: Duration,
     pub failed: Arc<Mutex<Option<String>>>,
+    pub links: Mutex<crate::link::LinkSeqs>,
+    pub trace: Arc<crate::trace::Trace>,
+    pub streams_created: Mutex<u32>,
 }
 
 impl Launcher {
-    /// The communicator part of every kernel's arguments, for a launch with `tag`.
-    pub fn comm_args(&self, tag: i32) -> ffi::AivCommArgs {
+    /// The communicator part of every kernel's arguments, for a launch with `tag` whose blocks
+    /// write diagnostics from record `diag_base` on.
+    pub fn comm_args(&self, tag: i32, diag_base: u32) -> ffi::AivCommArgs {
         let mut c = ffi::AivCommArgs {
             hccl_bytes: self.peers.hccl_bytes as u64,
             timeout_cycles: self.timeout_cycles,
             rank: self.rank as i32,
             rank_size: self.size as i32,
             tag,
+            diag_base: diag_base as i32,
             ..Default::default()
         };
         for r in 0..self.size as usize {
@@ -240,17 +245,22 @@ impl Launcher {
         c
     }
 
-    /// Writes `args` to the rank's argument slot, launches `kernel`, then checks the sync area's
-    /// diagnostics. Any failure marks the communicator failed.
+    /// Writes `args` to a stream's argument slot, launches `kernel`, then checks the sync area's
+    /// diagnostics. Any failure but a send/recv size mismatch marks the communicator failed.
     pub fn launch<A: Pod>(
         &self,
+        slot: &GmBuffer,
+        diag: std::ops::Range<u32>,
         name: &'static str,
         kernel: KernelFn,
         block_dim: u32,
         args: &A,
     ) -> Result<()> {
-        let r = self.launch_inner(name, kernel, block_dim, args);
+        let r = self.launch_inner(slot, diag, name, kernel, block_dim, args);
         if let Err(e) = &r {
+            if matches!(e, Error::SizeMismatch { .. }) {
+                return r;
+            }
             let mut f = self.failed.lock();
             if f.is_none() {
                 *f = Some(e.to_string());
@@ -261,31 +271,33 @@ impl Launcher {
 
     fn launch_inner<A: Pod>(
         &self,
+        slot: &GmBuffer,
+        diag: std::ops::Range<u32>,
         name: &'static str,
         kernel: KernelFn,
         block_dim: u32,
         args: &A,
     ) -> Result<()> {
-        self.args.write(0, bytemuck::bytes_of(args))?;
+        slot.write(0, bytemuck::bytes_of(args))?;
         // SAFETY: every kernel of launch.h takes the GM address of its argument struct, which
-        // `self.args` holds for the whole synchronous launch; the struct type matches the kernel
+        // `slot` holds for the whole synchronous launch; the struct type matches the kernel
         // by construction of the callers in this crate.
-        let launched = unsafe {
-            self.device
-                .launch(name, kernel, block_dim, self.args.addr())
-        };
-        if let Some(timeout) = self.take_diagnostic()? {
+        let launched = unsafe { self.device.launch(name, kernel, block_dim, slot.addr()) };
+        if let Some(timeout) = self.take_diagnostic(diag)? {
             return Err(timeout);
         }
         launched.map_err(Error::from)
     }
 
-    /// Reads (and clears) the first valid diagnostic record of this rank's sync area.
-    fn take_diagnostic(&self) -> Result<Option<Error>> {
-        let n = ffi::AIV_MAX_BLOCKS as usize;
+    /// Reads (and clears) the first valid diagnostic record among `records` of this rank's
+    /// sync area (each stream owns its own records, so concurrent streams never see each
+    /// other's).
+    fn take_diagnostic(&self, records: std::ops::Range<u32>) -> Result<Option<Error>> {
+        let n = records.len();
         let rec = ffi::AIV_DIAG_BYTES as usize;
+        let base = ffi::AIV_DIAG_OFFSET as usize + records.start as usize * rec;
         let mut raw = vec![0u8; n * rec];
-        self.sync.read(ffi::AIV_DIAG_OFFSET as usize, &mut raw)?;
+        self.sync.read(base, &mut raw)?;
         let mut first = None;
         for b in 0..n {
             let d: ffi::AivDiag = bytemuck::pod_read_unaligned(&raw[b * rec..(b + 1) * rec]);
@@ -294,7 +306,7 @@ impl Launcher {
             }
         }
         if first.is_some() {
-            self.sync.fill(ffi::AIV_DIAG_OFFSET as usize, n * rec, 0)?;
+            self.sync.fill(base, n * rec, 0)?;
         }
         Ok(first)
     }
@@ -337,11 +349,20 @@ pub fn cell_name(cell: u64) -> String {
 }
 
 fn diag_error(d: &ffi::AivDiag) -> Error {
+    if d.kind as u32 == ffi::AIV_DIAG_SIZE {
+        return Error::SizeMismatch {
+            rank: d.rank as u32,
+            peer: d.peer as u32,
+            mine: d.waited_cycles,
+            theirs: d.cell,
+        };
+    }
     let what = match d.kind as u32 {
         ffi::AIV_DIAG_WAIT => "Wait",
         ffi::AIV_DIAG_WAIT_NV1 => "WaitNv1",
         ffi::AIV_DIAG_WAIT_1VN => "Wait1vN",
         ffi::AIV_DIAG_BARRIER => "BarrierAll",
+        ffi::AIV_DIAG_LINK => "link wait",
         _ => "tag wrap",
     };
     let us = ascendc_sys::cycles_to_us(d.waited_cycles);
@@ -371,7 +392,7 @@ pub struct Communicator {
     pub(crate) launcher: Arc<Launcher>,
     pub(crate) hccl: Arc<GmBuffer>,
     pub(crate) tags: Mutex<Tags>,
-    pub(crate) stream: Stream,
+    pub(crate) main: CommStream,
 }
 
 impl Communicator {
@@ -414,7 +435,7 @@ impl Communicator {
 
     /// Waits for every operation enqueued so far; returns the first error among them.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize()
+        self.main.synchronize()
     }
 
     /// `Some(cause)` if an earlier operation failed this communicator.
@@ -440,14 +461,13 @@ impl Communicator {
             ))
         })?;
         if let Some(epoch) = r.wrap {
-            let l = self.launcher.clone();
-            self.stream.enqueue(move || {
+            self.main.task("tag wrap", "aiv_sync_wrap", move |ctx| {
                 let args = ffi::AivWrapArgs {
-                    comm: l.comm_args(0),
+                    comm: ctx.comm_args(0),
                     epoch,
                     reserved: 0,
                 };
-                l.launch("aiv_sync_wrap", ffi::aiv_sync_wrap, 1, &args)
+                ctx.launch("aiv_sync_wrap", ffi::aiv_sync_wrap, 1, &args)
             });
         }
         Ok(r.base)
@@ -476,10 +496,9 @@ impl Communicator {
     ) -> Result<()> {
         self.check_usable()?;
         let tag = self.reserve_tags(n)?;
-        let l = self.launcher.clone();
-        self.stream.enqueue(move || {
-            let args = make(l.comm_args(tag));
-            let r = l.launch(name, kernel, block_dim, &args);
+        self.main.task(name, name, move |ctx| {
+            let args = make(ctx.comm_args(tag));
+            let r = ctx.launch(name, kernel, block_dim, &args);
             drop(keep);
             r
         });
@@ -507,6 +526,7 @@ impl Communicator {
 /// ```
 pub struct World {
     comms: Vec<Communicator>,
+    trace: Arc<crate::trace::Trace>,
 }
 
 impl World {
@@ -554,32 +574,51 @@ impl World {
             sync: sync.iter().map(|b| b.addr() as u64).collect(),
             hccl_bytes: buffer,
         });
+        let trace = Arc::new(crate::trace::Trace::default());
         let mut comms = Vec::new();
         for (r, dev) in devices.into_iter().enumerate() {
-            let args = dev.alloc(4096)?;
             let launcher = Arc::new(Launcher {
                 rank: r as u32,
                 size: ranks as u32,
                 device: dev,
-                args,
                 sync: sync[r].clone(),
                 peers: peers.clone(),
                 timeout_cycles,
+                exec_timeout: timeout,
                 failed: Arc::new(Mutex::new(None)),
+                links: Mutex::new(crate::link::LinkSeqs::default()),
+                trace: trace.clone(),
+                streams_created: Mutex::new(0),
             });
+            let main = CommStream::new(&launcher, "main", 0)?;
             comms.push(Communicator {
                 launcher,
                 hccl: hccl[r].clone(),
                 tags: Mutex::new(Tags::new(config.tag_limit)),
-                stream: Stream::new(format!("aiv-stream-r{r}")),
+                main,
             });
         }
-        Ok(World { comms })
+        Ok(World { comms, trace })
     }
 
     /// Number of ranks.
     pub fn size(&self) -> usize {
         self.comms.len()
+    }
+
+    /// Turns recording of stream tasks (rank, stream, stage, task, start, end) on or off.
+    pub fn set_tracing(&self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    /// The tasks recorded since tracing was turned on, in completion order.
+    pub fn trace(&self) -> Vec<crate::trace::TraceEvent> {
+        self.trace.events()
+    }
+
+    /// The recorded tasks as Chrome trace JSON (open in chrome://tracing or Perfetto).
+    pub fn trace_chrome_json(&self) -> String {
+        crate::trace::chrome_json(&self.trace.events())
     }
 
     /// The communicators, indexed by rank.

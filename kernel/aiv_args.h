@@ -100,6 +100,30 @@ struct AivCollArgs {
     uint32_t elem_size;  /* bytes per element */
 };
 
+/* ---- point-to-point and stream tasks (kernel/link.cpp) ---- */
+
+/* One chunk of a send or a recv. The sender stages into its HCCL buffer at peer * slot_bytes. */
+struct AivP2PArgs {
+    struct AivCommArgs comm;
+    uint64_t buf;        /* GM: this chunk of the user buffer */
+    uint64_t bytes;      /* bytes of this chunk */
+    uint64_t total;      /* bytes of the whole message (checked against the peer's) */
+    uint64_t slot_bytes; /* staging slot per destination in every HCCL buffer */
+    int32_t peer;
+    int32_t seq;         /* sequence number of this chunk on the (me, peer) link */
+    int32_t is_send;
+    int32_t reserved;
+};
+
+/* A link signal: tx_ack / rx_ack / tx_data_signal / rx_data_signal with a peer. */
+struct AivSignalArgs {
+    struct AivCommArgs comm;
+    int32_t peer;
+    int32_t kind;    /* AivLinkKind: AIV_LINK_ACK or AIV_LINK_DATA */
+    int32_t seq;     /* sequence number on the (me, peer, kind) link */
+    int32_t is_wait; /* 0: record (tx), 1: wait (rx) */
+};
+
 /* ---- aiv_sync_wrap (kernel/sync_wrap.cpp): the tag-wrap protocol ---- */
 
 struct AivWrapArgs {

@@ -23,6 +23,10 @@ void aiv_sync_wrap(uint8_t *args);
 void aiv_all_gather(uint8_t *args);
 /* AllReduce of one chunk, one-shot or two-shot (AivCollArgs). */
 void aiv_all_reduce(uint8_t *args);
+/* One chunk of a send or recv (AivP2PArgs). */
+void aiv_p2p(uint8_t *args);
+/* A link signal with a peer (AivSignalArgs). */
+void aiv_link_signal(uint8_t *args);
 /* Soft-sync self-tests (AivSyncTestArgs). */
 void aiv_sync_selftest(uint8_t *args);
 

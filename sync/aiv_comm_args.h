@@ -16,7 +16,7 @@ struct AivCommArgs {
     int32_t rank;                 /* this rank */
     int32_t rank_size;            /* ranks in the communicator, 1..=AIV_MAX_RANKS */
     int32_t tag;                  /* this launch's tag (> 0, see host/tags.rs) */
-    int32_t reserved;
+    int32_t diag_base;            /* first AivDiag record of this launch (record = diag_base + block) */
 };
 
 #endif /* AIV_COMM_ARGS_H */

@@ -52,6 +52,7 @@ public:
         rank_ = comm->rank;
         rankSize_ = comm->rank_size;
         timeout_ = comm->timeout_cycles;
+        diagBase_ = comm->diag_base;
         for (int32_t r = 0; r < rankSize_ && r < AIV_MAX_RANKS; r++) {
             areas_[r] = comm->sync[r];
         }
@@ -159,6 +160,23 @@ public:
         return true;
     }
 
+    /* Lane `i` of the cell the last successful Poll saw (its payload). */
+    __aicore__ inline int32_t Seen(uint32_t i) const { return cell_.GetValue(i); }
+
+    /* LINK cell of kind `kind` written by `from`, in the receiver's area. */
+    __aicore__ static inline uint32_t LinkCell(int32_t from, int32_t kind)
+    {
+        return AIV_LINK_OFFSET +
+               (static_cast<uint32_t>(from) * AIV_LINK_KINDS + static_cast<uint32_t>(kind)) * AIV_FLAG_BYTES;
+    }
+
+    /* Records a size mismatch of a send/recv pair with `peer` (see AIV_DIAG_SIZE). */
+    __aicore__ inline void SizeMismatch(int32_t peer, uint64_t mine, uint64_t theirs)
+    {
+        WriteDiag(AIV_DIAG_SIZE, peer, theirs, static_cast<int32_t>(mine & 0x7fffffffu),
+                  static_cast<int32_t>(theirs & 0x7fffffffu), static_cast<int64_t>(mine));
+    }
+
     /* GM address of byte `offset` of `rank`'s sync area. */
     __aicore__ inline __gm__ int32_t *CellAddr(int32_t rank, uint32_t offset) const
     {
@@ -172,14 +190,19 @@ public:
                (static_cast<uint32_t>(from) * AIV_PAIR_SLOTS + static_cast<uint32_t>(slot)) * AIV_FLAG_BYTES;
     }
 
-    /* Stores `value` into the flag at `offset` of `rank`'s area, after all earlier writes. */
-    __aicore__ inline bool Store(int32_t rank, uint32_t offset, int32_t value)
+    /* Stores `value` (lane 0) and a payload (lanes 1..3) into the flag at `offset` of `rank`'s
+     * area, after all earlier writes. One 32-byte DMA moves flag and payload together. */
+    __aicore__ inline bool Store(int32_t rank, uint32_t offset, int32_t value, int32_t p1 = 0, int32_t p2 = 0,
+                                 int32_t p3 = 0)
     {
         if (failed_) {
             return false;
         }
         AscendC::PipeBarrier<PIPE_ALL>(); // data before flag: earlier GM writes are complete
         cell_.SetValue(0, value);
+        cell_.SetValue(1, p1);
+        cell_.SetValue(2, p2);
+        cell_.SetValue(3, p3);
         AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar store
         AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
         AscendC::DataCopy(Gm(rank, offset), cell_, AIV_FLAG_LANES);
@@ -270,7 +293,8 @@ private:
         }
         AscendC::PipeBarrier<PIPE_ALL>();
         AscendC::GlobalTensor<int32_t> out;
-        out.SetGlobalBuffer(CellAddr(rank_, AIV_DIAG_OFFSET + static_cast<uint32_t>(block) * AIV_DIAG_BYTES),
+        const uint32_t record = static_cast<uint32_t>(diagBase_ + block) % AIV_MAX_BLOCKS;
+        out.SetGlobalBuffer(CellAddr(rank_, AIV_DIAG_OFFSET + record * AIV_DIAG_BYTES),
                             AIV_DIAG_BYTES / 4);
         AscendC::DataCopy(out, diag_, AIV_DIAG_BYTES / 4);
         AscendC::PipeBarrier<PIPE_ALL>();
@@ -280,6 +304,7 @@ private:
     int32_t rank_ = 0;
     int32_t rankSize_ = 0;
     int64_t timeout_ = 0;
+    int32_t diagBase_ = 0;
     bool failed_ = false;
     AscendC::LocalTensor<int32_t> cell_;
     AscendC::LocalTensor<int32_t> diag_;

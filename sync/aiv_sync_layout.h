@@ -18,6 +18,9 @@
  *                                           DMA block on which concurrent atomic adds land.
  *   BARRIER[AIV_MAX_BLOCKS]                  intra-rank all-blocks barrier: block b writes BARRIER[b].
  *   WRAP   [AIV_MAX_RANKS]                   tag-wrap handshake cells (never cleared, see host/tags.rs).
+ *   LINK   [AIV_MAX_RANKS][AIV_LINK_KINDS]   point-to-point and stream-task signals from rank s: sequence
+ *                                           numbers per (peer, kind), monotonic, never cleared (not
+ *                                           touched by the tag wrap); lanes 1..3 carry a payload.
  *   DIAG   [AIV_MAX_BLOCKS] x AivDiag        a block whose wait times out writes its record here.
  */
 #ifndef AIV_SYNC_LAYOUT_H
@@ -38,7 +41,9 @@
 #define AIV_COUNT_OFFSET (AIV_ONE2N_OFFSET + AIV_ONE2N_SLOTS * AIV_FLAG_BYTES)
 #define AIV_BARRIER_OFFSET (AIV_COUNT_OFFSET + AIV_COUNT_SLOTS * AIV_FLAG_BYTES)
 #define AIV_WRAP_OFFSET (AIV_BARRIER_OFFSET + AIV_MAX_BLOCKS * AIV_FLAG_BYTES)
-#define AIV_DIAG_OFFSET (AIV_WRAP_OFFSET + AIV_MAX_RANKS * AIV_FLAG_BYTES)
+#define AIV_LINK_KINDS 4
+#define AIV_LINK_OFFSET (AIV_WRAP_OFFSET + AIV_MAX_RANKS * AIV_FLAG_BYTES)
+#define AIV_DIAG_OFFSET (AIV_LINK_OFFSET + AIV_MAX_RANKS * AIV_LINK_KINDS * AIV_FLAG_BYTES)
 #define AIV_DIAG_BYTES 64
 #define AIV_SYNC_AREA_BYTES (AIV_DIAG_OFFSET + AIV_MAX_BLOCKS * AIV_DIAG_BYTES)
 
@@ -51,7 +56,18 @@ enum AivDiagKind {
     AIV_DIAG_WAIT_NV1 = 2,   /* WaitNv1(peer, tag): peer's broadcast cell */
     AIV_DIAG_WAIT_1VN = 3,   /* Wait1vN(count): counting cell */
     AIV_DIAG_BARRIER = 4,    /* BarrierAll(tag): intra-rank barrier */
-    AIV_DIAG_WRAP = 5        /* tag-wrap handshake */
+    AIV_DIAG_WRAP = 5,       /* tag-wrap handshake */
+    AIV_DIAG_LINK = 6,       /* a LINK signal (send/recv, stream-task ack or data signal) */
+    AIV_DIAG_SIZE = 7        /* send/recv size mismatch: expected = my bytes, observed = peer's (low 31 bits);
+                                cell = peer's total bytes, waited_cycles = my total bytes */
+};
+
+/* Kinds of LINK cells: which signal a cell carries. */
+enum AivLinkKind {
+    AIV_LINK_P2P_DATA = 0, /* send -> recv: "chunk staged"; payload: total bytes (lanes 1-2), chunk bytes (lane 3) */
+    AIV_LINK_P2P_DONE = 1, /* recv -> send: "chunk read"; payload: receiver's total bytes (lanes 1-2) */
+    AIV_LINK_ACK = 2,      /* tx_ack / rx_ack */
+    AIV_LINK_DATA = 3      /* tx_data_signal / rx_data_signal */
 };
 
 /* Diagnostic record of a timed-out wait (64 bytes: two DMA blocks). */

@@ -1,0 +1,517 @@
+//! Streams of a communicator, events (local notifies), enqueueable tasks, and Send/Recv.
+//!
+//! The orchestration layer of HCCL's host algorithms (seed 004): work is a sequence of tasks on
+//! streams; a rank has a main stream and may create sub-streams; an [`Event`] posted on one stream
+//! and waited on another orders them (`LocalNotify::Post` / `Wait`). Tasks run as small kernel
+//! launches on the device (copy, reduce, link signals with a peer) or as host steps (event post
+//! and wait). Within a stream, program order; across streams, nothing but events.
+
+use std::sync::Arc;
+
+use ascendc_sys::{GmBuffer, KernelFn};
+use bytemuck::Pod;
+use parking_lot::{Condvar, Mutex};
+
+use crate::dtype::{DataType, ReduceOp};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::stream::Stream;
+use crate::trace::TraceEvent;
+use crate::world::{Communicator, DeviceBuffer, Launcher};
+
+/// Blocks of the copy / reduce task kernels.
+const TASK_BLOCKS: u32 = 8;
+/// Chunks of one send/recv message; a chunk's flag value is `(message << 20) | chunk`.
+const MAX_P2P_CHUNKS: usize = 1 << 20;
+
+/// Sequence numbers of LINK signals, per peer: what this rank sent and expects.
+pub(crate) struct LinkSeqs {
+    tx: Vec<[i32; ffi::AIV_LINK_KINDS as usize]>,
+    rx: Vec<[i32; ffi::AIV_LINK_KINDS as usize]>,
+}
+
+impl Default for LinkSeqs {
+    fn default() -> Self {
+        let n = ffi::AIV_MAX_RANKS as usize;
+        LinkSeqs {
+            tx: vec![[0; ffi::AIV_LINK_KINDS as usize]; n],
+            rx: vec![[0; ffi::AIV_LINK_KINDS as usize]; n],
+        }
+    }
+}
+
+impl LinkSeqs {
+    /// The next sequence number of (`peer`, `kind`) in one direction, in program order.
+    fn next(&mut self, tx: bool, peer: u32, kind: u32) -> i32 {
+        let v = if tx { &mut self.tx } else { &mut self.rx };
+        let c = &mut v[peer as usize][kind as usize];
+        *c = c.wrapping_add(1);
+        *c
+    }
+}
+
+/// What a stream's tasks need: the rank's launcher and the stream's own argument slot.
+pub(crate) struct StreamCtx {
+    pub name: String,
+    pub launcher: Arc<Launcher>,
+    args: GmBuffer,
+    stream: Stream,
+    /// The diagnostic records this stream's launches write (see `diag_base` of AivCommArgs).
+    diag: std::ops::Range<u32>,
+}
+
+/// Diagnostic records of the main stream (one per block of a collective).
+const MAIN_DIAG: std::ops::Range<u32> = 0..ffi::AIV_MAX_RANKS;
+/// Sub-streams run single-block waiting tasks; each gets one record after the main stream's.
+const SUB_DIAG_RECORDS: u32 = ffi::AIV_MAX_BLOCKS - ffi::AIV_MAX_RANKS;
+
+impl StreamCtx {
+    /// Launches `kernel` with `args` through this stream's argument slot.
+    pub fn launch<A: Pod>(
+        &self,
+        name: &'static str,
+        kernel: KernelFn,
+        block_dim: u32,
+        args: &A,
+    ) -> Result<()> {
+        self.launcher
+            .launch(&self.args, self.diag.clone(), name, kernel, block_dim, args)
+    }
+
+    /// The communicator part of a kernel's arguments for a launch on this stream.
+    pub fn comm_args(&self, tag: i32) -> ffi::AivCommArgs {
+        self.launcher.comm_args(tag, self.diag.start)
+    }
+}
+
+/// A stream of one rank: tasks run in the order they are enqueued, one at a time.
+/// Cheap to clone (shared).
+#[derive(Clone)]
+pub struct CommStream {
+    pub(crate) inner: Arc<StreamCtx>,
+}
+
+/// A local notify between streams of one rank (`LocalNotify` of HCCL): [`CommStream::post`]
+/// signals it once, [`CommStream::wait`] consumes one signal, waiting until it has been posted.
+/// Waits are served in the order they were enqueued.
+#[derive(Clone)]
+pub struct Event {
+    name: Arc<str>,
+    state: Arc<(Mutex<(u64, u64)>, Condvar)>, // (posted, waits enqueued)
+}
+
+impl Event {
+    /// A new event named `name` (named in timeout errors and traces).
+    pub fn new(name: &str) -> Event {
+        Event {
+            name: name.into(),
+            state: Arc::new((Mutex::new((0, 0)), Condvar::new())),
+        }
+    }
+
+    /// The event's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl CommStream {
+    pub(crate) fn new(launcher: &Arc<Launcher>, name: &str, index: u32) -> Result<CommStream> {
+        let diag = if index == 0 {
+            MAIN_DIAG
+        } else {
+            let r = MAIN_DIAG.end + (index - 1) % SUB_DIAG_RECORDS;
+            r..r + 1
+        };
+        Ok(CommStream {
+            inner: Arc::new(StreamCtx {
+                name: name.to_string(),
+                launcher: launcher.clone(),
+                args: launcher.device.alloc(4096)?,
+                stream: Stream::new(format!("aiv-r{}-{name}", launcher.rank)),
+                diag,
+            }),
+        })
+    }
+
+    /// The stream's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Waits for every task enqueued so far; returns the first error among them.
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.stream.synchronize()
+    }
+
+    /// Enqueues a task labelled `stage` / `task` (recorded when tracing is on).
+    pub(crate) fn task(
+        &self,
+        stage: &str,
+        task: &str,
+        f: impl FnOnce(&StreamCtx) -> Result<()> + Send + 'static,
+    ) {
+        let ctx = self.inner.clone();
+        let stage = stage.to_string();
+        let task = task.to_string();
+        self.inner.stream.enqueue(move || {
+            let trace = ctx.launcher.trace.clone();
+            let start = trace.enabled().then(|| trace.now_us());
+            let r = f(&ctx);
+            if let Some(start_us) = start {
+                trace.push(TraceEvent {
+                    rank: ctx.launcher.rank,
+                    stream: ctx.name.clone(),
+                    stage,
+                    task,
+                    start_us,
+                    end_us: trace.now_us(),
+                });
+            }
+            r
+        });
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        match self.inner.launcher.failed.lock().clone() {
+            Some(cause) => Err(Error::CommFailed {
+                rank: self.inner.launcher.rank,
+                cause,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn check_peer(&self, peer: u32) -> Result<()> {
+        let l = &self.inner.launcher;
+        if peer >= l.size {
+            return Err(Error::RankOutOfRange {
+                rank: peer,
+                size: l.size,
+            });
+        }
+        Ok(())
+    }
+
+    /// Posts `event` once this stream reaches this point.
+    pub fn post(&self, event: &Event, stage: &str) {
+        let ev = event.clone();
+        self.task(stage, &format!("post {}", event.name), move |_| {
+            let (m, cv) = &*ev.state;
+            m.lock().0 += 1;
+            cv.notify_all();
+            Ok(())
+        });
+    }
+
+    /// Makes this stream wait, at this point, for one post of `event` (in enqueue order). Waiting
+    /// longer than the communicator's exec timeout fails the stream with [`Error::EventTimeout`].
+    pub fn wait(&self, event: &Event, stage: &str) {
+        let ticket = {
+            let mut st = event.state.0.lock();
+            st.1 += 1;
+            st.1
+        };
+        let ev = event.clone();
+        self.task(stage, &format!("wait {}", event.name), move |ctx| {
+            let timeout = ctx.launcher.exec_timeout;
+            let deadline = std::time::Instant::now() + timeout;
+            let (m, cv) = &*ev.state;
+            let mut st = m.lock();
+            while st.0 < ticket {
+                if cv.wait_until(&mut st, deadline).timed_out() && st.0 < ticket {
+                    return Err(Error::EventTimeout {
+                        rank: ctx.launcher.rank,
+                        stream: ctx.name.clone(),
+                        event: ev.name.to_string(),
+                        waited_ms: timeout.as_millis() as u64,
+                    });
+                }
+            }
+            Ok(())
+        });
+    }
+
+    /// Device-to-device copy of `bytes` from `src` to `dst` (GM addresses of any rank), as a
+    /// CpGM2GM launch.
+    ///
+    /// # Safety
+    /// Both ranges must be inside live GM allocations until the task has run.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn copy_raw(
+        &self,
+        stage: &str,
+        dst: u64,
+        src: u64,
+        bytes: u64,
+        dtype: u32,
+        op: u32,
+        keep: impl Send + 'static,
+    ) {
+        let task = if op == ffi::AIV_OP_NONE {
+            "copy"
+        } else {
+            "reduce"
+        };
+        self.task(stage, task, move |ctx| {
+            let _keep = keep;
+            if bytes == 0 {
+                return Ok(());
+            }
+            let args = ffi::AivCopyArgs {
+                dst,
+                src,
+                bytes,
+                dtype,
+                op,
+            };
+            ctx.launch(
+                "aiv_copy",
+                ffi::aiv_copy,
+                TASK_BLOCKS.min(ctx.launcher.device.cores()),
+                &args,
+            )
+        });
+    }
+
+    /// Enqueues a device-to-device copy of `bytes` from `src` to `dst` (either may live on any
+    /// rank of the world, as HCCS peers' memory is reachable from the AIV cores).
+    pub fn copy(
+        &self,
+        dst: &DeviceBuffer,
+        src: &DeviceBuffer,
+        bytes: usize,
+        stage: &str,
+    ) -> Result<()> {
+        self.check_usable()?;
+        check_len("copy dst", dst, bytes)?;
+        check_len("copy src", src, bytes)?;
+        let keep = (dst.clone(), src.clone());
+        // SAFETY: the ranges were checked against the buffers, which `keep` holds until the
+        // task has run.
+        unsafe {
+            self.copy_raw(
+                stage,
+                dst.addr(),
+                src.addr(),
+                bytes as u64,
+                0,
+                ffi::AIV_OP_NONE,
+                keep,
+            )
+        };
+        Ok(())
+    }
+
+    /// Enqueues `dst = dst op src` over `count` elements (atomic reduce on the store).
+    pub fn reduce(
+        &self,
+        dst: &DeviceBuffer,
+        src: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        op: ReduceOp,
+        stage: &str,
+    ) -> Result<()> {
+        self.check_usable()?;
+        let (opc, dt) = reduce_codes(dtype, op)?;
+        let bytes = count * dtype.size();
+        check_len("reduce dst", dst, bytes)?;
+        check_len("reduce src", src, bytes)?;
+        for (what, b) in [("reduce dst", dst), ("reduce src", src)] {
+            if !b.addr().is_multiple_of(dtype.size() as u64) {
+                return Err(Error::Misaligned {
+                    what,
+                    addr: b.addr(),
+                    align: dtype.size(),
+                });
+            }
+        }
+        let keep = (dst.clone(), src.clone());
+        // SAFETY: as in `copy`.
+        unsafe { self.copy_raw(stage, dst.addr(), src.addr(), bytes as u64, dt, opc, keep) };
+        Ok(())
+    }
+
+    fn signal(&self, peer: u32, kind: u32, wait: bool, stage: &str) -> Result<()> {
+        self.check_usable()?;
+        self.check_peer(peer)?;
+        let seq = self.inner.launcher.links.lock().next(!wait, peer, kind);
+        let task = match (kind, wait) {
+            (ffi::AIV_LINK_ACK, false) => "tx_ack",
+            (ffi::AIV_LINK_ACK, true) => "rx_ack",
+            (_, false) => "tx_data_signal",
+            (_, true) => "rx_data_signal",
+        };
+        self.task(stage, task, move |ctx| {
+            let args = ffi::AivSignalArgs {
+                comm: ctx.comm_args(0),
+                peer: peer as i32,
+                kind: kind as i32,
+                seq,
+                is_wait: wait as i32,
+            };
+            ctx.launch("aiv_link_signal", ffi::aiv_link_signal, 1, &args)
+        });
+        Ok(())
+    }
+
+    /// Tells `peer` "ready": its matching [`CommStream::rx_ack`] passes.
+    pub fn tx_ack(&self, peer: u32, stage: &str) -> Result<()> {
+        self.signal(peer, ffi::AIV_LINK_ACK, false, stage)
+    }
+
+    /// Waits for `peer`'s matching [`CommStream::tx_ack`].
+    pub fn rx_ack(&self, peer: u32, stage: &str) -> Result<()> {
+        self.signal(peer, ffi::AIV_LINK_ACK, true, stage)
+    }
+
+    /// Tells `peer` "data written" (after this stream's earlier tasks).
+    pub fn tx_data_signal(&self, peer: u32, stage: &str) -> Result<()> {
+        self.signal(peer, ffi::AIV_LINK_DATA, false, stage)
+    }
+
+    /// Waits for `peer`'s matching [`CommStream::tx_data_signal`].
+    pub fn rx_data_signal(&self, peer: u32, stage: &str) -> Result<()> {
+        self.signal(peer, ffi::AIV_LINK_DATA, true, stage)
+    }
+
+    fn p2p(&self, buf: &DeviceBuffer, bytes: usize, peer: u32, send: bool) -> Result<()> {
+        self.check_usable()?;
+        self.check_peer(peer)?;
+        let l = self.inner.launcher.clone();
+        if peer == l.rank {
+            return Err(Error::RankOutOfRange {
+                rank: peer,
+                size: l.size,
+            });
+        }
+        if buf.rank() != l.rank {
+            return Err(Error::WrongDevice {
+                what: if send { "send buffer" } else { "recv buffer" },
+                buffer_rank: buf.rank(),
+                comm_rank: l.rank,
+            });
+        }
+        check_len(if send { "send buffer" } else { "recv buffer" }, buf, bytes)?;
+        // Each destination has its own staging slot in every HCCL buffer.
+        let slot = l.peers.hccl_bytes / l.size as usize / 32 * 32;
+        if slot == 0 {
+            return Err(Error::Config(format!(
+                "HCCL buffer of {} bytes has no room for a send slot per rank",
+                l.peers.hccl_bytes
+            )));
+        }
+        let chunks = bytes.div_ceil(slot).max(1);
+        if chunks > MAX_P2P_CHUNKS {
+            return Err(Error::Length(format!(
+                "a message of {bytes} bytes needs {chunks} chunks of {slot} bytes; at most {MAX_P2P_CHUNKS}"
+            )));
+        }
+        let kind = if send {
+            ffi::AIV_LINK_P2P_DATA
+        } else {
+            ffi::AIV_LINK_P2P_DONE
+        };
+        let msg = l.links.lock().next(send, peer, kind);
+        for k in 0..chunks {
+            let off = k * slot;
+            let n = slot.min(bytes - off);
+            let addr = buf.addr() + off as u64;
+            let seq = ((msg as u32) << 20 | k as u32) as i32;
+            let keep = buf.clone();
+            let total = bytes as u64;
+            self.task(
+                if send { "send" } else { "recv" },
+                if send { "send" } else { "recv" },
+                move |ctx| {
+                    let args = ffi::AivP2PArgs {
+                        comm: ctx.comm_args(0),
+                        buf: addr,
+                        bytes: n as u64,
+                        total,
+                        slot_bytes: slot as u64,
+                        peer: peer as i32,
+                        seq,
+                        is_send: send as i32,
+                        reserved: 0,
+                    };
+                    let r = ctx.launch("aiv_p2p", ffi::aiv_p2p, 1, &args);
+                    drop(keep);
+                    r
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Sends the first `bytes` of `buf` to `peer`, which must post a matching
+    /// [`CommStream::recv`] of the same size (else both sides get [`Error::SizeMismatch`] and
+    /// nothing is written). Each chunk completes when the receiver has read it. Sends and recvs
+    /// between two ranks that should overlap (both directions at once, rings) go on different
+    /// streams.
+    pub fn send(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
+        self.p2p(buf, bytes, peer, true)
+    }
+
+    /// Receives `bytes` from `peer` into `buf` (see [`CommStream::send`]).
+    pub fn recv(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
+        self.p2p(buf, bytes, peer, false)
+    }
+}
+
+fn check_len(what: &'static str, b: &DeviceBuffer, needed: usize) -> Result<()> {
+    if b.len() < needed {
+        return Err(Error::BufferTooSmall {
+            what,
+            needed,
+            len: b.len(),
+        });
+    }
+    Ok(())
+}
+
+/// The device codes of a reducible (dtype, op) pair.
+pub(crate) fn reduce_codes(dtype: DataType, op: ReduceOp) -> Result<(u32, u32)> {
+    let opc = op.code().ok_or(Error::Unsupported {
+        op,
+        dtype,
+        reason: "the AIV atomic store units have no product; use sum, max or min",
+    })?;
+    let dt = dtype.reduce_code().ok_or(Error::Unsupported {
+        op,
+        dtype,
+        reason: "Atlas A2 atomics reduce only f32, f16, bf16, i32, i16 and i8",
+    })?;
+    Ok((opc, dt))
+}
+
+impl Communicator {
+    /// The rank's main stream (collectives and the `send`/`recv` shorthands use it).
+    pub fn stream(&self) -> &CommStream {
+        &self.main
+    }
+
+    /// Creates another stream on this rank (a sub-stream), named `name` in errors and traces.
+    ///
+    /// Up to 16 sub-streams have diagnostic records of their own; beyond that they share, so a
+    /// wait timeout may be reported by a sibling sub-stream (the communicator fails either way).
+    pub fn create_stream(&self, name: &str) -> Result<CommStream> {
+        let index = {
+            let mut n = self.launcher.streams_created.lock();
+            *n += 1;
+            *n
+        };
+        CommStream::new(&self.launcher, name, index)
+    }
+
+    /// [`CommStream::send`] on the main stream: all of `buf` to `peer`.
+    pub fn send(&self, buf: &DeviceBuffer, peer: u32) -> Result<()> {
+        self.main.send(buf, buf.len(), peer)
+    }
+
+    /// [`CommStream::recv`] on the main stream: all of `buf` from `peer`.
+    pub fn recv(&self, buf: &DeviceBuffer, peer: u32) -> Result<()> {
+        self.main.recv(buf, buf.len(), peer)
+    }
+}

@@ -1,0 +1,107 @@
+/*
+ * Point-to-point transfers and stream-task signals, on LINK cells (sync/aiv_sync_layout.h):
+ * sequence numbers per (peer, kind) that only grow, so these cells are never cleared.
+ *
+ * aiv_p2p, one chunk (seed 002's protocol, on the AIV):
+ *   send: stage the chunk into my HCCL buffer (slot of the receiver); Record "data ready" with
+ *         the message's total bytes and the chunk's bytes next to the flag; Wait "read done",
+ *         whose payload is the receiver's total: a different total is a size mismatch.
+ *   recv: Wait "data ready"; if the sender's sizes differ from mine, report the mismatch, still
+ *         answer "read done" (with my total, so the sender reports it too) and copy nothing;
+ *         otherwise pull the chunk from the sender's HCCL buffer (one-sided read) into my buffer
+ *         and Record "read done" so the sender may reuse its buffer.
+ *
+ * aiv_link_signal: one tx_ack / rx_ack / tx_data_signal / rx_data_signal (seed 004's link
+ * handshakes) as a Record or Wait on the peer's / my LINK cell.
+ */
+#include "kernel_operator.h"
+#include "aiv_args.h"
+#include "aiv_sync.h"
+#include "cp_gm2gm.h"
+
+using namespace AscendC;
+
+namespace {
+
+__aicore__ inline uint64_t Total(const aiv::SoftSync &sync)
+{
+    return static_cast<uint64_t>(static_cast<uint32_t>(sync.Seen(1))) |
+           (static_cast<uint64_t>(static_cast<uint32_t>(sync.Seen(2))) << 32);
+}
+
+__aicore__ inline int32_t Lo(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v & 0xffffffffu)); }
+__aicore__ inline int32_t Hi(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v >> 32)); }
+
+} // namespace
+
+extern "C" __global__ __aicore__ void aiv_p2p(GM_ADDR argsAddr)
+{
+    __gm__ const AivP2PArgs *a = reinterpret_cast<__gm__ const AivP2PArgs *>(argsAddr);
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> stage;
+    TBuf<TPosition::VECCALC> scratch;
+    pipe.InitBuffer(stage, aiv::STAGE_BYTES);
+    pipe.InitBuffer(scratch, aiv::SYNC_SCRATCH_BYTES);
+    aiv::SoftSync sync;
+    sync.Init(&a->comm, scratch.Get<uint8_t>());
+    LocalTensor<uint8_t> ub = stage.Get<uint8_t>();
+
+    const int32_t me = a->comm.rank;
+    const int32_t peer = a->peer;
+    const int32_t seq = a->seq;
+    const uint64_t bytes = a->bytes;
+    const uint64_t total = a->total;
+    if (a->is_send != 0) {
+        const uint64_t slot = a->comm.hccl[me] + static_cast<uint64_t>(peer) * a->slot_bytes;
+        aiv::CpGM2GMTyped(slot, a->buf, bytes, ub, 0, AIV_OP_NONE);
+        // Store joins all pipes first: the staged chunk is in GM before "data ready".
+        if (!sync.Store(peer, aiv::SoftSync::LinkCell(me, AIV_LINK_P2P_DATA), seq, Lo(total), Hi(total),
+                        static_cast<int32_t>(bytes)) ||
+            !sync.Poll(me, aiv::SoftSync::LinkCell(peer, AIV_LINK_P2P_DONE), seq, AIV_DIAG_LINK, peer)) {
+            return;
+        }
+        const uint64_t theirs = Total(sync);
+        if (theirs != total) {
+            sync.SizeMismatch(peer, total, theirs);
+        }
+        return;
+    }
+    if (!sync.Poll(me, aiv::SoftSync::LinkCell(peer, AIV_LINK_P2P_DATA), seq, AIV_DIAG_LINK, peer)) {
+        return;
+    }
+    const uint64_t theirs = Total(sync);
+    const uint64_t theirChunk = static_cast<uint64_t>(static_cast<uint32_t>(sync.Seen(3)));
+    if (theirs != total || theirChunk != bytes) {
+        sync.Store(peer, aiv::SoftSync::LinkCell(me, AIV_LINK_P2P_DONE), seq, Lo(total), Hi(total));
+        sync.SizeMismatch(peer, total, theirs);
+        return;
+    }
+    const uint64_t slot = a->comm.hccl[peer] + static_cast<uint64_t>(me) * a->slot_bytes;
+    aiv::CpGM2GMTyped(a->buf, slot, bytes, ub, 0, AIV_OP_NONE);
+    // "Read done" after the pull has landed: the sender may overwrite its slot afterwards.
+    sync.Store(peer, aiv::SoftSync::LinkCell(me, AIV_LINK_P2P_DONE), seq, Lo(total), Hi(total));
+}
+
+extern "C" __global__ __aicore__ void aiv_link_signal(GM_ADDR argsAddr)
+{
+    __gm__ const AivSignalArgs *a = reinterpret_cast<__gm__ const AivSignalArgs *>(argsAddr);
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> scratch;
+    pipe.InitBuffer(scratch, aiv::SYNC_SCRATCH_BYTES);
+    aiv::SoftSync sync;
+    sync.Init(&a->comm, scratch.Get<uint8_t>());
+    const int32_t me = a->comm.rank;
+    if (a->is_wait != 0) {
+        sync.Poll(me, aiv::SoftSync::LinkCell(a->peer, a->kind), a->seq, AIV_DIAG_LINK, a->peer);
+    } else {
+        // Store joins all pipes first: every earlier GM write of this stream's tasks on this core
+        // is complete; earlier tasks (other launches) are complete because the stream is in order.
+        sync.Store(a->peer, aiv::SoftSync::LinkCell(me, a->kind), a->seq);
+    }
+}
