@@ -16,6 +16,8 @@ pub enum AllReduceAlgo {
     OneShot,
     /// Reduce-scatter into slice owners' HCCL buffers, then all-gather of the slices.
     TwoShot,
+    /// Recursive halving-doubling orchestrated on streams ([`Communicator::all_reduce_hd`]).
+    Hd,
 }
 
 impl std::str::FromStr for AllReduceAlgo {
@@ -25,8 +27,9 @@ impl std::str::FromStr for AllReduceAlgo {
             "auto" => Ok(AllReduceAlgo::Auto),
             "one_shot" | "oneshot" => Ok(AllReduceAlgo::OneShot),
             "two_shot" | "twoshot" => Ok(AllReduceAlgo::TwoShot),
+            "hd" => Ok(AllReduceAlgo::Hd),
             _ => Err(format!(
-                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot)"
+                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot hd)"
             )),
         }
     }
@@ -69,6 +72,30 @@ impl Communicator {
                     ..args
                 })?
             };
+        }
+        Ok(())
+    }
+
+    /// Validates AllReduce buffers: this rank's, large and aligned enough, and either disjoint
+    /// or exactly the same range (in place).
+    pub(crate) fn check_reduce_buffers(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        bytes: usize,
+        dtype: DataType,
+    ) -> Result<()> {
+        self.check_buffer("send buffer", send, bytes, dtype)?;
+        self.check_buffer("recv buffer", recv, bytes, dtype)?;
+        if bytes > 0 && send.same_allocation(recv) {
+            let (s0, r0) = (send.addr(), recv.addr());
+            let b = bytes as u64;
+            if s0 != r0 && s0 < r0 + b && r0 < s0 + b {
+                return Err(Error::Overlap(
+                    "AllReduce send and recv overlap without being the same range (in place)"
+                        .into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -206,19 +233,9 @@ impl Communicator {
         let bytes = count
             .checked_mul(es)
             .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
-        self.check_buffer("send buffer", send, bytes, dtype)?;
-        self.check_buffer("recv buffer", recv, bytes, dtype)?;
-        if bytes > 0 && send.same_allocation(recv) {
-            let (s0, r0) = (send.addr(), recv.addr());
-            let b = bytes as u64;
-            if s0 != r0 && s0 < r0 + b && r0 < s0 + b {
-                return Err(Error::Overlap(
-                    "AllReduce send and recv overlap without being the same range (in place)"
-                        .into(),
-                ));
-            }
-        }
+        self.check_reduce_buffers(send, recv, bytes, dtype)?;
         let kind = match algo {
+            AllReduceAlgo::Hd => return self.all_reduce_hd(send, recv, count, dtype, op),
             AllReduceAlgo::Auto => all_reduce_kind(bytes, n),
             AllReduceAlgo::OneShot => Kind::AllReduceOneShot,
             AllReduceAlgo::TwoShot => Kind::AllReduceTwoShot,

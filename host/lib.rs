@@ -32,6 +32,7 @@ pub use collectives::AllReduceAlgo;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+mod hd;
 pub mod link;
 pub mod plan;
 mod stream;

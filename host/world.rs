@@ -393,6 +393,7 @@ pub struct Communicator {
     pub(crate) hccl: Arc<GmBuffer>,
     pub(crate) tags: Mutex<Tags>,
     pub(crate) main: CommStream,
+    pub(crate) hd: crate::hd::HdSlot,
 }
 
 impl Communicator {
@@ -596,6 +597,7 @@ impl World {
                 hccl: hccl[r].clone(),
                 tags: Mutex::new(Tags::new(config.tag_limit)),
                 main,
+                hd: Mutex::new(None),
             });
         }
         Ok(World { comms, trace })

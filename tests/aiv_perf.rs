@@ -84,6 +84,37 @@ fn all_gather_int8_rounds_sizes_to_whole_elements_per_rank() {
 }
 
 #[test]
+fn hd_algorithm_through_the_binary() {
+    let (code, out, err) = aiv_perf(&[
+        "all_reduce",
+        "-b",
+        "4K",
+        "-e",
+        "64K",
+        "-f",
+        "16",
+        "-p",
+        "5",
+        "-n",
+        "2",
+        "-w",
+        "1",
+        "-c",
+        "1",
+        "--algo",
+        "hd",
+        "-d",
+        "int16",
+        "-o",
+        "max",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r[7] == "0"), "{out}");
+}
+
+#[test]
 fn json_output() {
     let (code, out, _) = aiv_perf(&[
         "all_reduce",

@@ -461,3 +461,120 @@ fn hccl_buffsize_environment_sets_the_buffer() {
     let w = World::sim_with(1, Config::default()).unwrap();
     assert_eq!(w.comms()[0].buffer_bytes(), aiv_comm::DEFAULT_BUFFER_BYTES);
 }
+
+// ---- halving-doubling AllReduce across streams ----
+
+#[test]
+fn hd_all_reduce_every_rank_count() {
+    for ranks in 1..=16 {
+        // A small buffer: several chunks, and segments of odd sizes.
+        let w = world(ranks, 12 * 1024);
+        for count in [0usize, 1, 777, 5000] {
+            all_reduce_algo_case(
+                &w,
+                count,
+                DataType::I32,
+                ReduceOp::Sum,
+                count == 777,
+                AllReduceAlgo::Hd,
+            );
+        }
+    }
+}
+
+#[test]
+fn hd_all_reduce_every_dtype_and_op_matches_the_atomic_kernels() {
+    for ranks in [3usize, 4, 6] {
+        let w = world(ranks, 16 * 1024);
+        for dtype in REDUCIBLE {
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+                all_reduce_algo_case(&w, 1500, dtype, op, false, AllReduceAlgo::Hd);
+                if !dtype.is_float() {
+                    // Integers: bit-identical to the one-shot atomic kernel.
+                    let outs = w.run(|c| -> aiv_comm::Result<(Vec<u8>, Vec<u8>)> {
+                        let es = dtype.size();
+                        let data: Vec<u8> = (0..1500)
+                            .flat_map(|i| enc(dtype, value(dtype, c.rank() as usize, i)))
+                            .collect();
+                        let send = c.alloc_from(&data)?;
+                        let a = c.alloc(1500 * es)?;
+                        let b = c.alloc(1500 * es)?;
+                        c.all_reduce_with(&send, &a, 1500, dtype, op, AllReduceAlgo::Hd)?;
+                        c.all_reduce_with(&send, &b, 1500, dtype, op, AllReduceAlgo::OneShot)?;
+                        c.synchronize()?;
+                        Ok((a.to_vec()?, b.to_vec()?))
+                    });
+                    for o in outs {
+                        let (a, b) = o.unwrap();
+                        assert_eq!(a, b, "{ranks} ranks {dtype} {op}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hd_trace_on_5_ranks_has_every_stage_in_order() {
+    let w = world(5, 16 * 1024);
+    w.set_tracing(true);
+    let r = w.run(|c| -> aiv_comm::Result<()> {
+        let send = c.alloc_from(&[1i32; 100])?;
+        let recv = c.alloc(400)?;
+        c.all_reduce_hd(&send, &recv, 100, DataType::I32, ReduceOp::Sum)?;
+        c.synchronize()?;
+        assert!(recv.to_vec::<i32>()?.iter().all(|&x| x == 5));
+        Ok(())
+    });
+    r.into_iter().for_each(|x| x.unwrap());
+    let trace = w.trace();
+    for rank in 0..5u32 {
+        // The main stream runs its tasks one after another: its stage sequence is the order.
+        let mut main: Vec<_> = trace
+            .iter()
+            .filter(|e| e.rank == rank && e.stream == "main")
+            .collect();
+        main.sort_by(|a, b| a.start_us.partial_cmp(&b.start_us).unwrap());
+        let mut order: Vec<String> = Vec::new();
+        for e in &main {
+            if order.last() != Some(&e.stage) {
+                order.push(e.stage.clone());
+            }
+        }
+        let want: Vec<&str> = if rank < 4 {
+            vec!["pre-step", "step 1", "step 2", "final"]
+        } else {
+            vec!["pre-step", "final"]
+        };
+        assert_eq!(order, want, "rank {rank}");
+        // Each step's exchange on the sub-streams happens inside that step of the main stream.
+        if rank < 4 {
+            for s in ["step 1", "step 2"] {
+                let m: Vec<_> = main.iter().filter(|e| e.stage == s).collect();
+                let (m0, m1) = (m[0].start_us, m.last().unwrap().end_us);
+                let subs: Vec<_> = trace
+                    .iter()
+                    .filter(|e| {
+                        e.rank == rank
+                            && e.stage == s
+                            && (e.task == "reduce" || e.task.ends_with("data_signal"))
+                    })
+                    .collect();
+                assert_eq!(
+                    subs.len(),
+                    3,
+                    "rank {rank} {s}: reduce, tx and rx data signals"
+                );
+                for e in subs {
+                    assert!(
+                        e.start_us >= m0 && e.end_us <= m1,
+                        "rank {rank} {s}: {e:?} outside {m0}..{m1}"
+                    );
+                }
+            }
+        }
+    }
+    let json = w.trace_chrome_json();
+    assert!(json.starts_with("{\"traceEvents\":[{\"name\":"), "{json}");
+    assert!(json.contains("\"tid\":\"hd-tx\"") && json.contains("\"stage\":\"step 2\""));
+}

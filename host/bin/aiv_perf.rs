@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum]
-//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot] [--json]
+//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd] [--json]
 //! ```
 //!
 //! Sizes follow nccl-tests: for all_gather the whole gathered output (per-rank input x ranks),
@@ -42,7 +42,7 @@ struct Opts {
     json: bool,
 }
 
-const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot] [--json]";
+const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd] [--json]";
 
 fn parse_size(s: &str) -> Result<usize, String> {
     let s = s.trim();

@@ -1,0 +1,227 @@
+//! Recursive halving-doubling AllReduce orchestrated as tasks on a main stream and two
+//! sub-streams, as HCCL's host algorithm of seed 004 (`RunPreCopy`, `RunAllReduceHDOptim`,
+//! `RunFinalStep`).
+//!
+//! With `P = 2^k` the largest power of two <= ranks, each rank's HCCL buffer holds `k + 1`
+//! segments of one chunk. For each chunk:
+//!
+//! * **pre-step** (main stream): rank `r < P` copies its input into segment 0. An extra rank
+//!   `e >= P` folds into partner `q = e ^ P`: `q` acks once its segment 0 holds its input, `e`
+//!   reduces its input into `q`'s segment 0 (atomic store into peer memory) and sends a data
+//!   signal, `q` waits for it. Then `r < P` copies segment 0 into segment 1.
+//! * **step s = 1..=k** (ranks `r < P`, partner `p = r ^ 2^(s-1)`): the main stream has segment
+//!   `s` holding a copy of segment `s - 1` and posts "start" to both sub-streams. The rx
+//!   sub-stream acks `p` ("my segment s may be reduced into") and waits for `p`'s data signal; the
+//!   tx sub-stream waits for `p`'s ack, reduces its segment `s - 1` into `p`'s segment `s` and
+//!   signals `p`. Both post "done"; the main stream waits for both before the next step, so no
+//!   segment is rewritten while a peer may still read or write it.
+//! * **final** (main stream): `r < P` copies segment `k` into its output; if it has an extra
+//!   partner `e` it signals "result ready", `e` pulls `q`'s segment `k` into its output and acks,
+//!   and `q` waits for that ack before the segment can be reused.
+
+use parking_lot::Mutex;
+
+use crate::dtype::{DataType, ReduceOp};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::link::{reduce_codes, CommStream, Event};
+use crate::world::{Communicator, DeviceBuffer};
+
+/// The sub-streams and events of a communicator's HD AllReduce, created on first use.
+pub(crate) struct HdStreams {
+    tx: CommStream,
+    rx: CommStream,
+    start_tx: Event,
+    start_rx: Event,
+    done_tx: Event,
+    done_rx: Event,
+}
+
+/// Lazily created HD state of a communicator.
+pub(crate) type HdSlot = Mutex<Option<std::sync::Arc<HdStreams>>>;
+
+impl Communicator {
+    fn hd_streams(&self) -> Result<std::sync::Arc<HdStreams>> {
+        let mut g = self.hd.lock();
+        if let Some(h) = g.as_ref() {
+            return Ok(h.clone());
+        }
+        let h = std::sync::Arc::new(HdStreams {
+            tx: self.create_stream("hd-tx")?,
+            rx: self.create_stream("hd-rx")?,
+            start_tx: Event::new("hd start tx"),
+            start_rx: Event::new("hd start rx"),
+            done_tx: Event::new("hd done tx"),
+            done_rx: Event::new("hd done rx"),
+        });
+        *g = Some(h.clone());
+        Ok(h)
+    }
+
+    /// AllReduce by recursive halving-doubling across streams (see the module docs); same
+    /// types, ops, chunking, validation and results as [`Communicator::all_reduce`]. Every rank
+    /// must call it at the same point. Returns after enqueueing; call
+    /// [`Communicator::synchronize`].
+    pub fn all_reduce_hd(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.check_usable()?;
+        let (opc, dt) = reduce_codes(dtype, op)?;
+        let es = dtype.size();
+        let bytes = count
+            .checked_mul(es)
+            .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
+        self.check_reduce_buffers(send, recv, bytes, dtype)?;
+        let n = self.size() as usize;
+        let rank = self.rank() as usize;
+        let main = self.stream().clone();
+        let keep = (send.clone(), recv.clone());
+        if n == 1 {
+            // SAFETY: both ranges were validated against buffers that `keep` holds.
+            unsafe {
+                main.copy_raw(
+                    "final",
+                    recv.addr(),
+                    send.addr(),
+                    bytes as u64,
+                    0,
+                    ffi::AIV_OP_NONE,
+                    keep,
+                )
+            };
+            return Ok(());
+        }
+        let hd = self.hd_streams()?;
+        let k = usize::BITS as usize - 1 - n.leading_zeros() as usize; // floor(log2 n)
+        let p2 = 1usize << k;
+        let seg_bytes = self.buffer_bytes() / (k + 1) / 32 * 32;
+        let cap = seg_bytes / es;
+        if cap == 0 {
+            return Err(Error::Config(format!(
+                "HCCL buffer of {} bytes cannot hold {} segments for HD AllReduce",
+                self.buffer_bytes(),
+                k + 1
+            )));
+        }
+        let peers = &self.launcher.peers;
+        let seg = |r: usize, i: usize| peers.hccl[r] + (i * seg_bytes) as u64;
+        let extra_partner = rank ^ p2; // valid when < n
+        for c0 in (0..count.max(1)).step_by(cap) {
+            if count == 0 {
+                break;
+            }
+            let cb = (cap.min(count - c0) * es) as u64;
+            let input = send.addr() + (c0 * es) as u64;
+            let output = recv.addr() + (c0 * es) as u64;
+            let kp = keep.clone();
+            // SAFETY (every copy_raw below): addresses are inside the validated user buffers
+            // (held by `keep`) or inside the world's HCCL buffers (alive as long as the world).
+            unsafe {
+                // ---- pre-step ----
+                if rank >= p2 {
+                    let q = extra_partner as u32;
+                    main.rx_ack(q, "pre-step")?;
+                    main.copy_raw(
+                        "pre-step",
+                        seg(q as usize, 0),
+                        input,
+                        cb,
+                        dt,
+                        opc,
+                        kp.clone(),
+                    );
+                    main.tx_data_signal(q, "pre-step")?;
+                } else {
+                    main.copy_raw(
+                        "pre-step",
+                        seg(rank, 0),
+                        input,
+                        cb,
+                        dt,
+                        ffi::AIV_OP_NONE,
+                        kp.clone(),
+                    );
+                    if extra_partner < n {
+                        main.tx_ack(extra_partner as u32, "pre-step")?;
+                        main.rx_data_signal(extra_partner as u32, "pre-step")?;
+                    }
+                    main.copy_raw(
+                        "pre-step",
+                        seg(rank, 1),
+                        seg(rank, 0),
+                        cb,
+                        dt,
+                        ffi::AIV_OP_NONE,
+                        (),
+                    );
+                }
+                // ---- exchange steps ----
+                if rank < p2 {
+                    for s in 1..=k {
+                        let stage = format!("step {s}");
+                        let p = (rank ^ (1 << (s - 1))) as u32;
+                        if s > 1 {
+                            main.copy_raw(
+                                &stage,
+                                seg(rank, s),
+                                seg(rank, s - 1),
+                                cb,
+                                dt,
+                                ffi::AIV_OP_NONE,
+                                (),
+                            );
+                        }
+                        main.post(&hd.start_tx, &stage);
+                        main.post(&hd.start_rx, &stage);
+                        hd.rx.wait(&hd.start_rx, &stage);
+                        hd.rx.tx_ack(p, &stage)?;
+                        hd.rx.rx_data_signal(p, &stage)?;
+                        hd.rx.post(&hd.done_rx, &stage);
+                        hd.tx.wait(&hd.start_tx, &stage);
+                        hd.tx.rx_ack(p, &stage)?;
+                        hd.tx.copy_raw(
+                            &stage,
+                            seg(p as usize, s),
+                            seg(rank, s - 1),
+                            cb,
+                            dt,
+                            opc,
+                            (),
+                        );
+                        hd.tx.tx_data_signal(p, &stage)?;
+                        hd.tx.post(&hd.done_tx, &stage);
+                        main.wait(&hd.done_tx, &stage);
+                        main.wait(&hd.done_rx, &stage);
+                    }
+                }
+                // ---- final ----
+                if rank < p2 {
+                    main.copy_raw("final", output, seg(rank, k), cb, dt, ffi::AIV_OP_NONE, kp);
+                    if extra_partner < n {
+                        main.tx_data_signal(extra_partner as u32, "final")?;
+                        main.rx_ack(extra_partner as u32, "final")?;
+                    }
+                } else {
+                    let q = extra_partner as u32;
+                    main.rx_data_signal(q, "final")?;
+                    main.copy_raw(
+                        "final",
+                        output,
+                        seg(q as usize, k),
+                        cb,
+                        dt,
+                        ffi::AIV_OP_NONE,
+                        kp,
+                    );
+                    main.tx_ack(q, "final")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
