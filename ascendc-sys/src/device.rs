@@ -2,11 +2,9 @@
 //! batch launches.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -71,7 +69,7 @@ impl LaunchShared {
         }
         drop(f);
         self.aborted.store(true, Ordering::SeqCst);
-        gm::wake_all();
+        crate::sched::wake_all();
     }
 }
 
@@ -105,42 +103,14 @@ pub(crate) struct BlockCtx {
     pub cache: RegionCache,
     pub dcache: HashMap<usize, CacheLine>,
     pub rng: u64,
-}
-
-thread_local! {
-    pub(crate) static CTX: RefCell<Option<BlockCtx>> = const { RefCell::new(None) };
-}
-
-/// Number of blocks executing kernels right now, over all devices (for the watchdog).
-pub(crate) static RUNNING: AtomicUsize = AtomicUsize::new(0);
-
-struct Countdown {
-    left: Mutex<u32>,
-    cv: Condvar,
-}
-
-struct Job {
-    kernel: KernelFn,
-    args: usize,
-    block: u32,
-    launch: Arc<LaunchShared>,
-    done: Arc<Countdown>,
-}
-
-struct Slot {
-    job: Mutex<Option<Job>>,
-    cv: Condvar,
-    shutdown: AtomicBool,
-}
-
-struct Core {
-    slot: Arc<Slot>,
-    thread: Option<JoinHandle<()>>,
+    /// The block's coroutine yielder (set when the coroutine starts).
+    pub yielder: *const corosensei::Yielder<(), crate::sched::Req>,
 }
 
 struct Cores {
     free: Vec<bool>,
-    cores: Vec<Option<Core>>,
+    /// Unified Buffer of each core, allocated when the core first runs a block.
+    ub: Vec<Option<UbArena>>,
 }
 
 pub(crate) struct DeviceInner {
@@ -152,16 +122,11 @@ pub(crate) struct DeviceInner {
 
 /// A simulated NPU (one rank): GM allocations and `cores` AIV cores.
 ///
-/// Cloning gives another handle to the same device. Worker threads (one per core used so far)
-/// persist until the last handle is dropped.
+/// Cloning gives another handle to the same device. Blocks run as coroutines on the twin's
+/// worker threads (one per host CPU, shared by all devices; see `sched.rs`).
 #[derive(Clone)]
 pub struct Device {
     inner: Arc<DeviceInner>,
-}
-
-extern "C" {
-    /// Runs a kernel for one block inside a C++ try/catch (twin_entry.cpp).
-    fn asc_twin_invoke(kernel: KernelFn, args: *mut u8) -> i32;
 }
 
 struct UbArena {
@@ -179,65 +144,16 @@ impl UbArena {
     }
 }
 
+// SAFETY: an arena is plain heap memory owned by its device; it is used (through its raw pointer)
+// only by the one block that holds its core, which the core accounting of `launch` guarantees.
+unsafe impl Send for UbArena {}
+// SAFETY: as above; shared references never touch the memory.
+unsafe impl Sync for UbArena {}
+
 impl Drop for UbArena {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout.
         unsafe { dealloc(self.ptr, self.layout) };
-    }
-}
-
-fn worker_main(slot: Arc<Slot>, ub_bytes: usize) {
-    let arena = UbArena::new(ub_bytes);
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ (arena.ptr as u64);
-    loop {
-        let job = {
-            let mut g = slot.job.lock();
-            loop {
-                if let Some(j) = g.take() {
-                    break j;
-                }
-                if slot.shutdown.load(Ordering::SeqCst) {
-                    return;
-                }
-                slot.cv.wait(&mut g);
-            }
-        };
-        rng = rng
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        CTX.with(|c| {
-            *c.borrow_mut() = Some(BlockCtx {
-                launch: job.launch.clone(),
-                block: job.block,
-                ub: arena.ptr,
-                ub_len: ub_bytes,
-                atomic: None,
-                pipe_flags: [[0; EVENT_IDS]; HARD_EVENTS],
-                poll: PollState::default(),
-                cache: RegionCache::default(),
-                dcache: HashMap::new(),
-                rng,
-            })
-        });
-        RUNNING.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: the launcher guarantees kernel/args are valid for this launch (Device::launch
-        // is unsafe for that reason); the trampoline catches every C++ exception.
-        let rc = unsafe { asc_twin_invoke(job.kernel, job.args as *mut u8) };
-        RUNNING.fetch_sub(1, Ordering::SeqCst);
-        let ctx = CTX.with(|c| c.borrow_mut().take());
-        if let Some(mut ctx) = ctx {
-            // Dirty scalar-cache lines reach GM when the kernel ends.
-            crate::ffi::flush_dcache(&mut ctx, None);
-        }
-        if rc == 2 {
-            job.launch
-                .record(job.block, "kernel body", FaultKind::UnknownException);
-        }
-        let mut left = job.done.left.lock();
-        *left -= 1;
-        if *left == 0 {
-            job.done.cv.notify_all();
-        }
     }
 }
 
@@ -263,7 +179,7 @@ impl Device {
                 config,
                 cores: Mutex::new(Cores {
                     free: vec![true; n],
-                    cores: (0..n).map(|_| None).collect(),
+                    ub: (0..n).map(|_| None).collect(),
                 }),
                 cores_cv: Condvar::new(),
             }),
@@ -325,11 +241,9 @@ impl Device {
             fault: Mutex::new(None),
             aborted: AtomicBool::new(false),
         });
-        let done = Arc::new(Countdown {
-            left: Mutex::new(block_dim),
-            cv: Condvar::new(),
-        });
+        let done = crate::sched::Countdown::new(block_dim);
         let mut taken = Vec::with_capacity(block_dim as usize);
+        let mut ubs = Vec::with_capacity(block_dim as usize);
         {
             let mut cores = inner.cores.lock();
             while cores.free.iter().filter(|f| **f).count() < block_dim as usize {
@@ -342,43 +256,29 @@ impl Device {
                 if cores.free[i] {
                     cores.free[i] = false;
                     taken.push(i);
+                    let arena =
+                        cores.ub[i].get_or_insert_with(|| UbArena::new(inner.config.ub_bytes));
+                    ubs.push(arena.ptr as usize);
                 }
             }
-            for (block, &i) in taken.iter().enumerate() {
-                let ub_bytes = inner.config.ub_bytes;
-                let core = cores.cores[i].get_or_insert_with(|| {
-                    let slot = Arc::new(Slot {
-                        job: Mutex::new(None),
-                        cv: Condvar::new(),
-                        shutdown: AtomicBool::new(false),
-                    });
-                    let s2 = slot.clone();
-                    let thread = std::thread::Builder::new()
-                        .name(format!("aiv-r{}-c{}", inner.rank, i))
-                        .stack_size(1 << 20)
-                        .spawn(move || worker_main(s2, ub_bytes))
-                        .expect("cannot spawn an AIV core thread");
-                    Core {
-                        slot,
-                        thread: Some(thread),
-                    }
-                });
-                *core.slot.job.lock() = Some(Job {
-                    kernel,
-                    args: args as usize,
-                    block: block as u32,
-                    launch: launch.clone(),
-                    done: done.clone(),
-                });
-                core.slot.cv.notify_one();
-            }
         }
-        {
-            let mut left = done.left.lock();
-            while *left > 0 {
-                done.cv.wait(&mut left);
-            }
+        for (block, ub) in ubs.into_iter().enumerate() {
+            let ctx = Box::new(BlockCtx {
+                launch: launch.clone(),
+                block: block as u32,
+                ub: ub as *mut u8,
+                ub_len: inner.config.ub_bytes,
+                atomic: None,
+                pipe_flags: [[0; EVENT_IDS]; HARD_EVENTS],
+                poll: PollState::default(),
+                cache: RegionCache::default(),
+                dcache: HashMap::new(),
+                rng: 0x9e37_79b9_7f4a_7c15u64 ^ ((inner.rank as u64) << 32 | block as u64),
+                yielder: std::ptr::null(),
+            });
+            crate::sched::spawn(kernel, args as usize, ctx, done.clone());
         }
+        done.wait();
         {
             let mut cores = inner.cores.lock();
             for &i in &taken {
@@ -390,22 +290,6 @@ impl Device {
         match fault {
             Some(f) => Err(TwinError::Fault(f)),
             None => Ok(()),
-        }
-    }
-}
-
-impl Drop for DeviceInner {
-    fn drop(&mut self) {
-        let cores = self.cores.get_mut();
-        for core in cores.cores.iter_mut().flatten() {
-            core.slot.shutdown.store(true, Ordering::SeqCst);
-            let _g = core.slot.job.lock();
-            core.slot.cv.notify_all();
-        }
-        for core in cores.cores.iter_mut().flatten() {
-            if let Some(t) = core.thread.take() {
-                let _ = t.join();
-            }
         }
     }
 }

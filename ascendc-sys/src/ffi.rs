@@ -8,10 +8,11 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::atomics::{reduce_store, AtomicOp, AtomicType};
-use crate::device::{BlockCtx, CacheLine, CTX, EVENT_IDS, HARD_EVENTS, RUNNING, SYSTEM_CYCLE_HZ};
+use crate::device::{BlockCtx, CacheLine, EVENT_IDS, HARD_EVENTS, SYSTEM_CYCLE_HZ};
 use crate::error::FaultKind;
 use crate::gm::{self, SMALL_ACCESS};
 use crate::knobs;
+use crate::sched::{self, Req, RUNNING};
 
 /// Mirror of `struct AscTwinCopy` in asc_twin_abi.h.
 #[repr(C)]
@@ -60,27 +61,25 @@ fn copy_op_name(api: u32, dir: u32) -> &'static str {
 /// Runs `f` with the calling block's context; records its fault under `op` and returns 1 on
 /// error. Outside a kernel (no context) returns 3.
 fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) -> i32 {
-    CTX.with(|c| {
-        let mut guard = c.borrow_mut();
-        let Some(ctx) = guard.as_mut() else {
-            return 3;
-        };
-        if ctx.launch.aborted.load(Ordering::Relaxed) {
-            return 1;
-        }
-        match f(ctx) {
-            Ok(()) => 0,
-            Err(kind) => {
-                let launch = ctx.launch.clone();
-                let block = ctx.block;
-                drop(guard);
-                if kind != FaultKind::Aborted {
-                    launch.record(block, op, kind);
-                }
-                1
+    let p = sched::current();
+    if p.is_null() {
+        return 3;
+    }
+    // SAFETY: the scheduler points CURRENT at the running block's context, owned by its task for
+    // the whole life of the block; no other reference to it is live while the block runs.
+    let ctx = unsafe { &mut *p };
+    if ctx.launch.aborted.load(Ordering::Relaxed) {
+        return 1;
+    }
+    match f(ctx) {
+        Ok(()) => 0,
+        Err(kind) => {
+            if kind != FaultKind::Aborted {
+                ctx.launch.record(ctx.block, op, kind);
             }
+            1
         }
-    })
+    }
 }
 
 fn jitter(ctx: &mut BlockCtx) {
@@ -92,7 +91,17 @@ fn jitter(ctx: &mut BlockCtx) {
     ctx.rng ^= ctx.rng >> 7;
     ctx.rng ^= ctx.rng << 17;
     if ctx.rng.is_multiple_of(4) {
-        std::thread::sleep(Duration::from_micros((ctx.rng >> 8) % (max as u64 + 1)));
+        let delay = Duration::from_micros((ctx.rng >> 8) % (max as u64 + 1));
+        sched::suspend(
+            ctx,
+            Req::Park {
+                addr: 0,
+                len: 0,
+                hash: 0,
+                fresh: false,
+                until: Instant::now() + delay,
+            },
+        );
     }
 }
 
@@ -374,7 +383,7 @@ fn poll_track(ctx: &mut BlockCtx, addr: usize, seen: &[u8], fresh: bool) -> Resu
     // the blocks that move data, so back off quickly.
     match p.repeats {
         0..=1 => {}
-        2..=3 => std::thread::yield_now(),
+        2..=3 => sched::suspend(ctx, Req::Yield),
         _ => {
             if p.since.is_none() {
                 p.since = Some(Instant::now());
@@ -382,15 +391,14 @@ fn poll_track(ctx: &mut BlockCtx, addr: usize, seen: &[u8], fresh: bool) -> Resu
             }
             let timeout = Duration::from_micros(50u64 << p.parks.min(8));
             p.parks += 1;
-            let expected = p.hash;
-            let launch = ctx.launch.clone();
-            gm::park(addr, len, timeout, || {
-                let mut now = [0u8; SMALL_ACCESS];
-                // SAFETY: addr..addr+len was bounds-checked by the caller's access.
-                unsafe { gm::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
-                (!fresh || hash_bytes(&now[..len]) == expected)
-                    && !launch.aborted.load(Ordering::SeqCst)
-            });
+            let req = Req::Park {
+                addr,
+                len,
+                hash: p.hash,
+                fresh,
+                until: Instant::now() + timeout,
+            };
+            sched::suspend(ctx, req);
             if ctx.launch.aborted.load(Ordering::SeqCst) {
                 return Err(FaultKind::Aborted);
             }
@@ -414,7 +422,7 @@ fn watchdog(ctx: &mut BlockCtx, addr: usize) -> Result<(), FaultKind> {
     let epoch = gm::WRITE_EPOCH.load(Ordering::Relaxed);
     let running = RUNNING.load(Ordering::SeqCst);
     // Everyone else parked (we just woke from our own park) and no GM write since we began.
-    if epoch == p.epoch && gm::parked_count() + 1 >= running {
+    if epoch == p.epoch && sched::parked_count() + 1 >= running {
         let owner = gm::gm_owner(addr)
             .map(|r| format!("rank {r}"))
             .unwrap_or_else(|| "unknown rank".into());
@@ -439,7 +447,7 @@ fn watchdog(ctx: &mut BlockCtx, addr: usize) -> Result<(), FaultKind> {
 }
 
 /// FNV-1a over the polled bytes: a cheap fingerprint of "the same value again".
-fn hash_bytes(b: &[u8]) -> u64 {
+pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     for &x in b {
         h = (h ^ x as u64).wrapping_mul(0x0100_0000_01b3);
@@ -692,13 +700,17 @@ pub unsafe extern "C" fn asc_twin_fail(
 /// GetBlockIdx.
 #[no_mangle]
 pub extern "C" fn asc_twin_block_idx() -> i64 {
-    CTX.with(|c| c.borrow().as_ref().map_or(0, |c| c.block as i64))
+    let p = sched::current();
+    // SAFETY: CURRENT is null or the running block's context (see with_ctx).
+    unsafe { p.as_ref() }.map_or(0, |c| c.block as i64)
 }
 
 /// GetBlockNum.
 #[no_mangle]
 pub extern "C" fn asc_twin_block_num() -> i64 {
-    CTX.with(|c| c.borrow().as_ref().map_or(0, |c| c.launch.block_dim as i64))
+    let p = sched::current();
+    // SAFETY: CURRENT is null or the running block's context (see with_ctx).
+    unsafe { p.as_ref() }.map_or(0, |c| c.launch.block_dim as i64)
 }
 
 /// GetSystemCycle: a monotonic 50 MHz counter ([`SYSTEM_CYCLE_HZ`]), as on Atlas A2.

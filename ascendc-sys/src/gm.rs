@@ -12,10 +12,9 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::BTreeMap;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 
 /// Accesses of at most this many bytes are done with atomic word operations.
 pub const SMALL_ACCESS: usize = 2048;
@@ -220,68 +219,15 @@ pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
-// ---- parking ----
-//
-// A parked block registers the exact GM range it polls; a writer wakes only the blocks whose
-// range its write overlaps (bulk data writes therefore wake nobody who polls a flag elsewhere).
+// ---- wake-ups ----
 
-struct Waiter {
-    addr: usize,
-    len: usize,
-    thread: std::thread::Thread,
-}
-
-static WAITERS: Mutex<Vec<std::sync::Arc<Waiter>>> = Mutex::new(Vec::new());
-static PARKED: AtomicUsize = AtomicUsize::new(0);
 /// Counts GM writes while anyone is parked (progress indicator for the watchdog).
 pub(crate) static WRITE_EPOCH: AtomicU64 = AtomicU64::new(0);
 
-/// Wakes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
+/// Resumes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
 pub(crate) fn notify_write(addr: usize, len: usize) {
-    // Pairs with the SeqCst increment in `park`: either the parker sees our store when it
-    // re-checks after registering, or we see it registered and wake it.
-    fence(Ordering::SeqCst);
-    if PARKED.load(Ordering::SeqCst) == 0 {
-        return;
+    if crate::sched::parked_count() > 0 {
+        WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
     }
-    WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
-    let end = addr + len.max(1);
-    for w in WAITERS.lock().iter() {
-        if w.addr < end && addr < w.addr + w.len {
-            w.thread.unpark();
-        }
-    }
-}
-
-/// Wakes every parked block (used on abort).
-pub(crate) fn wake_all() {
-    for w in WAITERS.lock().iter() {
-        w.thread.unpark();
-    }
-}
-
-/// Parks the calling thread until `[addr, addr+len)` is written, `timeout` passes, or a wake-up
-/// arrives. `unchanged` is evaluated after registering, so no write is missed.
-pub(crate) fn park(addr: usize, len: usize, timeout: Duration, unchanged: impl FnOnce() -> bool) {
-    let me = std::sync::Arc::new(Waiter {
-        addr,
-        len: len.max(1),
-        thread: std::thread::current(),
-    });
-    WAITERS.lock().push(me.clone());
-    PARKED.fetch_add(1, Ordering::SeqCst);
-    fence(Ordering::SeqCst);
-    if unchanged() {
-        std::thread::park_timeout(timeout);
-    }
-    PARKED.fetch_sub(1, Ordering::SeqCst);
-    let mut list = WAITERS.lock();
-    if let Some(i) = list.iter().position(|w| std::sync::Arc::ptr_eq(w, &me)) {
-        list.swap_remove(i);
-    }
-}
-
-/// Number of threads parked right now.
-pub(crate) fn parked_count() -> usize {
-    PARKED.load(Ordering::SeqCst)
+    crate::sched::notify(addr, len);
 }

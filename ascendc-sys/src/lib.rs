@@ -14,9 +14,10 @@
 //! void name(GM_ADDR args)`), compiled against `include/` and linked into the program;
 //! [`Device::launch`] runs it on `block_dim` co-resident blocks.
 //!
-//! Waiting is cheap: a block that keeps reading an unchanged GM address (a flag poll) yields,
-//! then parks until that address is written. A watchdog reports launches in which every running
-//! block is parked ([`FaultKind::Deadlock`]).
+//! Blocks run as stackful coroutines on one worker thread per host CPU. Waiting is cheap: a
+//! block that keeps reading an unchanged GM address (a flag poll) suspends until that address is
+//! written. A watchdog reports launches in which every running block is parked
+//! ([`FaultKind::Deadlock`]).
 //!
 //! The include directory is exported to dependent build scripts as `DEP_ASCENDC_TWIN_INCLUDE`.
 
@@ -28,6 +29,7 @@ mod error;
 mod ffi;
 mod gm;
 mod knobs;
+mod sched;
 
 pub use atomics::{AtomicOp, AtomicType};
 pub use device::{
