@@ -100,7 +100,6 @@ struct Waiter {
 
 struct Pool {
     workers: Vec<Arc<Worker>>,
-    next: AtomicUsize,
 }
 
 static POOL: OnceLock<Pool> = OnceLock::new();
@@ -145,10 +144,7 @@ fn pool() -> &'static Pool {
                 .spawn(move || worker_main(i, w))
                 .expect("cannot spawn a twin worker thread");
         }
-        Pool {
-            workers,
-            next: AtomicUsize::new(0),
-        }
+        Pool { workers }
     })
 }
 
@@ -157,10 +153,15 @@ pub(crate) fn current() -> *mut BlockCtx {
     CURRENT.with(|c| c.get())
 }
 
-/// Starts one block: a coroutine running `kernel(args)` with `ctx`, on the next worker.
+/// Starts one block: a coroutine running `kernel(args)` with `ctx`.
+///
+/// Block `b` goes to worker `b % workers`: each launch spreads its blocks over all workers, and
+/// in the collectives (block `i` works with peer `i`, block `r` of rank `r` does the local part)
+/// the ranks' local-part blocks land on different workers, as do the peer blocks that wait for
+/// them.
 pub(crate) fn spawn(kernel: KernelFn, args: usize, mut ctx: Box<BlockCtx>, done: Arc<Countdown>) {
     let p = pool();
-    let worker = p.next.fetch_add(1, Ordering::Relaxed) % p.workers.len();
+    let worker = ctx.block as usize % p.workers.len();
     let stack = STACKS
         .lock()
         .pop()
