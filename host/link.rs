@@ -450,6 +450,10 @@ impl CommStream {
     /// nothing is written). Each chunk completes when the receiver has read it. Sends and recvs
     /// between two ranks that should overlap (both directions at once, rings) go on different
     /// streams.
+    ///
+    /// Chunks are staged in this rank's HCCL buffer, in a slot per destination (buffer / ranks
+    /// bytes each); collectives use the same buffer, so do not run them at the same time as
+    /// sends on another stream (order them with an [`Event`] or keep them on one stream).
     pub fn send(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
         self.p2p(buf, bytes, peer, true)
     }
