@@ -26,7 +26,12 @@ enum AivTwinTestMode {
     AIV_TT_POLL = 9,          /* poll lane 0 of src by DataCopy until >= expected; write it to dst[block] */
     AIV_TT_POLL_SCALAR = 10,  /* poll src with GetValue, no cache invalidation, deadline_cycles */
     AIV_TT_POLL_DCCI = 11,    /* poll src with DataCacheCleanAndInvalid + GetValue, deadline_cycles */
-    AIV_TT_BAD_ATOMIC = 12    /* SetAtomicAdd<uint32_t> */
+    AIV_TT_BAD_ATOMIC = 12,   /* SetAtomicAdd<uint32_t> */
+    /* Pipe hazards (wrong on the NPU, right on a sequential simulator): */
+    AIV_TT_HAZ_RAW_DMA = 13,     /* DataCopy GM->UB then UB->GM with no MTE2_MTE3 flag */
+    AIV_TT_HAZ_RAW_SCALAR = 14,  /* DataCopy GM->UB then GetValue with no MTE2_S flag */
+    AIV_TT_HAZ_SCALAR_DMA = 15,  /* SetValue then DataCopy UB->GM with no S_MTE3 flag */
+    AIV_TT_HAZ_WAR = 16          /* UB->GM then GM->UB into the same UB with no MTE3_MTE2 flag */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

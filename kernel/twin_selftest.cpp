@@ -209,6 +209,27 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
         DataCopy(out, cell, 8);
         break;
     }
+    case AIV_TT_HAZ_RAW_DMA:
+        DataCopy(ub, Gm(a->src, 64), 64);
+        DataCopy(Gm(a->dst, 64), ub, 64); // missing SetFlag/WaitFlag<MTE2_MTE3>
+        break;
+    case AIV_TT_HAZ_RAW_SCALAR: {
+        DataCopy(ub, Gm(a->src, 64), 64);
+        GlobalTensor<uint8_t> out = Gm(a->dst, 64);
+        out.SetValue(0, ub.GetValue(0)); // missing SetFlag/WaitFlag<MTE2_S>
+        break;
+    }
+    case AIV_TT_HAZ_SCALAR_DMA:
+        ub.SetValue(0, static_cast<uint8_t>(1));
+        DataCopy(Gm(a->dst, 64), ub, 64); // missing SetFlag/WaitFlag<S_MTE3>
+        break;
+    case AIV_TT_HAZ_WAR:
+        DataCopy(ub, Gm(a->src, 64), 64);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        DataCopy(Gm(a->dst, 64), ub, 64);
+        DataCopy(ub, Gm(a->src + 64, 64), 64); // missing SetFlag/WaitFlag<MTE3_MTE2>
+        break;
     case AIV_TT_BAD_ATOMIC:
         SetAtomicAdd<uint32_t>();
         SetAtomicNone();

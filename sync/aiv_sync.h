@@ -62,6 +62,8 @@ public:
         for (int32_t i = 0; i < AIV_FLAG_LANES; i++) {
             cell_.SetValue(i, 0);
         }
+        // The scalar stores above must land before the first poll's DMA writes the same cell.
+        AscendC::PipeBarrier<PIPE_ALL>();
         failed_ = false;
     }
 

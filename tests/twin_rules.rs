@@ -628,3 +628,50 @@ fn scalar_polls_need_cache_invalidation() {
     assert_eq!(poll_scalar(false), 0);
     assert_eq!(poll_scalar(true), 7);
 }
+
+#[test]
+fn pipe_hazards_are_reported() {
+    let dev = device(0);
+    let src = dev.alloc(4096).unwrap();
+    let dst = dev.alloc(4096).unwrap();
+    for (mode, op, what) in [
+        (
+            AIV_TT_HAZ_RAW_DMA,
+            "DataCopy(UB->GM)",
+            "MTE3 reads UB bytes",
+        ),
+        (
+            AIV_TT_HAZ_RAW_SCALAR,
+            "LocalTensor::GetValue",
+            "S reads UB bytes",
+        ),
+        (
+            AIV_TT_HAZ_SCALAR_DMA,
+            "DataCopy(UB->GM)",
+            "that S (scalar store) wrote",
+        ),
+        (
+            AIV_TT_HAZ_WAR,
+            "DataCopy(GM->UB)",
+            "that MTE3 may still be reading",
+        ),
+    ] {
+        let mut a = args(mode);
+        a.src = gm(&src, 0);
+        a.dst = gm(&dst, 0);
+        let f = fault(selftest(&dev, a, 1));
+        assert_eq!(f.op, op, "mode {mode}");
+        match &f.kind {
+            FaultKind::PipeHazard { reason } => {
+                assert!(reason.contains(what), "mode {mode}: {reason}")
+            }
+            k => panic!("mode {mode}: {k:?}"),
+        }
+    }
+    // The same kernels with the flag in place pass (AIV_TT_COPY is the flagged form of the first).
+    let mut a = args(AIV_TT_COPY);
+    a.src = gm(&src, 0);
+    a.dst = gm(&dst, 0);
+    a.len = 64;
+    selftest(&dev, a, 1).unwrap();
+}

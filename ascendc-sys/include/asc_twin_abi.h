@@ -90,6 +90,7 @@ int32_t asc_twin_pipe(uint32_t op, uint32_t event, int32_t id);
 int32_t asc_twin_ub_arena(uint8_t **base, uint64_t *size);
 int32_t asc_twin_fail(uint32_t op, const char *message, uint64_t addr, uint64_t len);
 int32_t asc_twin_dcci(uint8_t *gm);
+int32_t asc_twin_ub_access(uint32_t kind, const uint8_t *ub, uint64_t bytes);
 int64_t asc_twin_block_idx(void);
 int64_t asc_twin_block_num(void);
 int64_t asc_twin_system_cycle(void);

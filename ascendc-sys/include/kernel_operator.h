@@ -242,11 +242,13 @@ public:
     __aicore__ inline PrimType GetValue(const uint32_t index) const
     {
         CheckIndex(index);
+        asc_twin_check(asc_twin_ub_access(0, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
         return addr_[index];
     }
     template <typename S> __aicore__ inline void SetValue(const uint32_t index, const S value) const
     {
         CheckIndex(index);
+        asc_twin_check(asc_twin_ub_access(1, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
         addr_[index] = static_cast<T>(value);
     }
     __aicore__ inline LocalTensor operator[](const uint32_t offset) const
@@ -379,6 +381,8 @@ public:
         if (queued_ >= depth || queued_ >= num_) {
             asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE, "EnQue on a full TQue", 0, static_cast<uint64_t>(depth)));
         }
+        // The real TQue inserts the pipe syncs its positions imply; the twin joins every pipe.
+        asc_twin_check(asc_twin_pipe(ASC_TWIN_PIPE_BARRIER, PIPE_ALL, 0));
         fifo_[(head_ + queued_) % MAX_BUFS] = reinterpret_cast<uint8_t *>(tensor.TwinPtr());
         queued_++;
         return true;
@@ -389,6 +393,7 @@ public:
             asc_twin_check(
                 asc_twin_fail(ASC_TWIN_OP_QUEUE, "DeQue on an empty TQue (would hang the NPU)", 0, 0));
         }
+        asc_twin_check(asc_twin_pipe(ASC_TWIN_PIPE_BARRIER, PIPE_ALL, 0));
         uint8_t *p = fifo_[head_];
         head_ = (head_ + 1) % MAX_BUFS;
         queued_--;
@@ -610,6 +615,7 @@ template <typename T> __aicore__ inline void Duplicate(const LocalTensor<T> &dst
                                      static_cast<uint64_t>(count), dst.GetSize()));
     }
     T *p = dst.TwinPtr();
+    asc_twin_check(asc_twin_ub_access(2, reinterpret_cast<const uint8_t *>(p), static_cast<uint64_t>(count) * sizeof(T)));
     for (int32_t i = 0; i < count; i++) {
         p[i] = scalarValue;
     }

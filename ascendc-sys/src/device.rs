@@ -103,6 +103,8 @@ pub(crate) struct BlockCtx {
     pub cache: RegionCache,
     pub dcache: HashMap<usize, CacheLine>,
     pub rng: u64,
+    /// Pipe-hazard checker state, when checking is on.
+    pub hazards: Option<Box<crate::hazard::Hazards>>,
     /// The block's coroutine yielder (set when the coroutine starts).
     pub yielder: *const corosensei::Yielder<(), crate::sched::Req>,
 }
@@ -242,6 +244,7 @@ impl Device {
             aborted: AtomicBool::new(false),
         });
         let done = crate::sched::Countdown::new(block_dim);
+        let check_hazards = crate::knobs::hazard_check();
         let mut taken = Vec::with_capacity(block_dim as usize);
         let mut ubs = Vec::with_capacity(block_dim as usize);
         {
@@ -274,6 +277,7 @@ impl Device {
                 cache: RegionCache::default(),
                 dcache: HashMap::new(),
                 rng: 0x9e37_79b9_7f4a_7c15u64 ^ ((inner.rank as u64) << 32 | block as u64),
+                hazards: check_hazards.then(Box::default),
                 yielder: std::ptr::null(),
             });
             crate::sched::spawn(kernel, args as usize, ctx, done.clone());

@@ -50,6 +50,12 @@ pub enum FaultKind {
         /// What is wrong.
         reason: String,
     },
+    /// Two accesses to the same UB bytes on different pipes with nothing ordering them: the
+    /// twin runs pipes in order and got an answer, the NPU runs them concurrently and may not.
+    PipeHazard {
+        /// What conflicts with what.
+        reason: String,
+    },
     /// Misuse found by the twin's AscendC headers (UB over-allocation, index out of range, ...).
     Misuse {
         /// What is wrong.
@@ -95,6 +101,7 @@ impl fmt::Display for FaultKind {
                 "atomic store on type {dtype} is not supported on Atlas A2 (f32, f16, bf16, i32, i16, i8 only)"
             ),
             FaultKind::PipeSync { reason } => write!(f, "pipe synchronisation: {reason}"),
+            FaultKind::PipeHazard { reason } => write!(f, "pipe hazard: {reason}"),
             FaultKind::Misuse {
                 reason,
                 value,

@@ -273,6 +273,18 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
         });
     }
     jitter(ctx);
+    if let Some(hz) = ctx.hazards.as_mut() {
+        for b in &bursts {
+            let (kind, len) = if r.dir == GM_TO_UB {
+                (crate::hazard::Access::Mte2Write, b.ub_span)
+            } else {
+                (crate::hazard::Access::Mte3Read, b.len)
+            };
+            let from = ub_off + b.ub;
+            hz.access(kind, from, from + len)
+                .map_err(|reason| FaultKind::PipeHazard { reason })?;
+        }
+    }
     if r.dir == GM_TO_UB {
         for b in &bursts {
             let ub = ub_addr + b.ub;
@@ -625,6 +637,12 @@ pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
     };
     with_ctx(name, |ctx| {
         if op == 2 {
+            // PIPE_ALL (6) joins every pipe; a barrier on one pipe orders nothing across pipes.
+            if event == 6 {
+                if let Some(hz) = ctx.hazards.as_mut() {
+                    hz.barrier_all();
+                }
+            }
             return Ok(());
         }
         let (e, i) = (event as usize, id as usize);
@@ -636,6 +654,9 @@ pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
         let slot = &mut ctx.pipe_flags[e][i];
         if op == 0 {
             *slot += 1;
+            if let Some(hz) = ctx.hazards.as_mut() {
+                hz.set_flag(e, i);
+            }
         } else if *slot == 0 {
             return Err(FaultKind::PipeSync {
                 reason: format!(
@@ -644,8 +665,41 @@ pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
             });
         } else {
             *slot -= 1;
+            if let Some(hz) = ctx.hazards.as_mut() {
+                hz.wait_flag(e, i);
+            }
         }
         Ok(())
+    })
+}
+
+/// A scalar or vector access to UB, for the pipe-hazard checker: kind 0 scalar read
+/// (LocalTensor::GetValue), 1 scalar write (SetValue), 2 vector write, 3 vector read.
+#[no_mangle]
+pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i32 {
+    let name = match kind {
+        0 => "LocalTensor::GetValue",
+        1 => "LocalTensor::SetValue",
+        _ => "vector instruction",
+    };
+    with_ctx(name, |ctx| {
+        let Some(hz) = ctx.hazards.as_mut() else {
+            return Ok(());
+        };
+        let base = ctx.ub as usize;
+        let a = ub as usize;
+        if a < base || a + bytes as usize > base + ctx.ub_len {
+            return Ok(()); // bounds are the tensor's job
+        }
+        let access = match kind {
+            0 => crate::hazard::Access::ScalarRead,
+            1 => crate::hazard::Access::ScalarWrite,
+            2 => crate::hazard::Access::VWrite,
+            _ => crate::hazard::Access::VRead,
+        };
+        let off = a - base;
+        hz.access(access, off, off + bytes as usize)
+            .map_err(|reason| FaultKind::PipeHazard { reason })
     })
 }
 

@@ -4,6 +4,26 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 static JITTER_US: AtomicU32 = AtomicU32::new(0);
+/// Pipe-hazard checking: 0 off, 1 on, 2 not yet read from the environment.
+static HAZARDS: AtomicU32 = AtomicU32::new(2);
+
+/// Turns the intra-core pipe-hazard checker on or off for launches that start afterwards.
+/// Default: on, unless the environment sets `AIV_TWIN_HAZARDS=0`.
+pub fn set_hazard_check(on: bool) {
+    HAZARDS.store(on as u32, Ordering::Relaxed);
+}
+
+pub(crate) fn hazard_check() -> bool {
+    let mut v = HAZARDS.load(Ordering::Relaxed);
+    if v == 2 {
+        v = match std::env::var("AIV_TWIN_HAZARDS") {
+            Ok(s) if s.trim() == "0" => 0,
+            _ => 1,
+        };
+        HAZARDS.store(v, Ordering::Relaxed);
+    }
+    v == 1
+}
 /// Watchdog period in ms; u64::MAX = not yet read from the environment; 0 = off.
 static WATCHDOG_MS: AtomicU64 = AtomicU64::new(u64::MAX);
 

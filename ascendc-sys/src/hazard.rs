@@ -1,0 +1,250 @@
+//! Intra-core pipe-hazard checker.
+//!
+//! The twin runs a core's pipes in program order, so a kernel that reads in UB on MTE3 what MTE2
+//! wrote, without a flag between them, gets the right answer here and a wrong one on the NPU,
+//! where the pipes run concurrently. This checker finds such kernels with vector clocks.
+//!
+//! Model (Atlas A2 AIV: pipes MTE2, MTE3, V, and the scalar unit S that issues everything):
+//! * every UB access by MTE2 (DataCopy GM->UB), MTE3 (UB->GM) or V (Duplicate) is an event on
+//!   that pipe; scalar stores to UB (LocalTensor::SetValue) are events on a scalar-store "pipe"
+//!   SW whose completion the scalar unit itself does not wait for;
+//! * `SetFlag<A_B>` snapshots A's clock (for A = S: the scalar stores so far and what S knows),
+//!   the matching `WaitFlag<A_B>` joins it into B (B = S: into what the scalar unit knows);
+//! * `PipeBarrier<PIPE_ALL>` joins every pipe with every other;
+//! * an instruction is issued by S, so it starts after everything S knows has completed: issuing
+//!   joins S's knowledge into the executing pipe;
+//! * scalar loads (LocalTensor::GetValue) are synchronous: they need what they read to be known
+//!   complete by S, and nothing needs to wait for them.
+//!
+//! Two accesses to overlapping UB bytes conflict when at least one writes and they are on
+//! different pipes; the later one must know (through its clock) that the earlier one completed.
+//! The UB is tracked as a short list of byte ranges with their last writer and last readers.
+
+use crate::device::{EVENT_IDS, HARD_EVENTS};
+
+/// Tracked pipes.
+const MTE2: usize = 0;
+const MTE3: usize = 1;
+const V: usize = 2;
+/// Scalar stores to UB.
+const SW: usize = 3;
+/// Pseudo-pipe for "the scalar unit" in HardEvent names.
+const S: usize = 4;
+const NAMES: [&str; 5] = ["MTE2", "MTE3", "V", "S (scalar store)", "S"];
+
+type Vc = [u32; 4];
+
+fn join(a: &mut Vc, b: &Vc) {
+    for i in 0..4 {
+        a[i] = a[i].max(b[i]);
+    }
+}
+
+/// (source, destination) pipes of AscendC's `HardEvent` values, for the pipes the checker
+/// tracks; `None` for events between pipes an AIV kernel does not use (cube, FIX, MTE1).
+fn event_pipes(e: usize) -> Option<(usize, usize)> {
+    Some(match e {
+        4 => (MTE2, V), // MTE2_V
+        5 => (V, MTE2), // V_MTE2
+        6 => (MTE3, V), // MTE3_V
+        7 => (V, MTE3), // V_MTE3
+        10 => (V, V),   // V_V
+        19 => (MTE3, MTE2),
+        20 => (MTE2, MTE3),
+        21 => (S, V),
+        22 => (V, S),
+        23 => (S, MTE2),
+        24 => (MTE2, S),
+        25 => (S, MTE3),
+        26 => (MTE3, S),
+        _ => return None,
+    })
+}
+
+/// Which access the checker is told about.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Access {
+    /// DataCopy GM -> UB (MTE2 writes UB).
+    Mte2Write,
+    /// DataCopy UB -> GM (MTE3 reads UB).
+    Mte3Read,
+    /// Vector instruction writing UB.
+    VWrite,
+    /// Vector instruction reading UB.
+    VRead,
+    /// LocalTensor::SetValue.
+    ScalarWrite,
+    /// LocalTensor::GetValue.
+    ScalarRead,
+}
+
+#[derive(Clone, Copy)]
+struct Seg {
+    start: usize,
+    end: usize,
+    w_pipe: usize,
+    w_time: u32,
+    reads: [u32; 3],
+}
+
+/// Per-block checker state.
+pub(crate) struct Hazards {
+    vc: [Vc; 4],
+    known: Vc,
+    segs: Vec<Seg>,
+    tokens: Vec<Vec<Vc>>,
+}
+
+impl Default for Hazards {
+    fn default() -> Self {
+        Hazards {
+            vc: [[0; 4]; 4],
+            known: [0; 4],
+            segs: Vec::new(),
+            tokens: vec![Vec::new(); HARD_EVENTS * EVENT_IDS],
+        }
+    }
+}
+
+impl Hazards {
+    /// `SetFlag<event>(id)`.
+    pub fn set_flag(&mut self, event: usize, id: usize) {
+        if let Some((src, _)) = event_pipes(event) {
+            let token = if src == S {
+                let mut t = self.vc[SW];
+                join(&mut t, &self.known);
+                t
+            } else {
+                self.vc[src]
+            };
+            self.tokens[event * EVENT_IDS + id].push(token);
+        }
+    }
+
+    /// `WaitFlag<event>(id)` (the pairing itself is checked by the caller).
+    pub fn wait_flag(&mut self, event: usize, id: usize) {
+        if let Some((_, dst)) = event_pipes(event) {
+            let q = &mut self.tokens[event * EVENT_IDS + id];
+            if q.is_empty() {
+                return;
+            }
+            let token = q.remove(0);
+            if dst == S {
+                join(&mut self.known, &token);
+            } else {
+                join(&mut self.vc[dst], &token);
+            }
+        }
+    }
+
+    /// `PipeBarrier<PIPE_ALL>`.
+    pub fn barrier_all(&mut self) {
+        let mut all = self.known;
+        for v in &self.vc {
+            join(&mut all, v);
+        }
+        self.vc = [all; 4];
+        self.known = all;
+    }
+
+    /// Makes sure a segment boundary exists at `x`.
+    fn split(&mut self, x: usize) {
+        let i = self.segs.partition_point(|s| s.end <= x);
+        if i < self.segs.len() && self.segs[i].start < x {
+            let mut right = self.segs[i];
+            right.start = x;
+            self.segs[i].end = x;
+            self.segs.insert(i + 1, right);
+        }
+    }
+
+    /// Records an access to UB bytes `[start, end)` (offsets in the core's UB); returns a
+    /// description of the hazard if it conflicts with an earlier access it is not ordered after.
+    pub fn access(&mut self, kind: Access, start: usize, end: usize) -> Result<(), String> {
+        if start >= end {
+            return Ok(());
+        }
+        let (pipe, write) = match kind {
+            Access::Mte2Write => (MTE2, true),
+            Access::Mte3Read => (MTE3, false),
+            Access::VWrite => (V, true),
+            Access::VRead => (V, false),
+            Access::ScalarWrite => (SW, true),
+            Access::ScalarRead => (S, false),
+        };
+        // What the access knows has completed before it.
+        let knows: Vc = match pipe {
+            S | SW => self.known,
+            p => {
+                let k = self.known;
+                join(&mut self.vc[p], &k);
+                self.vc[p]
+            }
+        };
+        // Make the tracked list cover [start, end).
+        if self.segs.last().is_none_or(|s| s.end < end) {
+            let from = self.segs.last().map_or(0, |s| s.end);
+            self.segs.push(Seg {
+                start: from,
+                end: end.max(from),
+                w_pipe: 0,
+                w_time: 0,
+                reads: [0; 3],
+            });
+        }
+        self.split(start);
+        self.split(end);
+        let lo = self.segs.partition_point(|s| s.end <= start);
+        let hi = self.segs.partition_point(|s| s.start < end);
+        for s in &self.segs[lo..hi] {
+            if s.w_time > 0
+                && s.w_pipe != pipe
+                && !(pipe == S && s.w_pipe == SW)
+                && knows[s.w_pipe] < s.w_time
+            {
+                return Err(format!(
+                    "{} {} UB bytes {:#x}..{:#x} that {} wrote, with no SetFlag/WaitFlag or PipeBarrier ordering them ({} before {} on the NPU is not guaranteed)",
+                    NAMES[pipe],
+                    if write { "overwrites" } else { "reads" },
+                    s.start,
+                    s.end,
+                    NAMES[s.w_pipe],
+                    NAMES[s.w_pipe],
+                    NAMES[pipe]
+                ));
+            }
+            if write {
+                for q in [MTE2, MTE3, V] {
+                    if q != pipe && s.reads[q] > knows[q] {
+                        return Err(format!(
+                            "{} overwrites UB bytes {:#x}..{:#x} that {} may still be reading, with no SetFlag/WaitFlag or PipeBarrier ordering them",
+                            NAMES[pipe], s.start, s.end, NAMES[q]
+                        ));
+                    }
+                }
+            }
+        }
+        if pipe == S {
+            return Ok(()); // synchronous scalar loads need no record
+        }
+        self.vc[pipe][pipe] += 1;
+        let t = self.vc[pipe][pipe];
+        if write {
+            self.segs.splice(
+                lo..hi,
+                [Seg {
+                    start,
+                    end,
+                    w_pipe: pipe,
+                    w_time: t,
+                    reads: [0; 3],
+                }],
+            );
+        } else {
+            for s in &mut self.segs[lo..hi] {
+                s.reads[pipe] = t;
+            }
+        }
+        Ok(())
+    }
+}
