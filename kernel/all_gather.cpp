@@ -1,8 +1,8 @@
 /*
  * aiv_all_gather: one chunk of AllGather, one block per rank (block_dim = rank_size), following
  * the AIV orchestration of HCCL (seed 000):
- *   block == rank: copy my input into my HCCL buffer, Record1vN(tag) "my data is ready", then copy
- *                  my HCCL buffer into my slot of the output;
+ *   block == rank: copy my input into my HCCL buffer and into my slot of the output (one load,
+ *                  two stores), then Record1vN(tag) "my data is ready";
  *   block i != rank: WaitNv1(i, tag), copy rank i's HCCL buffer into output slot i, then post-sync
  *                  Record(i, tag) / Wait(i, tag): neither of us reuses its HCCL buffer (next chunk)
  *                  while the other may still read it.
@@ -35,10 +35,10 @@ extern "C" __global__ __aicore__ void aiv_all_gather(GM_ADDR argsAddr)
         return;
     }
     if (peer == rank) {
-        aiv::CpGM2GMTyped(mine, a->input, bytes, ub, 0, AIV_OP_NONE);
+        // One load, two stores: my input into my HCCL buffer and into my output slot.
+        aiv::CpGM2GMDual(mine, a->output + static_cast<uint64_t>(rank) * a->out_stride, a->input, bytes, ub);
         // Record1vN joins all pipes first: the staged data is in GM before the flag.
         sync.Record1vN(tag);
-        aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(rank) * a->out_stride, mine, bytes, ub, 0, AIV_OP_NONE);
         return;
     }
     if (!sync.WaitNv1(peer, tag)) {

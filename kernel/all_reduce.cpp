@@ -3,14 +3,14 @@
  * (block_dim = rank_size). Block `rank` does the local part, block i != rank works with peer i.
  *
  * One-shot (small chunks):
- *   block rank: input -> my HCCL buffer (A); A -> output; Record1vN(tag, 0)
+ *   block rank: input -> my HCCL buffer (A) and -> output (one load, two stores); Record1vN(tag, 0)
  *               ("A is staged and my output holds my contribution");
  *   block i:    WaitNv1(i, tag, 0) (peer's A staged), WaitNv1(rank, tag, 0) (my output initialised),
  *               reduce peer i's A into my output (atomic store); post-sync Record(i) / Wait(i).
  *
  * Two-shot (large chunks): the chunk is cut into rank_size slices (32-byte multiples), slice s
  * owned by rank s, accumulated in B, the part of the owner's HCCL buffer after A.
- *   block rank: input -> A; my slice of A -> B; Record1vN(tag, 0);
+ *   block rank: input -> A, my slice also -> B (one load, two stores); Record1vN(tag, 0);
  *               Wait1vN(rank_size - 1) (every peer reduced into my B); B -> my output slice;
  *               Record1vN(tag, 1) ("B is final");
  *   block i:    WaitNv1(i, tag, 0), WaitNv1(rank, tag, 0); reduce peer i's A slice `rank` into my B;
@@ -69,9 +69,9 @@ extern "C" __global__ __aicore__ void aiv_all_reduce(GM_ADDR argsAddr)
 
     if (a->algo == AIV_AR_ONE_SHOT) {
         if (peer == rank) {
-            aiv::CpGM2GMTyped(mineA, a->input, bytes, ub, dtype, AIV_OP_NONE);
-            // The output is written from the staged copy, so input == output works too.
-            aiv::CpGM2GMTyped(a->output, mineA, bytes, ub, dtype, AIV_OP_NONE);
+            // One load, two stores (A and the output). In place (input == output) the store to
+            // the output rewrites each piece with itself after it was loaded.
+            aiv::CpGM2GMDual(mineA, a->output, a->input, bytes, ub);
             sync.Record1vN(tag);
             return;
         }
@@ -92,8 +92,11 @@ extern "C" __global__ __aicore__ void aiv_all_reduce(GM_ADDR argsAddr)
     const uint64_t bOffset = (bytes + 31) / 32 * 32; // B follows A, 32-byte aligned
     const uint64_t mineB = mineA + bOffset;
     if (peer == rank) {
-        aiv::CpGM2GMTyped(mineA, a->input, bytes, ub, dtype, AIV_OP_NONE);
-        aiv::CpGM2GMTyped(mineB, mineA + myOff, myLen, ub, dtype, AIV_OP_NONE);
+        // Stage the input in A; my slice goes to A and to my accumulator B with one load.
+        aiv::CpGM2GMTyped(mineA, a->input, myOff, ub, dtype, AIV_OP_NONE);
+        aiv::CpGM2GMDual(mineA + myOff, mineB, a->input + myOff, myLen, ub);
+        aiv::CpGM2GMTyped(mineA + myOff + myLen, a->input + myOff + myLen, bytes - myOff - myLen, ub, dtype,
+                          AIV_OP_NONE);
         if (!sync.Record1vN(tag) || !sync.Wait1vN(n - 1)) {
             return;
         }

@@ -113,6 +113,44 @@ __aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, con
     }
 }
 
+/*
+ * Copies `bytes` from src to both dst0 and dst1 with one load per piece (two MTE3 stores from the
+ * same UB half), plain stores only. Same ping-pong and flags as CpGM2GM.
+ */
+__aicore__ inline void CpGM2GMDual(uint64_t dst0, uint64_t dst1, uint64_t src, uint64_t bytes,
+                                   const AscendC::LocalTensor<uint8_t> &stage)
+{
+    if (bytes == 0) {
+        return;
+    }
+    AscendC::LocalTensor<uint8_t> halves[2] = {stage, stage[PIECE_BYTES]};
+    bool pending[2] = {false, false};
+    uint64_t off = 0;
+    uint32_t i = 0;
+    while (off < bytes) {
+        const uint32_t len = static_cast<uint32_t>((bytes - off) < PIECE_BYTES ? (bytes - off) : PIECE_BYTES);
+        const int32_t b = static_cast<int32_t>(i & 1u);
+        if (pending[b]) {
+            // Both stores of the piece that used this half two steps ago must have read it.
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        }
+        LoadPiece(halves[b], reinterpret_cast<__gm__ uint8_t *>(src + off), len);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(b); // the stores read what the load wrote
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(b);
+        StorePiece(reinterpret_cast<__gm__ uint8_t *>(dst0 + off), halves[b], len);
+        StorePiece(reinterpret_cast<__gm__ uint8_t *>(dst1 + off), halves[b], len);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        pending[b] = true;
+        off += len;
+        i++;
+    }
+    for (int32_t b = 0; b < 2; b++) {
+        if (pending[b]) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        }
+    }
+}
+
 /* CpGM2GM on raw GM byte addresses, with the element type chosen at run time (AivDtype). */
 __aicore__ inline void CpGM2GMTyped(uint64_t dst, uint64_t src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
                                     uint32_t dtype, uint32_t op)
