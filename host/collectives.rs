@@ -3,6 +3,7 @@
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::link::reduce_codes;
 use crate::plan::{all_reduce_kind, plan_chunks, Kind};
 use crate::world::{Communicator, DeviceBuffer};
 
@@ -218,16 +219,7 @@ impl Communicator {
         algo: AllReduceAlgo,
     ) -> Result<()> {
         self.check_usable()?;
-        let opc = op.code().ok_or(Error::Unsupported {
-            op,
-            dtype,
-            reason: "the AIV atomic store units have no product; use sum, max or min",
-        })?;
-        let dt = dtype.reduce_code().ok_or(Error::Unsupported {
-            op,
-            dtype,
-            reason: "Atlas A2 atomics reduce only f32, f16, bf16, i32, i16 and i8",
-        })?;
+        let (opc, dt) = reduce_codes(dtype, op)?;
         let n = self.size() as usize;
         let es = dtype.size();
         let bytes = count

@@ -68,13 +68,15 @@ __aicore__ inline void StorePiece(__gm__ T *dst, const AscendC::LocalTensor<T> &
 }
 
 /*
- * Copies `bytes` (a multiple of sizeof(T)) from src to dst through `stage` (STAGE_BYTES of UB,
- * 32-byte aligned). With op != AIV_OP_NONE the stores reduce into dst as T (T must then be one of
- * the A2 atomic types). Uses event ids 0 and 1 of MTE2_MTE3 / MTE3_MTE2; leaves no flag pending.
+ * Copies `bytes` (a multiple of sizeof(T)) from src to dst0 and, if dst1 is not null, also to
+ * dst1 (two MTE3 stores from the same UB half, one load), through `stage` (STAGE_BYTES of UB,
+ * 32-byte aligned). With op != AIV_OP_NONE the stores reduce into the destinations as T (T must
+ * then be one of the A2 atomic types). Uses event ids 0 and 1 of MTE2_MTE3 / MTE3_MTE2; leaves
+ * no flag pending.
  */
 template <typename T>
-__aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
-                               uint32_t op = AIV_OP_NONE)
+__aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, uint64_t bytes,
+                                 const AscendC::LocalTensor<uint8_t> &stage, uint32_t op)
 {
     if (bytes == 0) {
         return;
@@ -90,14 +92,17 @@ __aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, con
         const uint32_t len = static_cast<uint32_t>((bytes - off) < PIECE_BYTES ? (bytes - off) : PIECE_BYTES);
         const int32_t b = static_cast<int32_t>(i & 1u);
         if (pending[b]) {
-            // The store of the piece that used this half two steps ago must have read it.
+            // The stores of the piece that used this half two steps ago must have read it.
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
         }
         LoadPiece(halves[b], src + off / sizeof(T), len);
-        // The store reads what this load wrote.
+        // The stores read what this load wrote.
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(b);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(b);
-        StorePiece(dst + off / sizeof(T), halves[b], len);
+        StorePiece(dst0 + off / sizeof(T), halves[b], len);
+        if (dst1 != nullptr) {
+            StorePiece(dst1 + off / sizeof(T), halves[b], len);
+        }
         AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(b);
         pending[b] = true;
         off += len;
@@ -113,42 +118,20 @@ __aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, con
     }
 }
 
-/*
- * Copies `bytes` from src to both dst0 and dst1 with one load per piece (two MTE3 stores from the
- * same UB half), plain stores only. Same ping-pong and flags as CpGM2GM.
- */
+/* Copies `bytes` from src to dst through `stage`, optionally reducing with `op` (see CpGM2GMTo). */
+template <typename T>
+__aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
+                               uint32_t op = AIV_OP_NONE)
+{
+    CpGM2GMTo<T>(dst, nullptr, src, bytes, stage, op);
+}
+
+/* Copies `bytes` from src to both dst0 and dst1 with one load per piece (plain stores). */
 __aicore__ inline void CpGM2GMDual(uint64_t dst0, uint64_t dst1, uint64_t src, uint64_t bytes,
                                    const AscendC::LocalTensor<uint8_t> &stage)
 {
-    if (bytes == 0) {
-        return;
-    }
-    AscendC::LocalTensor<uint8_t> halves[2] = {stage, stage[PIECE_BYTES]};
-    bool pending[2] = {false, false};
-    uint64_t off = 0;
-    uint32_t i = 0;
-    while (off < bytes) {
-        const uint32_t len = static_cast<uint32_t>((bytes - off) < PIECE_BYTES ? (bytes - off) : PIECE_BYTES);
-        const int32_t b = static_cast<int32_t>(i & 1u);
-        if (pending[b]) {
-            // Both stores of the piece that used this half two steps ago must have read it.
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
-        }
-        LoadPiece(halves[b], reinterpret_cast<__gm__ uint8_t *>(src + off), len);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(b); // the stores read what the load wrote
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(b);
-        StorePiece(reinterpret_cast<__gm__ uint8_t *>(dst0 + off), halves[b], len);
-        StorePiece(reinterpret_cast<__gm__ uint8_t *>(dst1 + off), halves[b], len);
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(b);
-        pending[b] = true;
-        off += len;
-        i++;
-    }
-    for (int32_t b = 0; b < 2; b++) {
-        if (pending[b]) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
-        }
-    }
+    CpGM2GMTo<uint8_t>(reinterpret_cast<__gm__ uint8_t *>(dst0), reinterpret_cast<__gm__ uint8_t *>(dst1),
+                       reinterpret_cast<__gm__ uint8_t *>(src), bytes, stage, AIV_OP_NONE);
 }
 
 /* CpGM2GM on raw GM byte addresses, with the element type chosen at run time (AivDtype). */
