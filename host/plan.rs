@@ -3,20 +3,22 @@
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
-/// AllReduce calls of at most this many bytes per rank use the one-shot kernel (every block
-/// pulls one peer's whole chunk and reduces it into the output); larger ones the two-shot kernel
-/// (reduce-scatter into slice owners, then all-gather), which moves about 3x the data per rank
-/// whatever the rank count, where one-shot moves (ranks + 1)x but needs fewer flag rounds.
+/// AllReduce calls on 4 ranks of at most this many bytes per rank use the one-shot kernel (every
+/// block pulls one peer's whole chunk and reduces it into the output); larger ones the two-shot
+/// kernel (reduce-scatter into slice owners, then all-gather). One-shot moves about
+/// (ranks + 1) x the data per rank, two-shot about 3x but needs more flag rounds, so the
+/// crossover shrinks as ranks grow: with `n >= 4` ranks the limit is
+/// `ONE_SHOT_MAX_BYTES * 2 / (n - 2)` (128 KiB on 4 ranks, 43 KiB on 8, 18 KiB on 16).
 ///
 /// Chosen from `aiv-perf all_reduce --algo one_shot|two_shot` on the twin (2 cores, f32 sum,
-/// time per op in µs, 2026-11-30):
+/// time per op in µs, 2026-11-30; single runs on a noisy VM, so only large gaps count):
 ///
-/// | ranks | 64 KiB one/two | 256 KiB one/two | 1 MiB one/two | 4 MiB one/two | 16 MiB one/two |
-/// |---|---|---|---|---|---|
-/// | 2 | | | 416 / 446 | | 9206 / 12115 |
-/// | 3 | 104 / 113 | 291 / 330 | 986 / 1322 | 3209 / 3687 | 24957 / 16526 |
-/// | 4 | 176 / 164 | 498 / 387 | 1320 / 1144 | 5576 / 3724 | |
-/// | 8 | 749 / 846 | 1748 / 1092 | 4927 / 2754 | 21839 / 10274 | |
+/// | ranks | 32 KiB one/two | 64 KiB one/two | 128-256 KiB one/two | 1 MiB one/two | 4 MiB one/two | 16 MiB one/two |
+/// |---|---|---|---|---|---|---|
+/// | 2 | | | | 416 / 446 | | 9206 / 12115 |
+/// | 3 | | 104 / 113 | 291 / 330 (256K) | 986 / 1322 | 3209 / 3687 | 24957 / 16526 |
+/// | 4 | 111 / 210, 95 / 125 | 176 / 164 | 244 / 337, 194 / 148 (128K) | 1320 / 1144 | 5576 / 3724 | |
+/// | 8 | 444 / 396, 742 / 527 | 686 / 572 | 919 / 563, 914 / 527 (128K) | 4927 / 2754 | 21839 / 10274 | |
 pub const ONE_SHOT_MAX_BYTES: usize = 128 * 1024;
 /// With 3 ranks one-shot moves 4x per rank against two-shot's 3x and wins up to this size.
 pub const ONE_SHOT_MAX_BYTES_3_RANKS: usize = 4 * 1024 * 1024;

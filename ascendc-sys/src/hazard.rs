@@ -20,7 +20,7 @@
 //! different pipes; the later one must know (through its clock) that the earlier one completed.
 //! The UB is tracked as a short list of byte ranges with their last writer and last readers.
 
-use crate::device::{EVENT_IDS, HARD_EVENTS};
+use crate::device::EVENT_IDS;
 
 /// Tracked pipes.
 const MTE2: usize = 0;
@@ -88,22 +88,13 @@ struct Seg {
 }
 
 /// Per-block checker state.
+#[derive(Default)]
 pub(crate) struct Hazards {
     vc: [Vc; 4],
     known: Vc,
     segs: Vec<Seg>,
-    tokens: Vec<Vec<Vc>>,
-}
-
-impl Default for Hazards {
-    fn default() -> Self {
-        Hazards {
-            vc: [[0; 4]; 4],
-            known: [0; 4],
-            segs: Vec::new(),
-            tokens: vec![Vec::new(); HARD_EVENTS * EVENT_IDS],
-        }
-    }
+    /// Pending SetFlag snapshots, oldest first, keyed by (event, id); a kernel has few pending.
+    tokens: Vec<(usize, Vc)>,
 }
 
 impl Hazards {
@@ -117,18 +108,18 @@ impl Hazards {
             } else {
                 self.vc[src]
             };
-            self.tokens[event * EVENT_IDS + id].push(token);
+            self.tokens.push((event * EVENT_IDS + id, token));
         }
     }
 
     /// `WaitFlag<event>(id)` (the pairing itself is checked by the caller).
     pub fn wait_flag(&mut self, event: usize, id: usize) {
         if let Some((_, dst)) = event_pipes(event) {
-            let q = &mut self.tokens[event * EVENT_IDS + id];
-            if q.is_empty() {
+            let key = event * EVENT_IDS + id;
+            let Some(i) = self.tokens.iter().position(|(k, _)| *k == key) else {
                 return;
-            }
-            let token = q.remove(0);
+            };
+            let token = self.tokens.remove(i).1;
             if dst == S {
                 join(&mut self.known, &token);
             } else {
