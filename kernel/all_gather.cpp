@@ -9,22 +9,16 @@
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
-#include "aiv_sync.h"
-#include "cp_gm2gm.h"
+#include "comm_kernel.h"
 
 using namespace AscendC;
 
 extern "C" __global__ __aicore__ void aiv_all_gather(GM_ADDR argsAddr)
 {
     __gm__ const AivCollArgs *a = reinterpret_cast<__gm__ const AivCollArgs *>(argsAddr);
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> stage;
-    TBuf<TPosition::VECCALC> scratch;
-    pipe.InitBuffer(stage, aiv::STAGE_BYTES);
-    pipe.InitBuffer(scratch, aiv::SYNC_SCRATCH_BYTES);
-    aiv::SoftSync sync;
-    sync.Init(&a->comm, scratch.Get<uint8_t>());
-    LocalTensor<uint8_t> ub = stage.Get<uint8_t>();
+    aiv::CommKernel k(&a->comm);
+    aiv::SoftSync &sync = k.sync;
+    const LocalTensor<uint8_t> &ub = k.ub;
 
     const int32_t rank = a->comm.rank;
     const int32_t peer = static_cast<int32_t>(GetBlockIdx());

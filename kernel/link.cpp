@@ -16,8 +16,7 @@
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
-#include "aiv_sync.h"
-#include "cp_gm2gm.h"
+#include "comm_kernel.h"
 
 using namespace AscendC;
 
@@ -40,14 +39,9 @@ extern "C" __global__ __aicore__ void aiv_p2p(GM_ADDR argsAddr)
     if (GetBlockIdx() != 0) {
         return;
     }
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> stage;
-    TBuf<TPosition::VECCALC> scratch;
-    pipe.InitBuffer(stage, aiv::STAGE_BYTES);
-    pipe.InitBuffer(scratch, aiv::SYNC_SCRATCH_BYTES);
-    aiv::SoftSync sync;
-    sync.Init(&a->comm, scratch.Get<uint8_t>());
-    LocalTensor<uint8_t> ub = stage.Get<uint8_t>();
+    aiv::CommKernel k(&a->comm);
+    aiv::SoftSync &sync = k.sync;
+    const LocalTensor<uint8_t> &ub = k.ub;
 
     const int32_t me = a->comm.rank;
     const int32_t peer = a->peer;
@@ -91,11 +85,8 @@ extern "C" __global__ __aicore__ void aiv_link_signal(GM_ADDR argsAddr)
     if (GetBlockIdx() != 0) {
         return;
     }
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> scratch;
-    pipe.InitBuffer(scratch, aiv::SYNC_SCRATCH_BYTES);
-    aiv::SoftSync sync;
-    sync.Init(&a->comm, scratch.Get<uint8_t>());
+    aiv::CommKernel k(&a->comm, false);
+    aiv::SoftSync &sync = k.sync;
     const int32_t me = a->comm.rank;
     if (a->is_wait != 0) {
         sync.Poll(me, aiv::SoftSync::LinkCell(a->peer, a->kind), a->seq, AIV_DIAG_LINK, a->peer);

@@ -1,0 +1,40 @@
+/*
+ * CommKernel: the Unified Buffer layout every communication kernel of aiv-comm starts with — a
+ * CpGM2GM stage (STAGE_BYTES, two ping-pong halves) and the SoftSync scratch cells — and the
+ * SoftSync bound to the launch's communicator arguments. Declare one at the top of a kernel.
+ */
+#ifndef AIV_COMM_KERNEL_H
+#define AIV_COMM_KERNEL_H
+
+#include "kernel_operator.h"
+#include "aiv_comm_args.h"
+#include "aiv_sync.h"
+#include "cp_gm2gm.h"
+
+namespace aiv {
+
+class CommKernel {
+public:
+    /* withStage: also reserve the CpGM2GM stage (kernels that only signal do not need it). */
+    __aicore__ inline CommKernel(__gm__ const AivCommArgs *comm, bool withStage = true)
+    {
+        if (withStage) {
+            pipe_.InitBuffer(stage_, STAGE_BYTES);
+            ub = stage_.Get<uint8_t>();
+        }
+        pipe_.InitBuffer(scratch_, SYNC_SCRATCH_BYTES);
+        sync.Init(comm, scratch_.Get<uint8_t>());
+    }
+
+    SoftSync sync;
+    AscendC::LocalTensor<uint8_t> ub; /* the CpGM2GM stage */
+
+private:
+    AscendC::TPipe pipe_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> stage_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> scratch_;
+};
+
+} // namespace aiv
+
+#endif /* AIV_COMM_KERNEL_H */
