@@ -1,5 +1,5 @@
-//! Simulated NPUs: GM allocations, AIV cores with Unified Buffers, persistent block threads and
-//! batch launches.
+//! Simulated NPUs: GM allocations, AIV cores with Unified Buffers, and batch launches whose
+//! blocks run as coroutines on the twin's worker threads (`sched.rs`).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::HashMap;

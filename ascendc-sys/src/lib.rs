@@ -6,9 +6,10 @@
 //!   (`kernel_operator.h`), with AscendC's names and signatures, for a host C++ compiler. Kernel
 //!   sources compiled against it also compile against the real AscendC headers.
 //! * this crate: the Rust runtime of the **CPU twin** of an Atlas A2 AIV device. It owns simulated
-//!   devices (ranks) with bounds-known GM, AIV cores with 192 KB Unified Buffers, persistent block
-//!   threads, batch launches, atomics per dtype, and the exact DataCopy / DataCopyPad rules.
-//!   Misuse becomes a [`KernelFault`] naming kernel, rank, block and operation.
+//!   devices (ranks) with bounds-known GM, AIV cores with 192 KB Unified Buffers, blocks as
+//!   coroutines on persistent worker threads, batch launches, atomics per dtype, the exact
+//!   DataCopy / DataCopyPad rules, a scalar data-cache model and an intra-core pipe-hazard
+//!   checker. Misuse becomes a [`KernelFault`] naming kernel, rank, block and operation.
 //!
 //! A kernel is a C function `void name(uint8_t *args)` (AscendC: `extern "C" __global__ __aicore__
 //! void name(GM_ADDR args)`), compiled against `include/` and linked into the program;
