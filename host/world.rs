@@ -385,6 +385,10 @@ fn diag_error(d: &ffi::AivDiag) -> Error {
 /// and return; [`Communicator::synchronize`] waits for them. Every rank of a world must issue the
 /// same collectives in the same order (as with HCCL).
 ///
+/// A communicator may be shared between host threads, but calls that enqueue work must be
+/// ordered by the program (as with HCCL): two threads racing to enqueue collectives on one rank
+/// can enqueue them in an order the other ranks do not use.
+///
 /// **After a failure** (a wait timeout or a device fault) the communicator is marked failed:
 /// its flags may be half-written, so every later call returns [`Error::CommFailed`]. Build a new
 /// [`World`] to continue.
