@@ -81,6 +81,37 @@ __aicore__ inline bool Expired(int64_t start, uint64_t deadline)
     return static_cast<uint64_t>(GetSystemCycle() - start) > deadline;
 }
 
+/* Polls lane 0 of the flag cell at `addr` by DMA until it reaches `expected` or the deadline. */
+__aicore__ inline int32_t PollCell(uint64_t addr, int32_t expected, uint64_t deadline, const LocalTensor<int32_t> &cell)
+{
+    GlobalTensor<int32_t> flag;
+    flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(addr), 8);
+    const int64_t start = GetSystemCycle();
+    int32_t seen = 0;
+    while (true) {
+        DataCopy(cell, flag, 8);
+        // The scalar read of UB must wait for the MTE2 load.
+        SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+        seen = cell.GetValue(0);
+        if (seen >= expected || Expired(start, deadline)) {
+            return seen;
+        }
+    }
+}
+
+/* Stores `value` into lane 0 of the 32-byte cell at `addr` through UB. */
+__aicore__ inline void PutCell(uint64_t addr, int32_t value, const LocalTensor<int32_t> &cell)
+{
+    GlobalTensor<int32_t> out;
+    out.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(addr), 8);
+    cell.SetValue(0, value);
+    // MTE3 reads the scalar store to UB.
+    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    DataCopy(out, cell, 8);
+}
+
 } // namespace
 
 extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
@@ -161,28 +192,21 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
         WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
         break;
     case AIV_TT_POLL: {
-        GlobalTensor<int32_t> flag;
-        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->src), 8);
         LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
-        const int64_t start = GetSystemCycle();
-        int32_t seen = 0;
-        while (true) {
-            DataCopy(cell, flag, 8);
-            // The scalar read of UB must wait for the MTE2 load.
-            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
-            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
-            seen = cell.GetValue(0);
-            if (seen >= static_cast<int32_t>(a->expected) || Expired(start, a->deadline_cycles)) {
-                break;
-            }
+        const int32_t seen = PollCell(a->src, static_cast<int32_t>(a->expected), a->deadline_cycles, cell);
+        PutCell(a->dst + static_cast<uint64_t>(GetBlockIdx()) * 32, seen, cell);
+        break;
+    }
+    case AIV_TT_RELAY: {
+        LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
+        const int32_t want = static_cast<int32_t>(a->expected);
+        if (GetBlockIdx() == 0) {
+            const int32_t seen = PollCell(a->src, want, a->deadline_cycles, cell);
+            PutCell(a->dst + 4096, seen, cell);
+            break;
         }
-        GlobalTensor<int32_t> out;
-        out.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->dst) + GetBlockIdx() * 8, 8);
-        cell.SetValue(0, seen);
-        // MTE3 reads the scalar store to UB.
-        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
-        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
-        DataCopy(out, cell, 8);
+        const int32_t seen = PollCell(a->dst + 4096, want, a->deadline_cycles, cell);
+        PutCell(a->dst + static_cast<uint64_t>(GetBlockIdx()) * 32, seen, cell);
         break;
     }
     case AIV_TT_POLL_SCALAR:

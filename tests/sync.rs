@@ -8,6 +8,8 @@ use aiv_comm::ffi::{self, AivSyncTestArgs};
 use aiv_comm::{Communicator, Config, DeviceBuffer, Error, World};
 
 fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
+    // Random delays before GM accesses shake out ordering bugs a lucky schedule would hide.
+    ascendc_sys::set_jitter_us(20);
     World::sim_with(
         ranks,
         Config {
@@ -84,7 +86,6 @@ fn run_rounds(
 
 #[test]
 fn ping_pong_thousands_of_rounds_across_blocks_with_jitter_and_wraps() {
-    ascendc_sys::set_jitter_us(20);
     // 2 ranks x 8 blocks, 100 launches x 30 rounds = 3000 round trips per block; a tag limit of
     // 64 makes the wrap protocol run every other launch.
     let epochs = run_rounds(2, ffi::AIV_ST_PINGPONG, 8, 100, 30, 64);

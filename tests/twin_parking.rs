@@ -50,6 +50,40 @@ fn parked_polls_are_cheap_and_deadlocks_are_reported() {
         assert_eq!(v, 42, "block {b} saw {v}");
     }
 
+    // The same with a flag that another block sets later: block 0 waits for the host, then
+    // relays; blocks 1.. wait for block 0. Every block is parked meanwhile.
+    let out2 = dev.alloc(8192).unwrap();
+    let relay_flag = dev.alloc(64).unwrap();
+    let r = AivTwinTestArgs {
+        mode: AIV_TT_RELAY,
+        src: gm(&relay_flag, 0),
+        dst: gm(&out2, 0),
+        expected: 7,
+        deadline_cycles: 50 * 10_000_000,
+        ..Default::default()
+    };
+    let (cpu, wall) = std::thread::scope(|s| {
+        let h = s.spawn(|| selftest(&dev, r, blocks));
+        std::thread::sleep(Duration::from_millis(200));
+        let c0 = cpu_seconds();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(400));
+        let cpu = cpu_seconds() - c0;
+        let wall = t0.elapsed().as_secs_f64();
+        relay_flag.write(0, &7i32.to_le_bytes()).unwrap();
+        h.join().unwrap().unwrap();
+        (cpu, wall)
+    });
+    assert!(
+        cpu < 0.1 * wall,
+        "relay: parked blocks used {cpu:.3} s CPU in {wall:.3} s"
+    );
+    let got = read_all(&out2);
+    for b in 1..blocks as usize {
+        let v = i32::from_le_bytes(got[b * 32..b * 32 + 4].try_into().unwrap());
+        assert_eq!(v, 7, "relay: block {b} saw {v}");
+    }
+
     // Nobody will ever write the flag: the watchdog reports a deadlock instead of hanging.
     ascendc_sys::set_watchdog(Some(Duration::from_millis(300)));
     a.expected = 1000;
