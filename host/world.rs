@@ -223,6 +223,8 @@ pub(crate) struct Launcher {
     pub links: Mutex<crate::link::LinkSeqs>,
     pub trace: Arc<crate::trace::Trace>,
     pub streams_created: Mutex<u32>,
+    /// Device group of the world (see `ascendc_sys::abort_group`).
+    pub group: u64,
 }
 
 impl Launcher {
@@ -260,6 +262,18 @@ impl Launcher {
         if let Err(e) = &r {
             if matches!(e, Error::SizeMismatch { .. }) {
                 return r;
+            }
+            // Peers waiting for this rank would sit until their deadlines; on the twin they can
+            // be stopped at once, naming the cause.
+            let from_peer = matches!(
+                e,
+                Error::Device(ascendc_sys::TwinError::Fault(ascendc_sys::KernelFault {
+                    kind: ascendc_sys::FaultKind::PeerAborted { .. },
+                    ..
+                }))
+            );
+            if !from_peer {
+                ascendc_sys::abort_group(self.group, &format!("rank {} failed: {e}", self.rank));
             }
             let mut f = self.failed.lock();
             if f.is_none() {
@@ -559,6 +573,8 @@ impl World {
         let timeout_cycles = (timeout.as_micros() as u64)
             .saturating_mul(ascendc_sys::SYSTEM_CYCLE_HZ / 1_000_000)
             .min(i64::MAX as u64) as i64;
+        static GROUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let group = GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut devices = Vec::new();
         let mut hccl = Vec::new();
         let mut sync = Vec::new();
@@ -567,6 +583,7 @@ impl World {
                 r as u32,
                 DeviceConfig {
                     cores: config.cores,
+                    group,
                     ..DeviceConfig::default()
                 },
             )?;
@@ -594,6 +611,7 @@ impl World {
                 links: Mutex::new(crate::link::LinkSeqs::default()),
                 trace: trace.clone(),
                 streams_created: Mutex::new(0),
+                group,
             });
             let main = CommStream::new(&launcher, "main", 0)?;
             comms.push(Communicator {

@@ -183,3 +183,48 @@ fn wait_for_a_peer_that_never_records_times_out() {
 fn wait_for_a_wrong_tag_times_out() {
     expect_timeout(true);
 }
+
+#[test]
+fn a_faulting_rank_stops_its_waiting_peers_at_once() {
+    // Rank 0's kernel faults (a lone WaitFlag); rank 1 waits for a Record from rank 0 that will
+    // never come. On the NPU rank 1 would wait for its deadline (60 s here); the twin stops it
+    // at once and names the cause.
+    let w = world(2, 1 << 20, Duration::from_secs(60));
+    let t0 = Instant::now();
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        if c.rank() == 0 {
+            // SAFETY: aiv_twin_selftest takes an AivTwinTestArgs (the comm part is unused).
+            unsafe {
+                c.launch_with_tags(
+                    "aiv_twin_selftest",
+                    ffi::aiv_twin_selftest,
+                    1,
+                    1,
+                    (),
+                    |_| ffi::AivTwinTestArgs {
+                        mode: ffi::AIV_TT_LONE_WAIT,
+                        ..Default::default()
+                    },
+                )?;
+            }
+            c.synchronize()
+        } else {
+            launch(c, ffi::AIV_ST_PINGPONG, 1, 1, false)?;
+            c.synchronize()
+        }
+    });
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let e0 = res[0].as_ref().unwrap_err().to_string();
+    assert!(e0.contains("WaitFlag"), "{e0}");
+    let e1 = res[1].as_ref().unwrap_err().to_string();
+    assert!(
+        e1.contains("stopped because a peer failed first") && e1.contains("rank 0 failed"),
+        "{e1}"
+    );
+    // Both communicators are failed now.
+    assert!(w.comms().iter().all(|c| c.failure().is_some()));
+}

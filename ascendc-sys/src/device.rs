@@ -34,6 +34,9 @@ pub struct DeviceConfig {
     pub cores: u32,
     /// Unified Buffer bytes per core. Default [`UB_BYTES`].
     pub ub_bytes: usize,
+    /// Devices that work together (one communicator's ranks) share a group id, so that
+    /// [`abort_group`] can stop all their running launches at once. 0: no group.
+    pub group: u64,
 }
 
 impl Default for DeviceConfig {
@@ -41,6 +44,7 @@ impl Default for DeviceConfig {
         DeviceConfig {
             cores: DEFAULT_CORES,
             ub_bytes: UB_BYTES,
+            group: 0,
         }
     }
 }
@@ -50,8 +54,53 @@ pub(crate) struct LaunchShared {
     pub kernel: &'static str,
     pub rank: u32,
     pub block_dim: u32,
+    pub group: u64,
     pub fault: Mutex<Option<KernelFault>>,
     pub aborted: AtomicBool,
+}
+
+/// Launches running now, for [`abort_group`].
+static ACTIVE: Mutex<Vec<std::sync::Weak<LaunchShared>>> = Mutex::new(Vec::new());
+/// Groups aborted so far, with the reason: later launches in them fail at once.
+static ABORTED_GROUPS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+
+/// Stops every running launch of device group `group` (see [`DeviceConfig::group`]) and makes
+/// its later launches fail at once, each with [`FaultKind::PeerAborted`] carrying `reason`.
+///
+/// For a host that knows one rank's kernel has faulted: on the NPU its peers would wait for it
+/// until their deadlines; on the twin they can be told at once. Group 0 is never aborted.
+pub fn abort_group(group: u64, reason: &str) {
+    if group == 0 {
+        return;
+    }
+    {
+        let mut g = ABORTED_GROUPS.lock();
+        if g.iter().any(|(id, _)| *id == group) {
+            return;
+        }
+        g.push((group, reason.to_string()));
+    }
+    let active: Vec<_> = ACTIVE.lock().iter().filter_map(|w| w.upgrade()).collect();
+    for l in active.into_iter().filter(|l| l.group == group) {
+        l.record(
+            u32::MAX,
+            "launch",
+            FaultKind::PeerAborted {
+                reason: reason.to_string(),
+            },
+        );
+    }
+}
+
+fn group_abort_reason(group: u64) -> Option<String> {
+    if group == 0 {
+        return None;
+    }
+    ABORTED_GROUPS
+        .lock()
+        .iter()
+        .find(|(id, _)| *id == group)
+        .map(|(_, r)| r.clone())
 }
 
 impl LaunchShared {
@@ -236,13 +285,28 @@ impl Device {
                 cores: inner.config.cores,
             });
         }
+        if let Some(reason) = group_abort_reason(inner.config.group) {
+            return Err(TwinError::Fault(KernelFault {
+                kernel: name.to_string(),
+                rank: inner.rank,
+                block: u32::MAX,
+                op: "launch".to_string(),
+                kind: FaultKind::PeerAborted { reason },
+            }));
+        }
         let launch = Arc::new(LaunchShared {
             kernel: name,
             rank: inner.rank,
             block_dim,
+            group: inner.config.group,
             fault: Mutex::new(None),
             aborted: AtomicBool::new(false),
         });
+        {
+            let mut a = ACTIVE.lock();
+            a.retain(|w| w.strong_count() > 0);
+            a.push(Arc::downgrade(&launch));
+        }
         let done = crate::sched::Countdown::new(block_dim);
         let check_hazards = crate::knobs::hazard_check();
         let mut taken = Vec::with_capacity(block_dim as usize);

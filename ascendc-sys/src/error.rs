@@ -69,6 +69,11 @@ pub enum FaultKind {
     UnknownException,
     /// The block was stopped because another block of the same launch faulted first.
     Aborted,
+    /// The launch was stopped (or refused) because a peer device of its group failed first.
+    PeerAborted {
+        /// What happened to the peer.
+        reason: String,
+    },
     /// Every running block of every launch was parked on GM polls with no GM write for the
     /// watchdog period: on hardware this launch would hang.
     Deadlock {
@@ -109,6 +114,7 @@ impl fmt::Display for FaultKind {
             } => write!(f, "{reason} (value {value}, limit {limit})"),
             FaultKind::UnknownException => write!(f, "kernel threw a C++ exception"),
             FaultKind::Aborted => write!(f, "stopped because another block of this launch faulted"),
+            FaultKind::PeerAborted { reason } => write!(f, "stopped because a peer failed first: {reason}"),
             FaultKind::Deadlock { waiters } => {
                 write!(f, "deadlock: every running block is parked on a GM poll")?;
                 for w in waiters {
@@ -127,7 +133,7 @@ pub struct KernelFault {
     pub kernel: String,
     /// Device (rank) the launch ran on.
     pub rank: u32,
-    /// Block index (GetBlockIdx) that faulted.
+    /// Block index (GetBlockIdx) that faulted; `u32::MAX` for the launch as a whole.
     pub block: u32,
     /// The AscendC operation, e.g. `DataCopy(GM->UB)`.
     pub op: String,
@@ -137,6 +143,14 @@ pub struct KernelFault {
 
 impl fmt::Display for KernelFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.block == u32::MAX {
+            // A fault of the launch as a whole (e.g. stopped because a peer failed).
+            return write!(
+                f,
+                "kernel `{}` on rank {}: {}",
+                self.kernel, self.rank, self.kind
+            );
+        }
         write!(
             f,
             "kernel `{}` on rank {}, block {}: {}: {}",

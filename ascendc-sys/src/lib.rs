@@ -35,7 +35,7 @@ mod sched;
 
 pub use atomics::{AtomicOp, AtomicType};
 pub use device::{
-    Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
+    abort_group, Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
 };
 pub use error::{FaultKind, KernelFault, TwinError};
 pub use ffi::POISON;
