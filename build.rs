@@ -42,6 +42,10 @@ fn main() {
         println!("cargo:rerun-if-changed={}", f.display());
     }
     println!("cargo:rerun-if-env-changed=ASCEND_HOME_PATH");
+    // Dependents' build scripts see these as DEP_AIV_KERNELS_SYNC_INCLUDE / _KERNEL_INCLUDE, to
+    // compile their own kernels against aiv-comm's device headers (README, "Your own kernels").
+    println!("cargo:sync_include={}", root.join("sync").display());
+    println!("cargo:kernel_include={}", root.join("kernel").display());
 
     #[cfg(feature = "regen-bindings")]
     regen_bindings(&root);
