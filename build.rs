@@ -62,6 +62,7 @@ fn main() {
     let twin_include = std::env::var("DEP_ASCENDC_TWIN_INCLUDE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root.join("ascendc-sys/include"));
+    println!("cargo:twin_include={}", twin_include.display());
     let mut b = cc::Build::new();
     b.cpp(true)
         .std("c++17")
