@@ -7,6 +7,13 @@ use crate::link::reduce_codes;
 use crate::plan::{all_reduce_kind, plan_chunks, Kind};
 use crate::world::{Communicator, DeviceBuffer};
 
+/// Bytes of `count` elements of `dtype`, or an error if that overflows.
+pub(crate) fn elem_bytes(count: usize, dtype: DataType) -> Result<usize> {
+    count
+        .checked_mul(dtype.size())
+        .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))
+}
+
 /// Which AllReduce kernel to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum AllReduceAlgo {
@@ -77,9 +84,26 @@ impl Communicator {
         Ok(())
     }
 
+    /// Validates an AllReduce call (communicator usable, reducible dtype/op, buffers) and
+    /// returns the device op and dtype codes and the bytes per rank.
+    pub(crate) fn prepare_all_reduce(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        op: ReduceOp,
+    ) -> Result<(u32, u32, usize)> {
+        self.check_usable()?;
+        let (opc, dt) = reduce_codes(dtype, op)?;
+        let bytes = elem_bytes(count, dtype)?;
+        self.check_reduce_buffers(send, recv, bytes, dtype)?;
+        Ok((opc, dt, bytes))
+    }
+
     /// Validates AllReduce buffers: this rank's, large and aligned enough, and either disjoint
     /// or exactly the same range (in place).
-    pub(crate) fn check_reduce_buffers(
+    fn check_reduce_buffers(
         &self,
         send: &DeviceBuffer,
         recv: &DeviceBuffer,
@@ -148,9 +172,7 @@ impl Communicator {
         self.check_usable()?;
         let n = self.size() as usize;
         let es = dtype.size();
-        let bytes = count
-            .checked_mul(es)
-            .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
+        let bytes = elem_bytes(count, dtype)?;
         let total = bytes
             .checked_mul(n)
             .ok_or_else(|| Error::Length(format!("{count} elements x {n} ranks overflow")))?;
@@ -218,16 +240,11 @@ impl Communicator {
         op: ReduceOp,
         algo: AllReduceAlgo,
     ) -> Result<()> {
-        self.check_usable()?;
-        let (opc, dt) = reduce_codes(dtype, op)?;
+        let (opc, dt, bytes) = self.prepare_all_reduce(send, recv, count, dtype, op)?;
         let n = self.size() as usize;
         let es = dtype.size();
-        let bytes = count
-            .checked_mul(es)
-            .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
-        self.check_reduce_buffers(send, recv, bytes, dtype)?;
         let kind = match algo {
-            AllReduceAlgo::Hd => return self.all_reduce_hd(send, recv, count, dtype, op),
+            AllReduceAlgo::Hd => return self.enqueue_hd(send, recv, count, dtype, opc, dt, bytes),
             AllReduceAlgo::Auto => all_reduce_kind(bytes, n),
             AllReduceAlgo::OneShot => Kind::AllReduceOneShot,
             AllReduceAlgo::TwoShot => Kind::AllReduceTwoShot,

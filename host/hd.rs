@@ -24,7 +24,7 @@ use parking_lot::Mutex;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::link::{reduce_codes, CommStream, Event};
+use crate::link::{CommStream, Event};
 use crate::world::{Communicator, DeviceBuffer};
 
 /// The sub-streams and events of a communicator's HD AllReduce, created on first use.
@@ -70,13 +70,23 @@ impl Communicator {
         dtype: DataType,
         op: ReduceOp,
     ) -> Result<()> {
-        self.check_usable()?;
-        let (opc, dt) = reduce_codes(dtype, op)?;
+        let (opc, dt, bytes) = self.prepare_all_reduce(send, recv, count, dtype, op)?;
+        self.enqueue_hd(send, recv, count, dtype, opc, dt, bytes)
+    }
+
+    /// Enqueues a validated HD AllReduce (device codes `opc`/`dt`, `bytes` per rank).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn enqueue_hd(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        opc: u32,
+        dt: u32,
+        bytes: usize,
+    ) -> Result<()> {
         let es = dtype.size();
-        let bytes = count
-            .checked_mul(es)
-            .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))?;
-        self.check_reduce_buffers(send, recv, bytes, dtype)?;
         let n = self.size() as usize;
         let rank = self.rank() as usize;
         let main = self.stream().clone();
