@@ -86,6 +86,7 @@ pub const AIV_TT_HAZ_RAW_SCALAR: AivTwinTestMode = 14;
 pub const AIV_TT_HAZ_SCALAR_DMA: AivTwinTestMode = 15;
 pub const AIV_TT_HAZ_WAR: AivTwinTestMode = 16;
 pub const AIV_TT_RELAY: AivTwinTestMode = 17;
+pub const AIV_TT_STALE_READ: AivTwinTestMode = 18;
 pub type AivTwinTestMode = ::std::os::raw::c_uint;
 pub const AIV_DT_F32: AivDtype = 0;
 pub const AIV_DT_F16: AivDtype = 1;

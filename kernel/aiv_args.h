@@ -32,8 +32,9 @@ enum AivTwinTestMode {
     AIV_TT_HAZ_RAW_SCALAR = 14,  /* DataCopy GM->UB then GetValue with no MTE2_S flag */
     AIV_TT_HAZ_SCALAR_DMA = 15,  /* SetValue then DataCopy UB->GM with no S_MTE3 flag */
     AIV_TT_HAZ_WAR = 16,         /* UB->GM then GM->UB into the same UB with no MTE3_MTE2 flag */
-    AIV_TT_RELAY = 17            /* block 0 waits for src >= expected, then sets the flag at dst + 4096;
+    AIV_TT_RELAY = 17,           /* block 0 waits for src >= expected, then sets the flag at dst + 4096;
                                     the other blocks wait for that flag and report what they saw */
+    AIV_TT_STALE_READ = 18       /* DataCopy UB->GM of UB this kernel never wrote */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

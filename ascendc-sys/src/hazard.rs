@@ -18,6 +18,8 @@
 //!
 //! Two accesses to overlapping UB bytes conflict when at least one writes and they are on
 //! different pipes; the later one must know (through its clock) that the earlier one completed.
+//! A read of UB bytes none of which the kernel has written is reported too (it would read what an
+//! earlier kernel left there).
 //! The UB is tracked as a short list of byte ranges with their last writer and last readers.
 
 use crate::device::EVENT_IDS;
@@ -187,6 +189,15 @@ impl Hazards {
         self.split(end);
         let lo = self.segs.partition_point(|s| s.end <= start);
         let hi = self.segs.partition_point(|s| s.start < end);
+        if !write && self.segs[lo..hi].iter().all(|s| s.w_time == 0) {
+            // Not one byte of what is read was written by this kernel: the NPU would return
+            // whatever an earlier kernel left in UB. (Partly written ranges are accepted: a
+            // kernel may move a whole 32-byte block of which it filled only a lane.)
+            return Err(format!(
+                "{} reads UB bytes {:#x}..{:#x}, none of which this kernel has written (stale data from an earlier kernel)",
+                NAMES[pipe], start, end
+            ));
+        }
         for s in &self.segs[lo..hi] {
             if s.w_time > 0
                 && s.w_pipe != pipe
