@@ -182,6 +182,7 @@ pub const AIV_ST_ONE2N: AivSyncTestMode = 1;
 pub const AIV_ST_COUNT: AivSyncTestMode = 2;
 pub const AIV_ST_TIMEOUT: AivSyncTestMode = 3;
 pub const AIV_ST_BARRIER: AivSyncTestMode = 4;
+pub const AIV_ST_PUBLISH: AivSyncTestMode = 5;
 pub type AivSyncTestMode = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]

@@ -147,7 +147,10 @@ enum AivSyncTestMode {
     AIV_ST_ONE2N = 1,    /* rank 0 block 0 broadcasts `rounds` times; every block of the others checks */
     AIV_ST_COUNT = 2,    /* every block of ranks 1.. writes into rank 0, RecordNv1; rank 0 Wait1vN */
     AIV_ST_TIMEOUT = 3,  /* rank 0 waits for rank 1; rank 1 records nothing, or tag - 1 if wrong_tag */
-    AIV_ST_BARRIER = 4   /* every block: BarrierAll `rounds` times, checking the others arrived */
+    AIV_ST_BARRIER = 4,  /* every block: BarrierAll `rounds` times, checking the others arrived */
+    AIV_ST_PUBLISH = 5   /* rank 1 Records "running"; rank 0 waits for it, writes 4 KB into its HCCL
+                            buffer and Record1vN; rank 1 reads it after WaitNv1, or without waiting
+                            if wrong_tag != 0 (a GM race) */
 };
 
 struct AivSyncTestArgs {

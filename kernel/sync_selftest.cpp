@@ -165,6 +165,41 @@ extern "C" __global__ __aicore__ void aiv_sync_selftest(GM_ADDR argsAddr)
         }
         break;
     }
+    case AIV_ST_PUBLISH: {
+        if (b != 0) {
+            break;
+        }
+        constexpr uint32_t BYTES = 4096;
+        TBuf<TPosition::VECCALC> dataBuf;
+        pipe.InitBuffer(dataBuf, BYTES);
+        LocalTensor<int32_t> data = dataBuf.Get<int32_t>();
+        GlobalTensor<int32_t> shared;
+        shared.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->comm.hccl[0]), BYTES / 4);
+        // Rank 1 announces it is running, so that the two launches overlap in time.
+        if (rank == 0) {
+            if (!sync.Wait(1, tag0)) {
+                break;
+            }
+            Duplicate(data, tag0, static_cast<int32_t>(BYTES / 4));
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID3); // MTE3 stores what the vector unit filled
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID3);
+            DataCopy(shared, data, BYTES / 4);
+            sync.Record1vN(tag0); // joins all pipes first: the data is in GM before the flag
+        } else if (rank == 1) {
+            const bool early = a->wrong_tag != 0; // read before waiting for the flag: a race
+            if (!sync.Record(0, tag0) || (!early && !sync.WaitNv1(0, tag0))) {
+                break;
+            }
+            DataCopy(data, shared, BYTES / 4);
+            SetFlag<HardEvent::MTE2_S>(EVENT_ID3);
+            WaitFlag<HardEvent::MTE2_S>(EVENT_ID3);
+            bad += data.GetValue(0) != tag0 ? 1 : 0;
+            if (early) {
+                sync.WaitNv1(0, tag0); // keeps the launches overlapping, orders nothing read before
+            }
+        }
+        break;
+    }
     default:
         break;
     }

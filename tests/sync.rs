@@ -228,3 +228,29 @@ fn a_faulting_rank_stops_its_waiting_peers_at_once() {
     // Both communicators are failed now.
     assert!(w.comms().iter().all(|c| c.failure().is_some()));
 }
+
+#[test]
+fn reading_a_peer_buffer_before_its_flag_is_a_gm_race() {
+    // With the wait: clean. Without it the twin reports the race whichever side comes second,
+    // whether or not the reader happened to see the data.
+    let w = world(2, 1 << 20, Duration::from_secs(30));
+    let ok = w.run(|c| -> aiv_comm::Result<i32> {
+        let r = launch(c, ffi::AIV_ST_PUBLISH, 1, 1, false)?;
+        c.synchronize()?;
+        Ok(mismatches(&r)[0])
+    });
+    for (rank, r) in ok.into_iter().enumerate() {
+        assert_eq!(r.unwrap(), 0, "rank {rank}");
+    }
+    let w = world(2, 1 << 20, Duration::from_secs(30));
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        launch(c, ffi::AIV_ST_PUBLISH, 1, 1, true)?;
+        c.synchronize()
+    });
+    let errors: Vec<String> = res
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.iter().any(|e| e.contains("GM race")), "{errors:?}");
+}

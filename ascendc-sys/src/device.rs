@@ -152,6 +152,8 @@ pub(crate) struct BlockCtx {
     pub cache: RegionCache,
     pub dcache: HashMap<usize, CacheLine>,
     pub rng: u64,
+    /// GM race checker state, when checking is on.
+    pub race: Option<crate::race::RaceCtx>,
     /// Pipe-hazard checker state, when checking is on.
     pub hazards: Option<Box<crate::hazard::Hazards>>,
     /// The block's coroutine yielder (set when the coroutine starts).
@@ -309,6 +311,7 @@ impl Device {
         }
         let done = crate::sched::Countdown::new(block_dim);
         let check_hazards = crate::knobs::hazard_check();
+        let check_races = crate::knobs::race_check() && inner.config.group != 0;
         let mut taken = Vec::with_capacity(block_dim as usize);
         let mut ubs = Vec::with_capacity(block_dim as usize);
         {
@@ -329,7 +332,7 @@ impl Device {
                 }
             }
         }
-        for (block, ub) in ubs.into_iter().enumerate() {
+        for (block, (ub, core)) in ubs.into_iter().zip(taken.iter().copied()).enumerate() {
             let ctx = Box::new(BlockCtx {
                 launch: launch.clone(),
                 block: block as u32,
@@ -342,6 +345,11 @@ impl Device {
                 dcache: HashMap::new(),
                 rng: 0x9e37_79b9_7f4a_7c15u64 ^ ((inner.rank as u64) << 32 | block as u64),
                 hazards: check_hazards.then(Box::default),
+                race: if check_races {
+                    crate::race::RaceCtx::start(inner.config.group, inner.rank, core)
+                } else {
+                    None
+                },
                 yielder: std::ptr::null(),
             });
             crate::sched::spawn(kernel, args as usize, ctx, done.clone());

@@ -56,6 +56,12 @@ pub enum FaultKind {
         /// What conflicts with what.
         reason: String,
     },
+    /// Two GM accesses of different blocks (or ranks), at least one a plain write, that no flag
+    /// orders: the result depends on timing.
+    GmRace {
+        /// What conflicts with what.
+        reason: String,
+    },
     /// Misuse found by the twin's AscendC headers (UB over-allocation, index out of range, ...).
     Misuse {
         /// What is wrong.
@@ -107,6 +113,7 @@ impl fmt::Display for FaultKind {
             ),
             FaultKind::PipeSync { reason } => write!(f, "pipe synchronisation: {reason}"),
             FaultKind::PipeHazard { reason } => write!(f, "pipe hazard: {reason}"),
+            FaultKind::GmRace { reason } => write!(f, "GM race: {reason}"),
             FaultKind::Misuse {
                 reason,
                 value,

@@ -285,6 +285,24 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
                 .map_err(|reason| FaultKind::PipeHazard { reason })?;
         }
     }
+    // GM race checker: small stores release, bulk accesses are checked (small loads acquire,
+    // after the data is read, below).
+    let atomic = ctx.atomic.is_some();
+    if let Some(rc) = ctx.race.as_mut() {
+        for b in &bursts {
+            let a = gm_addr + b.gm;
+            let res = match (r.dir == GM_TO_UB, b.len <= SMALL_ACCESS) {
+                (true, true) => Ok(()),
+                (true, false) => rc.access(a, b.len, false, false),
+                (false, true) => {
+                    rc.release(a, b.len);
+                    Ok(())
+                }
+                (false, false) => rc.access(a, b.len, true, atomic),
+            };
+            res.map_err(|reason| FaultKind::GmRace { reason })?;
+        }
+    }
     if r.dir == GM_TO_UB {
         for b in &bursts {
             let ub = ub_addr + b.ub;
@@ -298,6 +316,11 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
             } else {
                 // SAFETY: as above.
                 unsafe { gm::gm_read(ub as *mut u8, r.gm.add(b.gm), b.len) };
+            }
+        }
+        if let Some(rc) = ctx.race.as_mut() {
+            for b in bursts.iter().filter(|b| b.len <= SMALL_ACCESS) {
+                rc.acquire(gm_addr + b.gm, b.len);
             }
         }
         if bursts.len() == 1 && last.len <= SMALL_ACCESS {
@@ -479,6 +502,9 @@ pub(crate) fn flush_dcache(ctx: &mut BlockCtx, line: Option<usize>) {
                 // The line was read from / written to GM by this block; its allocation may have
                 // been freed since only if the kernel outlived its buffers (a host bug).
                 if gm::gm_check(&mut ctx.cache, l, 64) {
+                    if let Some(rc) = ctx.race.as_mut() {
+                        rc.release(l, 64);
+                    }
                     // SAFETY: bounds checked just above.
                     unsafe { gm::gm_write(l as *mut u8, c.data.as_ptr(), 64) };
                 }
@@ -556,6 +582,9 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
                 )
             };
             ctx.dcache.insert(line, CacheLine { data, dirty: false });
+            if let Some(rc) = ctx.race.as_mut() {
+                rc.acquire(line, 64);
+            }
         }
         let entry = ctx.dcache.get_mut(&line).expect("inserted above");
         if is_store != 0 {

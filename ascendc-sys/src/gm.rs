@@ -83,6 +83,7 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
 /// `ptr` and `bytes` must come from one `gm_alloc` call, and no kernel may still use it.
 pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     REGISTRY.map.write().remove(&(ptr as usize));
+    crate::race::forget(ptr as usize, bytes.max(1));
     REGISTRY.generation.fetch_add(1, Ordering::Release);
     let len = bytes.max(1);
     if len >= MAP_THRESHOLD {

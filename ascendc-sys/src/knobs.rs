@@ -7,6 +7,27 @@ static JITTER_US: AtomicU32 = AtomicU32::new(0);
 /// Pipe-hazard checking: 0 off, 1 on, 2 not yet read from the environment.
 static HAZARDS: AtomicU32 = AtomicU32::new(2);
 
+/// GM race checking: 0 off, 1 on, 2 not yet read from the environment.
+static RACES: AtomicU32 = AtomicU32::new(2);
+
+/// Turns the GM race checker (happens-before over flags between blocks and ranks) on or off for
+/// launches that start afterwards. Default: on, unless the environment sets `AIV_TWIN_RACES=0`.
+pub fn set_race_check(on: bool) {
+    RACES.store(on as u32, Ordering::Relaxed);
+}
+
+pub(crate) fn race_check() -> bool {
+    let mut v = RACES.load(Ordering::Relaxed);
+    if v == 2 {
+        v = match std::env::var("AIV_TWIN_RACES") {
+            Ok(s) if s.trim() == "0" => 0,
+            _ => 1,
+        };
+        RACES.store(v, Ordering::Relaxed);
+    }
+    v == 1
+}
+
 /// Turns the intra-core pipe-hazard checker on or off for launches that start afterwards.
 /// Default: on, unless the environment sets `AIV_TWIN_HAZARDS=0`.
 pub fn set_hazard_check(on: bool) {

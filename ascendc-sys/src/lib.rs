@@ -31,6 +31,7 @@ mod ffi;
 mod gm;
 mod hazard;
 mod knobs;
+mod race;
 mod sched;
 
 pub use atomics::{AtomicOp, AtomicType};
@@ -39,7 +40,7 @@ pub use device::{
 };
 pub use error::{FaultKind, KernelFault, TwinError};
 pub use ffi::POISON;
-pub use knobs::{set_hazard_check, set_jitter_us, set_watchdog, DEFAULT_WATCHDOG};
+pub use knobs::{set_hazard_check, set_jitter_us, set_race_check, set_watchdog, DEFAULT_WATCHDOG};
 
 /// Path of the twin's AscendC headers (`kernel_operator.h`, `asc_twin_abi.h`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

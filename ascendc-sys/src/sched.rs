@@ -256,6 +256,9 @@ fn finish(mut t: BlockTask, rc: i32) {
     RUNNING.fetch_sub(1, Ordering::SeqCst);
     // Dirty scalar-cache lines reach GM when the kernel ends.
     crate::ffi::flush_dcache(&mut t.ctx, None);
+    if let Some(r) = t.ctx.race.as_ref() {
+        r.finish();
+    }
     if rc == 2 {
         t.ctx
             .launch

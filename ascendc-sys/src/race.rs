@@ -1,0 +1,302 @@
+//! GM race checker: happens-before over flags, between the blocks of all ranks of a device group.
+//!
+//! A kernel that reads a peer's buffer before seeing the peer's flag, or overwrites its staging
+//! buffer while a peer may still read it, can get the right answer on the twin by luck of the
+//! schedule. This checker reports such accesses whether or not the data came out right.
+//!
+//! Model:
+//! * participants are the cores of the group's devices (numbered densely per group as they first
+//!   run a block), each with a vector clock while it runs a block;
+//! * small GM accesses (flag cells and flag rows, at most [`crate::gm::SMALL_ACCESS`] bytes) are
+//!   synchronisation: a store releases the block's clock into every 32-byte cell it touches, a
+//!   load acquires what was released into the cells it reads (whatever value it sees: this can
+//!   miss a race, never invent one);
+//! * a block starts knowing everything the launches of its group that have already finished
+//!   did (host-side ordering: stream order, events, `synchronize` between phases);
+//! * bulk GM accesses (DataCopy/DataCopyPad data) are checked: a read must be ordered after the
+//!   last writes of the bytes, a write after their last reads and writes. Atomic stores
+//!   (SetAtomicAdd/Max/Min) need no order among themselves.
+//!
+//! Host copies into and out of GM are not tracked.
+
+use std::collections::{BTreeMap, HashMap};
+
+use parking_lot::Mutex;
+
+const CELL: usize = 32;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Acc {
+    who: u16,
+    clock: u32,
+    atomic: bool,
+}
+
+#[derive(Clone)]
+struct Seg {
+    end: usize,
+    writes: Vec<Acc>,
+    reads: Vec<Acc>,
+}
+
+/// What was released into one flag cell: the join of the releasers' clocks and a version that
+/// changes with every release (so a block re-polling an unchanged cell skips the join).
+struct Released {
+    version: u64,
+    vc: Vec<u32>,
+}
+
+/// Participants of one device group.
+#[derive(Default)]
+struct Group {
+    index: HashMap<(u32, usize), u16>,
+    names: Vec<(u32, usize)>,
+    /// The join of the final clocks of every finished block of the group.
+    finished: Vec<u32>,
+}
+
+struct Shadow {
+    segs: BTreeMap<usize, Seg>,
+    flags: HashMap<usize, Released>,
+    next_version: u64,
+    groups: HashMap<u64, Group>,
+}
+
+static SHADOW: Mutex<Option<Shadow>> = Mutex::new(None);
+
+fn with<R>(f: impl FnOnce(&mut Shadow) -> R) -> R {
+    let mut g = SHADOW.lock();
+    let s = g.get_or_insert_with(|| Shadow {
+        segs: BTreeMap::new(),
+        flags: HashMap::new(),
+        next_version: 1,
+        groups: HashMap::new(),
+    });
+    f(s)
+}
+
+fn join(a: &mut Vec<u32>, b: &[u32]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = (*x).max(*y);
+    }
+}
+
+fn at(vc: &[u32], who: u16) -> u32 {
+    vc.get(who as usize).copied().unwrap_or(0)
+}
+
+/// The checker state of one running block.
+pub(crate) struct RaceCtx {
+    me: usize,
+    group: u64,
+    vc: Vec<u32>,
+    /// Version of each flag cell this block last acquired.
+    seen: HashMap<usize, u64>,
+}
+
+impl RaceCtx {
+    /// A block of `group` on `rank`'s core `core`.
+    pub fn start(group: u64, rank: u32, core: usize) -> Option<RaceCtx> {
+        let (me, mut vc) = with(|s| {
+            let g = s.groups.entry(group).or_default();
+            let me = match g.index.get(&(rank, core)) {
+                Some(i) => *i as usize,
+                None => {
+                    let i = g.names.len();
+                    g.index.insert((rank, core), u16::try_from(i).ok()?);
+                    g.names.push((rank, core));
+                    i
+                }
+            };
+            Some((me, g.finished.clone()))
+        })?;
+        if vc.len() <= me {
+            vc.resize(me + 1, 0);
+        }
+        vc[me] += 1;
+        Some(RaceCtx {
+            me,
+            group,
+            vc,
+            seen: HashMap::new(),
+        })
+    }
+
+    /// The block ended: later launches of the group know everything it did.
+    pub fn finish(&self) {
+        with(|s| {
+            let g = s.groups.entry(self.group).or_default();
+            join(&mut g.finished, &self.vc);
+        });
+    }
+
+    /// A flag store (release) to `[addr, addr + len)`.
+    pub fn release(&mut self, addr: usize, len: usize) {
+        with(|s| {
+            for cell in (addr / CELL)..=((addr + len.max(1) - 1) / CELL) {
+                let version = s.next_version;
+                s.next_version += 1;
+                let e = s.flags.entry(cell * CELL).or_insert_with(|| Released {
+                    version: 0,
+                    vc: Vec::new(),
+                });
+                join(&mut e.vc, &self.vc);
+                e.version = version;
+            }
+        });
+        self.vc[self.me] += 1;
+    }
+
+    /// A flag load (acquire) from `[addr, addr + len)`.
+    pub fn acquire(&mut self, addr: usize, len: usize) {
+        let (vc, seen) = (&mut self.vc, &mut self.seen);
+        with(|s| {
+            for cell in (addr / CELL)..=((addr + len.max(1) - 1) / CELL) {
+                if let Some(r) = s.flags.get(&(cell * CELL)) {
+                    let last = seen.entry(cell * CELL).or_insert(0);
+                    if *last != r.version {
+                        join(vc, &r.vc);
+                        *last = r.version;
+                    }
+                }
+            }
+        });
+    }
+
+    /// A bulk data access; returns a description of the race if it is not ordered after the
+    /// conflicting earlier accesses.
+    pub fn access(
+        &mut self,
+        addr: usize,
+        len: usize,
+        write: bool,
+        atomic: bool,
+    ) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let end = addr + len;
+        let me = Acc {
+            who: self.me as u16,
+            clock: self.vc[self.me],
+            atomic,
+        };
+        let vc = &self.vc;
+        let group = self.group;
+        with(|s| {
+            let name = |s: &Shadow, who: u16| {
+                s.groups
+                    .get(&group)
+                    .and_then(|g| g.names.get(who as usize))
+                    .map_or_else(
+                        || format!("participant {who}"),
+                        |(r, c)| format!("rank {r} core {c}"),
+                    )
+            };
+            split(&mut s.segs, addr);
+            split(&mut s.segs, end);
+            // Fill gaps so [addr, end) is covered.
+            let mut cursor = addr;
+            let keys: Vec<usize> = s.segs.range(addr..end).map(|(k, _)| *k).collect();
+            let mut gaps = Vec::new();
+            for k in &keys {
+                if *k > cursor {
+                    gaps.push((cursor, *k));
+                }
+                cursor = s.segs[k].end;
+            }
+            if cursor < end {
+                gaps.push((cursor, end));
+            }
+            for (a, b) in gaps {
+                s.segs.insert(
+                    a,
+                    Seg {
+                        end: b,
+                        writes: Vec::new(),
+                        reads: Vec::new(),
+                    },
+                );
+            }
+            for (start, seg) in s.segs.range(addr..end) {
+                for w in &seg.writes {
+                    let unordered = w.who != me.who && at(vc, w.who) < w.clock;
+                    if unordered && !(write && atomic && w.atomic) {
+                        return Err(format!(
+                            "{} GM {:#x}..{:#x} that {} {} with no flag ordering the two ({})",
+                            if write { "writes" } else { "reads" },
+                            start,
+                            seg.end,
+                            name(s, w.who),
+                            if w.atomic { "reduced into" } else { "wrote" },
+                            if write {
+                                "write after write"
+                            } else {
+                                "read before the write is known complete"
+                            }
+                        ));
+                    }
+                }
+                if write {
+                    for r in &seg.reads {
+                        if r.who != me.who && at(vc, r.who) < r.clock {
+                            return Err(format!(
+                                "overwrites GM {:#x}..{:#x} that {} may still be reading (no flag says it finished)",
+                                start,
+                                seg.end,
+                                name(s, r.who)
+                            ));
+                        }
+                    }
+                }
+            }
+            for (_, seg) in s.segs.range_mut(addr..end) {
+                if write {
+                    seg.reads.clear();
+                    if atomic {
+                        seg.writes.retain(|w| w.atomic && w.who != me.who);
+                    } else {
+                        seg.writes.clear();
+                    }
+                    seg.writes.push(me);
+                } else {
+                    seg.reads.retain(|r| r.who != me.who);
+                    seg.reads.push(me);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Makes sure a segment boundary exists at `x`.
+fn split(segs: &mut BTreeMap<usize, Seg>, x: usize) {
+    let hit = segs.range(..x).next_back().map(|(k, s)| (*k, s.end));
+    if let Some((k, end)) = hit {
+        if end > x {
+            let mut right = segs[&k].clone();
+            right.end = end;
+            segs.get_mut(&k).expect("present").end = x;
+            segs.insert(x, right);
+        }
+    }
+}
+
+/// Forgets everything about `[addr, addr + len)` (the allocation is being freed).
+pub(crate) fn forget(addr: usize, len: usize) {
+    let mut g = SHADOW.lock();
+    let Some(s) = g.as_mut() else {
+        return;
+    };
+    split(&mut s.segs, addr);
+    split(&mut s.segs, addr + len);
+    let keys: Vec<usize> = s.segs.range(addr..addr + len).map(|(k, _)| *k).collect();
+    for k in keys {
+        s.segs.remove(&k);
+    }
+    s.flags
+        .retain(|cell, _| *cell < addr || *cell >= addr + len);
+}
