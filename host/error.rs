@@ -83,6 +83,12 @@ pub enum Error {
         /// Communicator size.
         size: u32,
     },
+    /// A send or recv whose peer is the calling rank itself.
+    #[error("rank {rank} cannot send to or receive from itself (use a stream copy task instead)")]
+    SelfPeer {
+        /// The rank.
+        rank: u32,
+    },
     /// A buffer is too small for the call.
     #[error("{what} holds {len} bytes but the call needs {needed}")]
     BufferTooSmall {

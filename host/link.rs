@@ -381,10 +381,7 @@ impl CommStream {
         self.check_peer(peer)?;
         let l = self.inner.launcher.clone();
         if peer == l.rank {
-            return Err(Error::RankOutOfRange {
-                rank: peer,
-                size: l.size,
-            });
+            return Err(Error::SelfPeer { rank: peer });
         }
         if buf.rank() != l.rank {
             return Err(Error::WrongDevice {

@@ -3,7 +3,11 @@
 //!
 //! ```text
 //! aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum]
-//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd] [--json]
+//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd]
+//!          [--twin-checks] [--json]
+//!
+//! `--twin-checks` keeps the twin's pipe-hazard and GM race checkers on (off by default here, so
+//! that the figures measure the twin at full speed; they are on by default in the library).
 //! ```
 //!
 //! Sizes follow nccl-tests: for all_gather the whole gathered output (per-rank input x ranks),
@@ -40,9 +44,10 @@ struct Opts {
     buffsize_mb: Option<usize>,
     algo: AllReduceAlgo,
     json: bool,
+    twin_checks: bool,
 }
 
-const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd] [--json]";
+const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd] [--twin-checks] [--json]";
 
 fn parse_size(s: &str) -> Result<usize, String> {
     let s = s.trim();
@@ -89,12 +94,18 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         buffsize_mb: None,
         algo: AllReduceAlgo::Auto,
         json: false,
+        twin_checks: false,
     };
     let mut i = 1;
     while i < args.len() {
         let flag = args[i].as_str();
         if flag == "--json" {
             o.json = true;
+            i += 1;
+            continue;
+        }
+        if flag == "--twin-checks" {
+            o.twin_checks = true;
             i += 1;
             continue;
         }
@@ -267,6 +278,10 @@ struct Row {
 }
 
 fn run(o: &Opts) -> Result<Vec<Row>, String> {
+    // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
+    // (on by default in the library, for development and tests) are opt-in here.
+    ascendc_sys::set_hazard_check(o.twin_checks);
+    ascendc_sys::set_race_check(o.twin_checks);
     let cfg = Config {
         buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
         cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
