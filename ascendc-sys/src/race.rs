@@ -253,6 +253,23 @@ impl RaceCtx {
                     }
                 }
             }
+            if write && !atomic {
+                // A plain write leaves one state over the whole range: keep one segment, so the
+                // shadow does not fragment as buffers are rewritten piece by piece.
+                let keys: Vec<usize> = s.segs.range(addr..end).map(|(k, _)| *k).collect();
+                for k in keys {
+                    s.segs.remove(&k);
+                }
+                s.segs.insert(
+                    addr,
+                    Seg {
+                        end,
+                        writes: vec![me],
+                        reads: Vec::new(),
+                    },
+                );
+                return Ok(());
+            }
             for (_, seg) in s.segs.range_mut(addr..end) {
                 if write {
                     seg.reads.clear();
