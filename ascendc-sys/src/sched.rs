@@ -23,8 +23,11 @@ use parking_lot::{Condvar, Mutex};
 use crate::device::{BlockCtx, KernelFn};
 use crate::error::FaultKind;
 
-/// Stack of one block (kernel frames are small: TPipe, tensors, a few locals).
-const STACK_BYTES: usize = 256 * 1024;
+/// Stack of one block. AscendC kernels keep their data in UB and GM, so their frames are small
+/// (TPipe, tensors, locals); 1 MiB leaves room for user kernels with larger locals. Pages are
+/// committed only when touched, and stacks are reused across launches. A kernel that overflows it
+/// hits a guard page (the process stops with SIGSEGV).
+const STACK_BYTES: usize = 1024 * 1024;
 
 /// Why a block suspended.
 pub(crate) enum Req {
