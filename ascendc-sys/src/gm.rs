@@ -227,8 +227,5 @@ pub(crate) static WRITE_EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// Resumes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
 pub(crate) fn notify_write(addr: usize, len: usize) {
-    if crate::sched::parked_count() > 0 {
-        WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
-    }
     crate::sched::notify(addr, len);
 }

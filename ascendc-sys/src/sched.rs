@@ -291,10 +291,12 @@ fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, unti
     // store now.
     fence(Ordering::SeqCst);
     let changed = fresh && {
-        let mut now = vec![0u8; len];
+        // Polls are tracked only for small reads, so the range fits a SMALL_ACCESS buffer.
+        let mut now = [0u8; crate::gm::SMALL_ACCESS];
+        let len = len.min(crate::gm::SMALL_ACCESS);
         // SAFETY: the range was bounds-checked by the access that polled it.
         unsafe { crate::gm::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
-        crate::ffi::hash_bytes(&now) != hash
+        crate::ffi::hash_bytes(&now[..len]) != hash
     };
     if changed || launch.aborted.load(Ordering::SeqCst) {
         let mut w = WAITERS.lock();
@@ -313,6 +315,7 @@ pub(crate) fn notify(addr: usize, len: usize) {
     if PARKED.load(Ordering::SeqCst) == 0 {
         return;
     }
+    crate::gm::WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
     let end = addr + len.max(1);
     release(|x| x.addr < end && addr < x.addr + x.len);
 }
