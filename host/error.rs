@@ -138,6 +138,9 @@ pub enum Error {
     /// A host-side length or offset does not fit.
     #[error("{0}")]
     Length(String),
+    /// A bug in aiv-comm (a stream task panicked); the message says where.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// Result alias.

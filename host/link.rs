@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use ascendc_sys::{GmBuffer, KernelFn};
 use bytemuck::Pod;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
@@ -97,7 +97,10 @@ pub struct CommStream {
 #[derive(Clone)]
 pub struct Event {
     name: Arc<str>,
-    state: Arc<(Mutex<(u64, u64)>, Condvar)>, // (posted, waits enqueued)
+    /// Posts so far.
+    posted: Arc<ascendc_sys::HostSignal>,
+    /// Waits enqueued so far (each takes the next ticket).
+    waits: Arc<Mutex<u64>>,
 }
 
 impl Event {
@@ -105,7 +108,8 @@ impl Event {
     pub fn new(name: &str) -> Event {
         Event {
             name: name.into(),
-            state: Arc::new((Mutex::new((0, 0)), Condvar::new())),
+            posted: Arc::new(ascendc_sys::HostSignal::new(0)),
+            waits: Arc::new(Mutex::new(0)),
         }
     }
 
@@ -128,7 +132,10 @@ impl CommStream {
                 name: name.to_string(),
                 launcher: launcher.clone(),
                 args: launcher.device.alloc(4096)?,
-                stream: Stream::new(format!("aiv-r{}-{name}", launcher.rank)),
+                stream: Stream::new(
+                    format!("aiv-r{}-{name}", launcher.rank),
+                    launcher.rank as usize + index as usize,
+                ),
                 diag,
             }),
         })
@@ -197,9 +204,7 @@ impl CommStream {
     pub fn post(&self, event: &Event, stage: &str) {
         let ev = event.clone();
         self.task(stage, &format!("post {}", event.name), move |_| {
-            let (m, cv) = &*ev.state;
-            m.lock().0 += 1;
-            cv.notify_all();
+            ev.posted.update(|p| p + 1);
             Ok(())
         });
     }
@@ -208,27 +213,24 @@ impl CommStream {
     /// longer than the communicator's exec timeout fails the stream with [`Error::EventTimeout`].
     pub fn wait(&self, event: &Event, stage: &str) {
         let ticket = {
-            let mut st = event.state.0.lock();
-            st.1 += 1;
-            st.1
+            let mut w = event.waits.lock();
+            *w += 1;
+            *w
         };
         let ev = event.clone();
         self.task(stage, &format!("wait {}", event.name), move |ctx| {
             let timeout = ctx.launcher.exec_timeout;
             let deadline = std::time::Instant::now() + timeout;
-            let (m, cv) = &*ev.state;
-            let mut st = m.lock();
-            while st.0 < ticket {
-                if cv.wait_until(&mut st, deadline).timed_out() && st.0 < ticket {
-                    return Err(Error::EventTimeout {
-                        rank: ctx.launcher.rank,
-                        stream: ctx.name.clone(),
-                        event: ev.name.to_string(),
-                        waited_ms: timeout.as_millis() as u64,
-                    });
-                }
+            if ev.posted.wait_until(Some(deadline), |p| p >= ticket) {
+                Ok(())
+            } else {
+                Err(Error::EventTimeout {
+                    rank: ctx.launcher.rank,
+                    stream: ctx.name.clone(),
+                    event: ev.name.to_string(),
+                    waited_ms: timeout.as_millis() as u64,
+                })
             }
-            Ok(())
         });
     }
 

@@ -1,8 +1,7 @@
-//! Streams: in-order queues of device work, one host thread each.
+//! Streams: in-order queues of device work, run as host tasks on the twin's worker pool.
 
-use std::sync::mpsc::{channel, Sender};
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -11,70 +10,64 @@ use crate::error::{Error, Result};
 type Task = Box<dyn FnOnce() -> Result<()> + Send>;
 
 struct State {
+    queue: VecDeque<Task>,
+    /// A host task is draining `queue` (at most one per stream, so tasks run in order).
+    draining: bool,
+    /// Tasks enqueued and not yet finished.
     pending: usize,
     error: Option<Error>,
 }
 
 struct Inner {
+    name: String,
+    affinity: usize,
     state: Mutex<State>,
     cv: Condvar,
 }
 
 /// An in-order queue of device work (kernel launches and the host steps around them).
 ///
-/// [`Stream::enqueue`] returns at once; tasks run one after another on the stream's own thread,
-/// in the order they were enqueued. After a task fails, the following tasks are skipped (not run)
-/// until [`Stream::synchronize`] reports the error, as a CUDA/ACL stream stops at its first error.
+/// [`Stream::enqueue`] returns at once; tasks run one after another, in the order they were
+/// enqueued. They run as a host task of the twin's worker pool ([`ascendc_sys::spawn_host_task`]),
+/// next to the kernel blocks they launch: a launch and the wait for its end cost coroutine
+/// switches, not OS thread hand-offs. After a task fails, the following tasks are skipped (not
+/// run) until [`Stream::synchronize`] reports the error, as a CUDA/ACL stream stops at its first
+/// error. A task that panics fails the stream with [`Error::Internal`].
 pub struct Stream {
     inner: Arc<Inner>,
-    tx: Option<Sender<Task>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Stream {
-    /// A new stream with its worker thread, named `name` (shown in debuggers).
-    pub fn new(name: String) -> Stream {
-        let inner = Arc::new(Inner {
-            state: Mutex::new(State {
-                pending: 0,
-                error: None,
-            }),
-            cv: Condvar::new(),
-        });
-        let (tx, rx) = channel::<Task>();
-        let worker = inner.clone();
-        let thread = std::thread::Builder::new()
-            .name(name)
-            .spawn(move || {
-                while let Ok(task) = rx.recv() {
-                    let skip = worker.state.lock().error.is_some();
-                    let result = if skip { Ok(()) } else { task() };
-                    let mut st = worker.state.lock();
-                    if let Err(e) = result {
-                        st.error.get_or_insert(e);
-                    }
-                    st.pending -= 1;
-                    if st.pending == 0 {
-                        worker.cv.notify_all();
-                    }
-                }
-            })
-            .expect("cannot spawn a stream thread");
+    /// A new stream named `name` (named when one of its tasks panics), whose tasks run on the
+    /// twin worker `affinity % workers`.
+    pub fn new(name: String, affinity: usize) -> Stream {
         Stream {
-            inner,
-            tx: Some(tx),
-            thread: Some(thread),
+            inner: Arc::new(Inner {
+                name,
+                affinity,
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    draining: false,
+                    pending: 0,
+                    error: None,
+                }),
+                cv: Condvar::new(),
+            }),
         }
     }
 
     /// Queues `task` behind everything enqueued before it.
     pub fn enqueue(&self, task: impl FnOnce() -> Result<()> + Send + 'static) {
-        self.inner.state.lock().pending += 1;
-        self.tx
-            .as_ref()
-            .expect("stream is open until dropped")
-            .send(Box::new(task))
-            .expect("stream thread ends only on drop");
+        let start = {
+            let mut st = self.inner.state.lock();
+            st.pending += 1;
+            st.queue.push_back(Box::new(task));
+            !std::mem::replace(&mut st.draining, true)
+        };
+        if start {
+            let inner = self.inner.clone();
+            ascendc_sys::spawn_host_task(self.inner.affinity, Box::new(move || drain(&inner)));
+        }
     }
 
     /// Waits until every enqueued task has run; returns (and clears) the first error.
@@ -90,11 +83,55 @@ impl Stream {
     }
 }
 
+/// Runs the stream's tasks until its queue is empty.
+fn drain(inner: &Inner) {
+    loop {
+        let (task, skip) = {
+            let mut st = inner.state.lock();
+            match st.queue.pop_front() {
+                Some(t) => (t, st.error.is_some()),
+                None => {
+                    st.draining = false;
+                    return;
+                }
+            }
+        };
+        let result = if skip {
+            Ok(())
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)).unwrap_or_else(|p| {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(Error::Internal(format!(
+                    "a task of stream `{}` panicked: {msg}",
+                    inner.name
+                )))
+            })
+        };
+        let mut st = inner.state.lock();
+        if let Err(e) = result {
+            st.error.get_or_insert(e);
+        }
+        st.pending -= 1;
+        if st.pending == 0 {
+            inner.cv.notify_all();
+        }
+    }
+}
+
 impl Drop for Stream {
+    /// Waits for the tasks still queued (they may use memory the owner frees next), unless
+    /// dropped by one of the pool's host tasks, which must not block its worker.
     fn drop(&mut self) {
-        drop(self.tx.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if ascendc_sys::in_host_task() {
+            return;
+        }
+        let mut st = self.inner.state.lock();
+        while st.pending > 0 {
+            self.inner.cv.wait(&mut st);
         }
     }
 }

@@ -297,7 +297,9 @@ impl Launcher {
         // `slot` holds for the whole synchronous launch; the struct type matches the kernel
         // by construction of the callers in this crate.
         let launched = unsafe { self.device.launch(name, kernel, block_dim, slot.addr()) };
-        if let Some(timeout) = self.take_diagnostic(diag)? {
+        // Block b writes record diag.start + b: only the launch's blocks can have written one.
+        let used = diag.start..diag.end.min(diag.start.saturating_add(block_dim));
+        if let Some(timeout) = self.take_diagnostic(used)? {
             return Err(timeout);
         }
         launched.map_err(Error::from)
@@ -307,11 +309,13 @@ impl Launcher {
     /// sync area (each stream owns its own records, so concurrent streams never see each
     /// other's).
     fn take_diagnostic(&self, records: std::ops::Range<u32>) -> Result<Option<Error>> {
-        let n = records.len();
-        let rec = ffi::AIV_DIAG_BYTES as usize;
+        const REC: usize = ffi::AIV_DIAG_BYTES as usize;
+        let mut buf = [0u8; ffi::AIV_MAX_BLOCKS as usize * REC];
+        let n = records.len().min(ffi::AIV_MAX_BLOCKS as usize);
+        let rec = REC;
         let base = ffi::AIV_DIAG_OFFSET as usize + records.start as usize * rec;
-        let mut raw = vec![0u8; n * rec];
-        self.sync.read(base, &mut raw)?;
+        let raw = &mut buf[..n * rec];
+        self.sync.read(base, raw)?;
         let mut first = None;
         for b in 0..n {
             let d: ffi::AivDiag = bytemuck::pod_read_unaligned(&raw[b * rec..(b + 1) * rec]);
@@ -499,7 +503,8 @@ impl Communicator {
 
     /// Enqueues a launch of `kernel` with fresh tags (`n` of them); `make` builds the argument
     /// struct from the communicator part; `keep` (typically the device buffers the kernel
-    /// touches) is held until the launch has run.
+    /// touches) is held until the launch has run. `make` runs on the stream, a host task of the
+    /// twin's worker pool: it must not block on other streams or threads.
     ///
     /// # Safety
     /// `kernel` must be a kernel of `launch.h` taking the GM address of an `A`, and the addresses

@@ -273,3 +273,44 @@ fn waiting_for_an_event_never_posted_times_out_naming_stream_and_event() {
     }
     assert!(t0.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn streams_that_outnumber_the_cores_take_turns() {
+    // One core per device: launches of four streams contend for it, so each waits for the
+    // others to release it (streams run as host tasks on the twin's workers; a launch short of
+    // cores must wait without blocking the worker that runs the blocks holding them).
+    let w = World::sim_with(
+        1,
+        Config {
+            buffer_bytes: Some(64 * 1024),
+            cores: 1,
+            exec_timeout: Some(Duration::from_secs(30)),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let c = &w.comms()[0];
+    let n = 64 * 1024;
+    let streams: Vec<_> = (0..4)
+        .map(|i| c.create_stream(&format!("s{i}")).unwrap())
+        .collect();
+    let mut outs = Vec::new();
+    for (i, s) in streams.iter().enumerate() {
+        let src = c.alloc_from(&vec![i as u32 + 1; n]).unwrap();
+        let mid = c.alloc(n * 4).unwrap();
+        let dst = c.alloc(n * 4).unwrap();
+        for _ in 0..10 {
+            s.copy(&mid, &src, n * 4, "there").unwrap();
+            s.copy(&dst, &mid, n * 4, "back").unwrap();
+        }
+        outs.push(dst);
+    }
+    for (i, s) in streams.iter().enumerate() {
+        s.synchronize().unwrap();
+        assert!(outs[i]
+            .to_vec::<u32>()
+            .unwrap()
+            .iter()
+            .all(|&x| x == i as u32 + 1));
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::atomics::{AtomicOp, AtomicType};
 use crate::error::{FaultKind, KernelFault, TwinError};
@@ -170,7 +170,8 @@ pub(crate) struct DeviceInner {
     rank: u32,
     config: DeviceConfig,
     cores: Mutex<Cores>,
-    cores_cv: Condvar,
+    /// Counts core releases; launches short of free cores wait for it to change.
+    cores_released: crate::sched::HostSignal,
 }
 
 /// A simulated NPU (one rank): GM allocations and `cores` AIV cores.
@@ -234,7 +235,7 @@ impl Device {
                     free: vec![true; n],
                     ub: (0..n).map(|_| None).collect(),
                 }),
-                cores_cv: Condvar::new(),
+                cores_released: crate::sched::HostSignal::new(0),
             }),
         })
     }
@@ -316,8 +317,13 @@ impl Device {
         let mut ubs = Vec::with_capacity(block_dim as usize);
         {
             let mut cores = inner.cores.lock();
+            // Launches of other streams hold the cores: wait for a release (read under the lock,
+            // so none is missed).
             while cores.free.iter().filter(|f| **f).count() < block_dim as usize {
-                inner.cores_cv.wait(&mut cores);
+                let seen = inner.cores_released.get();
+                drop(cores);
+                inner.cores_released.wait_until(None, |v| v != seen);
+                cores = inner.cores.lock();
             }
             for i in 0..cores.free.len() {
                 if taken.len() == block_dim as usize {
@@ -360,7 +366,8 @@ impl Device {
             for &i in &taken {
                 cores.free[i] = true;
             }
-            inner.cores_cv.notify_all();
+            drop(cores);
+            inner.cores_released.update(|v| v.wrapping_add(1));
         }
         let fault = launch.fault.lock().take();
         match fault {

@@ -13,6 +13,7 @@ use crate::error::FaultKind;
 use crate::gm::{self, SMALL_ACCESS};
 use crate::knobs;
 use crate::sched::{self, Req, RUNNING};
+use smallvec::SmallVec;
 
 /// Mirror of `struct AscTwinCopy` in asc_twin_abi.h.
 #[repr(C)]
@@ -115,9 +116,9 @@ struct Burst {
     ub_span: usize,
 }
 
-fn plan(r: &AscTwinCopy) -> Result<Vec<Burst>, FaultKind> {
+fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
     let es = r.elem_size as usize;
-    let mut out = Vec::new();
+    let mut out = SmallVec::new();
     match r.api {
         API_DATA_COPY => {
             let len = r.block_len as usize;

@@ -41,6 +41,7 @@ pub use device::{
 pub use error::{FaultKind, KernelFault, TwinError};
 pub use ffi::POISON;
 pub use knobs::{set_hazard_check, set_jitter_us, set_race_check, set_watchdog, DEFAULT_WATCHDOG};
+pub use sched::{in_host_task, spawn_host_task, HostSignal};
 
 /// Path of the twin's AscendC headers (`kernel_operator.h`, `asc_twin_abi.h`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

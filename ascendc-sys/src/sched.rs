@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use parking_lot::{Condvar, Mutex};
+use smallvec::SmallVec;
 
 use crate::device::{BlockCtx, KernelFn};
 use crate::error::FaultKind;
@@ -46,12 +47,24 @@ pub(crate) enum Req {
 
 type Co = Coroutine<(), Req, i32, DefaultStack>;
 
-/// One block: its coroutine and context.
+/// What a task of the pool runs: a block of a launch, or host code (a stream's tasks).
+enum Kind {
+    /// A kernel block: its context and the countdown of its launch.
+    Block {
+        ctx: Box<BlockCtx>,
+        done: Arc<Countdown>,
+    },
+    /// Host code; `yielder` is set by the coroutine when it starts.
+    Host {
+        yielder: std::cell::Cell<*const Yielder<(), Req>>,
+    },
+}
+
+/// One coroutine of the pool and the worker it is pinned to.
 pub(crate) struct BlockTask {
     co: Co,
-    ctx: Box<BlockCtx>,
+    kind: Kind,
     worker: usize,
-    done: Arc<Countdown>,
 }
 
 // SAFETY: a BlockTask is resumed only on its pinned worker thread (`worker`); between resumptions
@@ -60,31 +73,109 @@ unsafe impl Send for BlockTask {}
 
 /// Counts the blocks of a launch still running; the launcher waits for zero.
 pub(crate) struct Countdown {
-    left: Mutex<u32>,
-    cv: Condvar,
+    left: HostSignal,
 }
 
 impl Countdown {
     pub fn new(n: u32) -> Arc<Countdown> {
         Arc::new(Countdown {
-            left: Mutex::new(n),
-            cv: Condvar::new(),
+            left: HostSignal::new(u64::from(n)),
         })
     }
 
+    /// Waits until every block has finished (suspends when called from a host task).
     pub fn wait(&self) {
-        let mut l = self.left.lock();
-        while *l > 0 {
-            self.cv.wait(&mut l);
-        }
+        self.left.wait_until(None, |v| v == 0);
     }
 
     fn done_one(&self) {
-        let mut l = self.left.lock();
-        *l -= 1;
-        if *l == 0 {
-            self.cv.notify_all();
+        self.left.update(|v| v - 1);
+    }
+}
+
+/// A 64-bit value that host code waits on: OS threads block on a condition variable, host
+/// tasks of the pool ([`spawn_host_task`]) suspend their coroutine (parked on the value's
+/// address like a block on a flag) and leave the worker free for blocks.
+pub struct HostSignal {
+    value: AtomicU64,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl HostSignal {
+    /// A signal holding `value`.
+    pub fn new(value: u64) -> HostSignal {
+        HostSignal {
+            value: AtomicU64::new(value),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
         }
+    }
+
+    /// The current value.
+    pub fn get(&self) -> u64 {
+        self.value.load(Ordering::SeqCst)
+    }
+
+    /// Replaces the value by `f(value)` and wakes every waiter; returns the new value.
+    pub fn update(&self, f: impl FnOnce(u64) -> u64) -> u64 {
+        let new = {
+            let _g = self.lock.lock();
+            let new = f(self.value.load(Ordering::SeqCst));
+            self.value.store(new, Ordering::SeqCst);
+            new
+        };
+        self.cv.notify_all();
+        notify(self.value.as_ptr() as usize, 8);
+        new
+    }
+
+    /// Waits until `ready(value)` holds (true) or `deadline` passes (false, `ready` still false).
+    pub fn wait_until(&self, deadline: Option<Instant>, ready: impl Fn(u64) -> bool) -> bool {
+        let host = HOST_YIELDER.with(|h| h.get());
+        if host.is_null() {
+            let mut g = self.lock.lock();
+            loop {
+                if ready(self.value.load(Ordering::SeqCst)) {
+                    return true;
+                }
+                match deadline {
+                    Some(d) => {
+                        if self.cv.wait_until(&mut g, d).timed_out() {
+                            return ready(self.value.load(Ordering::SeqCst));
+                        }
+                    }
+                    None => self.cv.wait(&mut g),
+                }
+            }
+        }
+        loop {
+            let v = self.value.load(Ordering::SeqCst);
+            if ready(v) {
+                return true;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return false;
+            }
+            let until = deadline.unwrap_or(now + Duration::from_secs(3600));
+            let req = Req::Park {
+                addr: self.value.as_ptr() as usize,
+                len: 8,
+                hash: crate::ffi::hash_bytes(&v.to_ne_bytes()),
+                fresh: true,
+                until,
+            };
+            // SAFETY: HOST_YIELDER is set only while this worker resumes a host task, and it is
+            // that task's own yielder (we are running inside it).
+            unsafe { (*host).suspend(req) };
+        }
+    }
+}
+
+impl std::fmt::Debug for HostSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("HostSignal").field(&self.get()).finish()
     }
 }
 
@@ -108,6 +199,8 @@ struct Pool {
 static POOL: OnceLock<Pool> = OnceLock::new();
 static WAITERS: Mutex<Vec<Waiter>> = Mutex::new(Vec::new());
 static PARKED: AtomicUsize = AtomicUsize::new(0);
+/// Parked host tasks (included in PARKED; the watchdog counts blocks only).
+static HOST_PARKED: AtomicUsize = AtomicUsize::new(0);
 static WAITER_IDS: AtomicU64 = AtomicU64::new(0);
 /// Earliest park deadline, ns since START (u64::MAX: none).
 static NEXT_DEADLINE: AtomicU64 = AtomicU64::new(u64::MAX);
@@ -119,6 +212,8 @@ pub(crate) static RUNNING: AtomicUsize = AtomicUsize::new(0);
 thread_local! {
     /// The block running on this worker right now (null between blocks).
     static CURRENT: std::cell::Cell<*mut BlockCtx> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+    /// The yielder of the host task running on this worker right now (null otherwise).
+    static HOST_YIELDER: std::cell::Cell<*const Yielder<(), Req>> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 
 fn ns(t: Instant) -> u64 {
@@ -165,10 +260,7 @@ pub(crate) fn current() -> *mut BlockCtx {
 pub(crate) fn spawn(kernel: KernelFn, args: usize, mut ctx: Box<BlockCtx>, done: Arc<Countdown>) {
     let p = pool();
     let worker = ctx.block as usize % p.workers.len();
-    let stack = STACKS
-        .lock()
-        .pop()
-        .unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("cannot allocate a block stack"));
+    let stack = take_stack();
     let ctx_ptr: *mut BlockCtx = &mut *ctx;
     let co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
         // SAFETY: ctx_ptr points into the Box owned by this block's task, which outlives the
@@ -183,11 +275,55 @@ pub(crate) fn spawn(kernel: KernelFn, args: usize, mut ctx: Box<BlockCtx>, done:
         worker,
         Box::new(BlockTask {
             co,
-            ctx,
+            kind: Kind::Block { ctx, done },
             worker,
-            done,
         }),
     );
+}
+
+/// Runs `f` as a host task: a coroutine on worker `affinity % workers`, next to the blocks.
+///
+/// Host code that launches kernels and waits for them (a stream's tasks) runs here without an
+/// OS thread of its own: waiting for a launch or a [`HostSignal`] suspends the coroutine instead
+/// of blocking a thread, so issuing a launch and learning that it finished cost a coroutine
+/// switch, not two trips through the OS scheduler. `f` must not block its thread on anything
+/// that only the pool's blocks or host tasks can release (use [`HostSignal`] for that); a panic
+/// in `f` is caught and printed, and ends only `f`.
+pub fn spawn_host_task(affinity: usize, f: Box<dyn FnOnce() + Send>) {
+    let p = pool();
+    let worker = affinity % p.workers.len();
+    let stack = take_stack();
+    let task = Box::new(BlockTask {
+        co: Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
+            HOST_YIELDER.with(|h| h.set(y as *const Yielder<(), Req>));
+            if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+                let msg = e
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| e.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                eprintln!("aiv twin: a host task panicked: {msg}");
+            }
+            0
+        }),
+        kind: Kind::Host {
+            yielder: std::cell::Cell::new(std::ptr::null()),
+        },
+        worker,
+    });
+    push(worker, task);
+}
+
+/// True when called from a host task ([`spawn_host_task`]).
+pub fn in_host_task() -> bool {
+    !HOST_YIELDER.with(|h| h.get()).is_null()
+}
+
+fn take_stack() -> DefaultStack {
+    STACKS
+        .lock()
+        .pop()
+        .unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("cannot allocate a block stack"))
 }
 
 extern "C" {
@@ -209,27 +345,21 @@ pub(crate) fn suspend(ctx: &BlockCtx, req: Req) {
 
 fn worker_main(index: usize, w: Arc<Worker>) {
     loop {
-        if ns(Instant::now()) >= NEXT_DEADLINE.load(Ordering::Relaxed) {
+        if ns(Instant::now()) >= NEXT_DEADLINE.load(Ordering::SeqCst) {
             wake_expired();
         }
         let task = {
             let mut q = w.queue.lock();
-            match q.pop_front() {
-                Some(t) => Some(t),
-                None => {
-                    drop(q);
-                    let next = wake_expired();
-                    let mut q = w.queue.lock();
-                    if q.is_empty() {
-                        let wait = next
-                            .map(|d| d.saturating_duration_since(Instant::now()))
-                            .unwrap_or(Duration::from_millis(50))
-                            .min(Duration::from_millis(50));
-                        let _ = w.cv.wait_for(&mut q, wait);
-                    }
-                    q.pop_front()
+            if q.is_empty() {
+                // Sleep until work arrives or the earliest park deadline (at most 50 ms).
+                let next = NEXT_DEADLINE.load(Ordering::SeqCst);
+                let now = ns(Instant::now());
+                if now < next {
+                    let wait = Duration::from_nanos(next - now).min(Duration::from_millis(50));
+                    let _ = w.cv.wait_for(&mut q, wait);
                 }
             }
+            q.pop_front()
         };
         if let Some(t) = task {
             run(index, t);
@@ -238,10 +368,19 @@ fn worker_main(index: usize, w: Arc<Worker>) {
 }
 
 fn run(index: usize, mut t: Box<BlockTask>) {
-    let ctx_ptr: *mut BlockCtx = &mut *t.ctx;
-    CURRENT.with(|c| c.set(ctx_ptr));
+    match &mut t.kind {
+        Kind::Block { ctx, .. } => {
+            let ctx_ptr: *mut BlockCtx = &mut **ctx;
+            CURRENT.with(|c| c.set(ctx_ptr));
+        }
+        Kind::Host { yielder } => HOST_YIELDER.with(|h| h.set(yielder.get())),
+    }
     let r = t.co.resume(());
     CURRENT.with(|c| c.set(std::ptr::null_mut()));
+    if let Kind::Host { yielder } = &t.kind {
+        // The coroutine set HOST_YIELDER when it started; keep it for the next resumption.
+        yielder.set(HOST_YIELDER.with(|h| h.replace(std::ptr::null())));
+    }
     match r {
         CoroutineResult::Yield(Req::Yield) => push(index, t),
         CoroutineResult::Yield(Req::Park {
@@ -255,27 +394,36 @@ fn run(index: usize, mut t: Box<BlockTask>) {
     }
 }
 
-fn finish(mut t: BlockTask, rc: i32) {
+fn finish(t: BlockTask, rc: i32) {
+    let BlockTask { co, kind, .. } = t;
+    STACKS.lock().push(co.into_stack());
+    let Kind::Block { mut ctx, done } = kind else {
+        return;
+    };
     RUNNING.fetch_sub(1, Ordering::SeqCst);
     // Dirty scalar-cache lines reach GM when the kernel ends.
-    crate::ffi::flush_dcache(&mut t.ctx, None);
-    if let Some(r) = t.ctx.race.as_ref() {
+    crate::ffi::flush_dcache(&mut ctx, None);
+    if let Some(r) = ctx.race.as_ref() {
         r.finish();
     }
     if rc == 2 {
-        t.ctx
-            .launch
-            .record(t.ctx.block, "kernel body", FaultKind::UnknownException);
+        ctx.launch
+            .record(ctx.block, "kernel body", FaultKind::UnknownException);
     }
-    let BlockTask { co, done, .. } = t;
-    STACKS.lock().push(co.into_stack());
+    drop(ctx);
     done.done_one();
 }
 
 fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, until: Instant) {
     let id = WAITER_IDS.fetch_add(1, Ordering::Relaxed);
-    let launch = t.ctx.launch.clone();
+    let launch = match &t.kind {
+        Kind::Block { ctx, .. } => Some(ctx.launch.clone()),
+        Kind::Host { .. } => None,
+    };
     PARKED.fetch_add(1, Ordering::SeqCst);
+    if launch.is_none() {
+        HOST_PARKED.fetch_add(1, Ordering::SeqCst);
+    }
     {
         let mut w = WAITERS.lock();
         w.push(Waiter {
@@ -298,14 +446,21 @@ fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, unti
         unsafe { crate::gm::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
         crate::ffi::hash_bytes(&now[..len]) != hash
     };
-    if changed || launch.aborted.load(Ordering::SeqCst) {
+    if changed || launch.is_some_and(|l| l.aborted.load(Ordering::SeqCst)) {
         let mut w = WAITERS.lock();
         if let Some(i) = w.iter().position(|x| x.id == id) {
             let x = w.swap_remove(i);
-            PARKED.fetch_sub(1, Ordering::SeqCst);
             drop(w);
+            unparked(&x.task);
             push(x.task.worker, x.task);
         }
+    }
+}
+
+fn unparked(t: &BlockTask) {
+    PARKED.fetch_sub(1, Ordering::SeqCst);
+    if let Kind::Host { .. } = t.kind {
+        HOST_PARKED.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -326,7 +481,7 @@ pub(crate) fn wake_all() {
 }
 
 fn release(pred: impl Fn(&Waiter) -> bool) {
-    let mut woken = Vec::new();
+    let mut woken: SmallVec<[Waiter; 8]> = SmallVec::new();
     {
         let mut w = WAITERS.lock();
         let mut i = 0;
@@ -339,7 +494,7 @@ fn release(pred: impl Fn(&Waiter) -> bool) {
         }
     }
     for x in woken {
-        PARKED.fetch_sub(1, Ordering::SeqCst);
+        unparked(&x.task);
         push(x.task.worker, x.task);
     }
 }
@@ -363,13 +518,15 @@ fn wake_expired() -> Option<Instant> {
         NEXT_DEADLINE.store(next.map_or(u64::MAX, ns), Ordering::SeqCst);
     }
     for x in woken {
-        PARKED.fetch_sub(1, Ordering::SeqCst);
+        unparked(&x.task);
         push(x.task.worker, x.task);
     }
     next
 }
 
-/// Blocks parked right now.
+/// Blocks parked right now (host tasks not counted).
 pub(crate) fn parked_count() -> usize {
-    PARKED.load(Ordering::SeqCst)
+    PARKED
+        .load(Ordering::SeqCst)
+        .saturating_sub(HOST_PARKED.load(Ordering::SeqCst))
 }
