@@ -8,10 +8,12 @@ use crate::error::{Error, Result};
 /// kernel (reduce-scatter into slice owners, then all-gather). One-shot moves about
 /// (ranks + 1) x the data per rank, two-shot about 3x but needs more flag rounds, so the
 /// crossover shrinks as ranks grow: with `n >= 4` ranks the limit is
-/// `ONE_SHOT_MAX_BYTES * 2 / (n - 2)` (128 KiB on 4 ranks, 43 KiB on 8, 18 KiB on 16).
+/// `ONE_SHOT_MAX_BYTES * 2 / (n - 2)` (64 KiB on 4 ranks, 21 KiB on 8, 9 KiB on 16); see
+/// [`one_shot_limit`].
 ///
 /// Chosen from `aiv-perf all_reduce --algo one_shot|two_shot` on the twin (2 cores, f32 sum,
-/// time per op in µs, 2026-11-30; single runs on a noisy VM, so only large gaps count):
+/// time per op in µs; single runs on a noisy VM, so only large gaps count). Earlier runs of
+/// 2026-11-30, before the scheduler work of the next session:
 ///
 /// | ranks | 32 KiB one/two | 64 KiB one/two | 128-256 KiB one/two | 1 MiB one/two | 4 MiB one/two | 16 MiB one/two |
 /// |---|---|---|---|---|---|---|
@@ -19,7 +21,11 @@ use crate::error::{Error, Result};
 /// | 3 | | 104 / 113 | 291 / 330 (256K) | 986 / 1322 | 3209 / 3687 | 24957 / 16526 |
 /// | 4 | 111 / 210, 95 / 125 | 176 / 164 | 244 / 337, 194 / 148 (128K) | 1320 / 1144 | 5576 / 3724 | |
 /// | 8 | 444 / 396, 742 / 527 | 686 / 572 | 919 / 563, 914 / 527 (128K) | 4927 / 2754 | 21839 / 10274 | |
-pub const ONE_SHOT_MAX_BYTES: usize = 128 * 1024;
+///
+/// Two later runs (host tasks for streams), 32 / 64 / 128 KiB one/two: 4 ranks 110/112,
+/// 198/207, 353/279 and 179/148, 136/175, 237/188; 8 ranks 579/453, 713/552, 1312/611 and
+/// 404/443, 634/514, 1272/661.
+pub const ONE_SHOT_MAX_BYTES: usize = 64 * 1024;
 /// With 3 ranks one-shot moves 4x per rank against two-shot's 3x and wins up to this size.
 pub const ONE_SHOT_MAX_BYTES_3_RANKS: usize = 4 * 1024 * 1024;
 
@@ -47,13 +53,21 @@ pub struct Chunk {
 
 /// The AllReduce kernel for a call of `bytes` per rank.
 pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
-    if bytes <= ONE_SHOT_MAX_BYTES
-        || ranks <= 2
-        || (ranks == 3 && bytes <= ONE_SHOT_MAX_BYTES_3_RANKS)
-    {
+    if bytes <= one_shot_limit(ranks) {
         Kind::AllReduceOneShot
     } else {
         Kind::AllReduceTwoShot
+    }
+}
+
+/// Largest per-rank AllReduce (bytes) that uses the one-shot kernel on `ranks` ranks:
+/// unlimited on 1-2 ranks, [`ONE_SHOT_MAX_BYTES_3_RANKS`] on 3, and
+/// `ONE_SHOT_MAX_BYTES * 2 / (ranks - 2)` from 4 on.
+pub fn one_shot_limit(ranks: usize) -> usize {
+    match ranks {
+        0..=2 => usize::MAX,
+        3 => ONE_SHOT_MAX_BYTES_3_RANKS,
+        n => ONE_SHOT_MAX_BYTES * 2 / (n - 2),
     }
 }
 
@@ -168,6 +182,19 @@ mod tests {
                 index: 1
             }
         );
+    }
+
+    #[test]
+    fn one_shot_crossover_shrinks_with_ranks() {
+        assert_eq!(all_reduce_kind(1 << 30, 2), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind(4 << 20, 3), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind((4 << 20) + 1, 3), Kind::AllReduceTwoShot);
+        assert_eq!(all_reduce_kind(64 << 10, 4), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind((64 << 10) + 1, 4), Kind::AllReduceTwoShot);
+        // 8 ranks: 64 KiB x 2 / 6 = 21845 bytes.
+        assert_eq!(all_reduce_kind(21_845, 8), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind(21_846, 8), Kind::AllReduceTwoShot);
+        assert_eq!(all_reduce_kind(64 << 10, 8), Kind::AllReduceTwoShot);
     }
 
     #[test]
