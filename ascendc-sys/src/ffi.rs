@@ -274,6 +274,12 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
         });
     }
     jitter(ctx);
+    let moved: usize = bursts.iter().map(|b| b.len).sum();
+    match (r.dir == GM_TO_UB, ctx.atomic.is_some()) {
+        (true, _) => gm::count_traffic(moved, 0),
+        (false, false) => gm::count_traffic(0, moved),
+        (false, true) => gm::count_traffic(moved, moved),
+    }
     if let Some(hz) = ctx.hazards.as_mut() {
         for b in &bursts {
             let (kind, len) = if r.dir == GM_TO_UB {

@@ -229,3 +229,47 @@ pub(crate) static WRITE_EPOCH: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn notify_write(addr: usize, len: usize) {
     crate::sched::notify(addr, len);
 }
+
+/// Bytes the kernels' DMA moved between GM and UB, summed over all devices since the process
+/// started: DataCopy / DataCopyPad from GM (`read`) and to GM (`written`; an atomic store also
+/// reads its destination, counted in `read`). Scalar GetValue/SetValue are not counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GmTraffic {
+    /// Bytes read from GM.
+    pub read: u64,
+    /// Bytes written to GM.
+    pub written: u64,
+}
+
+/// One worker's traffic counters, on a cache line of their own.
+#[repr(align(128))]
+struct TrafficSlot {
+    read: std::sync::atomic::AtomicU64,
+    written: std::sync::atomic::AtomicU64,
+}
+
+const TRAFFIC_SLOTS: usize = 64;
+
+static TRAFFIC: [TrafficSlot; TRAFFIC_SLOTS] = [const {
+    TrafficSlot {
+        read: std::sync::atomic::AtomicU64::new(0),
+        written: std::sync::atomic::AtomicU64::new(0),
+    }
+}; TRAFFIC_SLOTS];
+
+/// Adds one DMA transfer to the calling worker's counters.
+pub(crate) fn count_traffic(read: usize, written: usize) {
+    let slot = &TRAFFIC[crate::sched::worker_index() % TRAFFIC_SLOTS];
+    slot.read.fetch_add(read as u64, Ordering::Relaxed);
+    slot.written.fetch_add(written as u64, Ordering::Relaxed);
+}
+
+/// GM traffic of all kernels so far (see [`GmTraffic`]); subtract two readings to measure a span.
+pub fn gm_traffic() -> GmTraffic {
+    let mut t = GmTraffic::default();
+    for slot in &TRAFFIC {
+        t.read += slot.read.load(Ordering::Relaxed);
+        t.written += slot.written.load(Ordering::Relaxed);
+    }
+    t
+}

@@ -40,6 +40,7 @@ pub use device::{
 };
 pub use error::{FaultKind, KernelFault, TwinError};
 pub use ffi::POISON;
+pub use gm::{gm_traffic, GmTraffic};
 pub use knobs::{set_hazard_check, set_jitter_us, set_race_check, set_watchdog, DEFAULT_WATCHDOG};
 pub use sched::{in_host_task, spawn_host_task, HostSignal};
 

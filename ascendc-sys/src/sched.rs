@@ -212,6 +212,8 @@ pub(crate) static RUNNING: AtomicUsize = AtomicUsize::new(0);
 thread_local! {
     /// The block running on this worker right now (null between blocks).
     static CURRENT: std::cell::Cell<*mut BlockCtx> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+    /// Index of this worker thread (usize::MAX on other threads).
+    static WORKER_INDEX: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
     /// The yielder of the host task running on this worker right now (null otherwise).
     static HOST_YIELDER: std::cell::Cell<*const Yielder<(), Req>> = const { std::cell::Cell::new(std::ptr::null()) };
 }
@@ -343,7 +345,13 @@ pub(crate) fn suspend(ctx: &BlockCtx, req: Req) {
     unsafe { (*ctx.yielder).suspend(req) };
 }
 
+/// Index of the worker thread calling (a large number on other threads).
+pub(crate) fn worker_index() -> usize {
+    WORKER_INDEX.with(|w| w.get())
+}
+
 fn worker_main(index: usize, w: Arc<Worker>) {
+    WORKER_INDEX.with(|w| w.set(index));
     loop {
         if ns(Instant::now()) >= NEXT_DEADLINE.load(Ordering::SeqCst) {
             wake_expired();

@@ -2,8 +2,10 @@
 """Turns the raw output of benches/compare/run.sh into a markdown table (stdout) and busbw.svg.
 
 Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt.
-Traffic: aggregate bus traffic = busbw x ranks (bytes every rank moves per second, summed), as a
-fraction of the 2-thread memcpy bandwidth (bytes copied per second by both threads)."""
+Traffic: what the twin's kernels moved in GM, all ranks together, as copy bandwidth (aiv-perf's
+dmabw: (GM bytes the DMA read + GM bytes it wrote) / 2 per second, measured by the twin's
+counters), as a fraction of the 2-thread memcpy bandwidth (bytes copied per second by both
+threads, each byte one read and one write)."""
 import json
 import sys
 
@@ -20,7 +22,7 @@ twin = {}
 for line in open(f"{out}/twin.jsonl"):
     d = json.loads(line)
     for r in d["rows"]:
-        twin[(d["collective"], d["ranks"], r["size"])] = (r["time_us"], r["busbw"], r["wrong"])
+        twin[(d["collective"], d["ranks"], r["size"])] = (r["time_us"], r["busbw"], r["wrong"], r.get("dmabw", 0.0))
 
 def per_rank(coll, n, size):
     return size // n if coll == "all_gather" else size
@@ -29,8 +31,8 @@ def human(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 
 rows = []
-print("| collective | ranks | per-rank size | MPI time (us) | twin time (us) | MPI busbw (GB/s) | twin busbw (GB/s) | twin/MPI busbw | 2-thread memcpy (GB/s) | twin traffic / memcpy | wrong (MPI, twin) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| collective | ranks | per-rank size | MPI time (us) | twin time (us) | MPI busbw (GB/s) | twin busbw (GB/s) | twin/MPI busbw | 2-thread memcpy (GB/s) | twin DMA (GB/s) | twin traffic / memcpy | wrong (MPI, twin) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     coll, n, size = key
     pr = per_rank(coll, n, size)
@@ -38,11 +40,11 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     if mkey not in mpi:
         continue
     mt, mb, mw = mpi[mkey]
-    tt, tb, tw = twin[key]
+    tt, tb, tw, dma = twin[key]
     m = mem.get(pr, 0.0)
-    traffic = tb * n / m if m else 0.0
+    traffic = dma / m if m else 0.0
     rows.append((coll, n, pr, mb, tb))
-    print(f"| {coll} | {n} | {human(pr)} | {mt:.1f} | {tt:.1f} | {mb:.3f} | {tb:.3f} | {tb / mb if mb else 0:.2f}x | {m:.2f} | {traffic:.0%} | {mw}, {tw} |")
+    print(f"| {coll} | {n} | {human(pr)} | {mt:.1f} | {tt:.1f} | {mb:.3f} | {tb:.3f} | {tb / mb if mb else 0:.2f}x | {m:.2f} | {dma:.2f} | {traffic:.0%} | {mw}, {tw} |")
 
 # SVG plot: busbw vs per-rank size (log2 x), one panel per collective.
 W, H, PAD = 460, 300, 50

@@ -12,7 +12,10 @@
 //!
 //! Sizes follow nccl-tests: for all_gather the whole gathered output (per-rank input x ranks),
 //! for all_reduce the buffer; both rounded down to whole elements. busbw = algbw x (n-1)/n for
-//! all_gather and x 2(n-1)/n for all_reduce. Exits 1 if any element is wrong, 2 on bad arguments.
+//! all_gather and x 2(n-1)/n for all_reduce. dmabw is what the kernels' DMA moved on the twin,
+//! all ranks together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second, the
+//! unit in which memcpy bandwidth is quoted (`ascendc_sys::gm_traffic`). Exits 1 if any element
+//! is wrong, 2 on bad arguments.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -274,6 +277,10 @@ struct Row {
     time_us: f64,
     algbw: f64,
     busbw: f64,
+    /// GM bytes the kernels' DMA read plus wrote, per operation (all ranks).
+    dma_per_op: f64,
+    /// Those bytes as copy bandwidth: (read + written) / 2 per second, all ranks together.
+    dmabw: f64,
     wrong: usize,
 }
 
@@ -319,7 +326,7 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             Coll::AllReduce => count * es,
         };
         let barrier = Barrier::new(o.ranks);
-        let results = world.run(|comm| -> aiv_comm::Result<(Duration, usize)> {
+        let results = world.run(|comm| -> aiv_comm::Result<(Duration, usize, u64)> {
             let r = comm.rank() as usize;
             let b = &bufs[r];
             if o.check {
@@ -329,6 +336,10 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
                 issue(o, comm, b, count)?;
             }
             comm.synchronize()?;
+            // Every rank's warm-up has finished (and moved its last byte) before rank 0 reads
+            // the twin's DMA counters; nobody starts before that reading.
+            barrier.wait();
+            let dma0 = ascendc_sys::gm_traffic();
             barrier.wait();
             let t0 = Instant::now();
             for _ in 0..o.iters {
@@ -337,6 +348,8 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             comm.synchronize()?;
             barrier.wait();
             let dt = t0.elapsed();
+            let dma1 = ascendc_sys::gm_traffic();
+            let dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
             let mut wrong = 0;
             if o.check {
                 // The timed iterations left their result in recv; AllReduce in place would
@@ -350,14 +363,18 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
                     .filter(|(g, w)| g != w)
                     .count();
             }
-            Ok((dt, wrong))
+            Ok((dt, wrong, dma))
         });
         let mut time = Duration::ZERO;
         let mut wrong = 0;
+        let mut dma_bytes = 0;
         for (r, res) in results.into_iter().enumerate() {
-            let (dt, w) = res.map_err(|e| format!("rank {r}: {e}"))?;
+            let (dt, w, dma) = res.map_err(|e| format!("rank {r}: {e}"))?;
             time = time.max(dt);
             wrong += w;
+            if r == 0 {
+                dma_bytes = dma;
+            }
         }
         let time_us = time.as_secs_f64() * 1e6 / o.iters as f64;
         let algbw = if time_us > 0.0 {
@@ -371,6 +388,12 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             time_us,
             algbw,
             busbw: algbw * factor,
+            dma_per_op: dma_bytes as f64 / o.iters as f64,
+            dmabw: if time_us > 0.0 {
+                dma_bytes as f64 / 2.0 / o.iters as f64 / time_us / 1e3
+            } else {
+                0.0
+            },
             wrong,
         };
         if !o.json {
@@ -406,12 +429,12 @@ fn print_header(o: &Opts) {
         if o.check { "on" } else { "off" }
     );
     println!(
-        "#{:>13} {:>12} {:>9} {:>6} {:>10} {:>8} {:>8} {:>7}",
-        "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong"
+        "#{:>13} {:>12} {:>9} {:>6} {:>10} {:>8} {:>8} {:>7} {:>8}",
+        "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong", "dmabw"
     );
     println!(
-        "#{:>13} {:>12} {:>9} {:>6} {:>10} {:>8} {:>8} {:>7}",
-        "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", ""
+        "#{:>13} {:>12} {:>9} {:>6} {:>10} {:>8} {:>8} {:>7} {:>8}",
+        "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(GB/s)"
     );
 }
 
@@ -424,7 +447,7 @@ fn redop(o: &Opts) -> &'static str {
 
 fn print_row(o: &Opts, r: &Row) {
     println!(
-        "{:>14} {:>12} {:>9} {:>6} {:>10.2} {:>8.2} {:>8.2} {:>7}",
+        "{:>14} {:>12} {:>9} {:>6} {:>10.2} {:>8.2} {:>8.2} {:>7} {:>8.2}",
         r.size,
         r.count,
         o.dtype.name(),
@@ -436,7 +459,8 @@ fn print_row(o: &Opts, r: &Row) {
             r.wrong.to_string()
         } else {
             "N/A".into()
-        }
+        },
+        r.dmabw
     );
 }
 
@@ -466,7 +490,7 @@ fn main() -> ExitCode {
             .iter()
             .map(|r| {
                 format!(
-                    "{{\"size\":{},\"count\":{},\"type\":\"{}\",\"redop\":\"{}\",\"time_us\":{:.3},\"algbw\":{:.4},\"busbw\":{:.4},\"wrong\":{}}}",
+                    "{{\"size\":{},\"count\":{},\"type\":\"{}\",\"redop\":\"{}\",\"time_us\":{:.3},\"algbw\":{:.4},\"busbw\":{:.4},\"dma_bytes_per_op\":{:.0},\"dmabw\":{:.4},\"wrong\":{}}}",
                     r.size,
                     r.count,
                     o.dtype.name(),
@@ -474,6 +498,8 @@ fn main() -> ExitCode {
                     r.time_us,
                     r.algbw,
                     r.busbw,
+                    r.dma_per_op,
+                    r.dmabw,
                     if o.check { r.wrong as i64 } else { -1 }
                 )
             })

@@ -1,0 +1,71 @@
+//! The twin's DMA traffic counters (`ascendc_sys::gm_traffic`), on which aiv-perf's dmabw and the
+//! comparison's traffic figures rest. Everything is in one test: the counters are process-wide,
+//! so a second test running in parallel would add its own traffic.
+
+use aiv_comm::{Config, DataType, ReduceOp, World};
+
+#[test]
+fn dma_counters_match_what_the_kernels_move() {
+    let w = World::sim_with(
+        4,
+        Config {
+            buffer_bytes: Some(16 << 20),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let c = &w.comms()[0];
+    let n = (1 << 20) + 96; // whole DMA blocks, several stage fills per block
+    let src = c.alloc_from(&vec![3u32; n / 4]).unwrap();
+    let dst = c.alloc(n).unwrap();
+
+    // A plain copy reads and writes every byte once.
+    let t0 = ascendc_sys::gm_traffic();
+    c.stream().copy(&dst, &src, n, "copy").unwrap();
+    c.synchronize().unwrap();
+    let t1 = ascendc_sys::gm_traffic();
+    assert_eq!(
+        (t1.read - t0.read, t1.written - t0.written),
+        (n as u64, n as u64)
+    );
+
+    // An atomic reduce also reads its destination.
+    c.stream()
+        .reduce(&dst, &src, n / 4, DataType::I32, ReduceOp::Sum, "reduce")
+        .unwrap();
+    c.synchronize().unwrap();
+    let t2 = ascendc_sys::gm_traffic();
+    assert_eq!(
+        (t2.read - t1.read, t2.written - t1.written),
+        (2 * n as u64, n as u64)
+    );
+    assert!(dst.to_vec::<u32>().unwrap().iter().all(|&x| x == 6));
+
+    // AllGather of S bytes per rank on 4 ranks: each rank reads its input and 3 peers' staged
+    // copies (4 S) and writes its staging copy, its own slot and 3 peer slots (5 S); flags add
+    // a few 32-byte cells per block (polls included), far below the slack allowed here.
+    let s = 4 << 20;
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| (c.alloc(s).unwrap(), c.alloc(4 * s).unwrap()))
+        .collect();
+    let t3 = ascendc_sys::gm_traffic();
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_gather(i, o, s, DataType::U8).unwrap();
+        c.synchronize().unwrap();
+    });
+    let t4 = ascendc_sys::gm_traffic();
+    let (read, written) = (t4.read - t3.read, t4.written - t3.written);
+    let (want_read, want_written) = (4 * 4 * s as u64, 4 * 5 * s as u64);
+    let slack = s as u64 / 4;
+    assert!(
+        (want_read..want_read + slack).contains(&read),
+        "read {read}, want {want_read}"
+    );
+    assert!(
+        (want_written..want_written + slack).contains(&written),
+        "written {written}, want {want_written}"
+    );
+}
