@@ -17,6 +17,8 @@ use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU8, Ordering};
 use half::{bf16, f16};
 use parking_lot::Mutex;
 
+use crate::padded::Padded;
+
 /// Atomic store mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
@@ -61,9 +63,11 @@ impl AtomicType {
 const STRIPES: usize = 1024;
 const PAGE_SHIFT: u32 = 12;
 
+/// One lock per stripe of pages, each on its own cache lines: workers reducing into
+/// neighbouring pages must not contend for one line.
 #[allow(clippy::declare_interior_mutable_const)]
-const STRIPE_INIT: Mutex<()> = Mutex::new(());
-static STRIPE_LOCKS: [Mutex<()>; STRIPES] = [STRIPE_INIT; STRIPES];
+const STRIPE_INIT: Padded<Mutex<()>> = Padded(Mutex::new(()));
+static STRIPE_LOCKS: [Padded<Mutex<()>>; STRIPES] = [STRIPE_INIT; STRIPES];
 
 #[inline]
 fn combine_f32(op: AtomicOp, a: f32, b: f32) -> f32 {

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 
 use crate::atomics::{AtomicOp, AtomicType};
 use crate::error::{FaultKind, KernelFault, TwinError};
-use crate::gm::{self, RegionCache};
+use crate::gm;
 
 /// A kernel entry point as the twin calls it: AscendC's `extern "C" __global__ __aicore__ void
 /// name(GM_ADDR args)`, with one GM pointer to the kernel's argument struct.
@@ -60,7 +60,8 @@ pub(crate) struct LaunchShared {
 }
 
 /// Launches running now, for [`abort_group`].
-static ACTIVE: Mutex<Vec<std::sync::Weak<LaunchShared>>> = Mutex::new(Vec::new());
+static ACTIVE: crate::padded::Padded<Mutex<Vec<std::sync::Weak<LaunchShared>>>> =
+    crate::padded::Padded(Mutex::new(Vec::new()));
 /// Groups aborted so far, with the reason: later launches in them fail at once.
 static ABORTED_GROUPS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
 
@@ -149,7 +150,6 @@ pub(crate) struct BlockCtx {
     pub atomic: Option<(AtomicOp, AtomicType)>,
     pub pipe_flags: [[u32; EVENT_IDS]; HARD_EVENTS],
     pub poll: PollState,
-    pub cache: RegionCache,
     pub dcache: HashMap<usize, CacheLine>,
     pub rng: u64,
     /// GM race checker state, when checking is on.
@@ -347,7 +347,6 @@ impl Device {
                 atomic: None,
                 pipe_flags: [[0; EVENT_IDS]; HARD_EVENTS],
                 poll: PollState::default(),
-                cache: RegionCache::default(),
                 dcache: HashMap::new(),
                 rng: 0x9e37_79b9_7f4a_7c15u64 ^ ((inner.rank as u64) << 32 | block as u64),
                 hazards: check_hazards.then(Box::default),

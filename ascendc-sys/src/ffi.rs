@@ -46,7 +46,8 @@ const MAX_PAD_BLOCK_LEN: u32 = 2_097_151;
 /// Filler the twin writes where the hardware leaves unspecified ("random") bytes in UB.
 pub const POISON: u8 = 0xA5;
 
-static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+static EPOCH: crate::padded::Padded<std::sync::OnceLock<Instant>> =
+    crate::padded::Padded(std::sync::OnceLock::new());
 
 fn copy_op_name(api: u32, dir: u32) -> &'static str {
     match (api, dir) {
@@ -267,7 +268,7 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
         });
     }
     let gm_end = last.gm + last.len;
-    if !gm::gm_check(&mut ctx.cache, gm_addr, gm_end) {
+    if !gm::gm_check(gm_addr, gm_end) {
         return Err(FaultKind::GmOutOfBounds {
             addr: gm_addr as u64,
             len: gm_end as u64,
@@ -425,7 +426,7 @@ fn poll_track(ctx: &mut BlockCtx, addr: usize, seen: &[u8], fresh: bool) -> Resu
     // the blocks that move data, so back off quickly.
     match p.repeats {
         0..=1 => {}
-        2..=3 => sched::suspend(ctx, Req::Yield),
+        2..=9 => sched::suspend(ctx, Req::Yield),
         _ => {
             if p.since.is_none() {
                 p.since = Some(Instant::now());
@@ -508,7 +509,7 @@ pub(crate) fn flush_dcache(ctx: &mut BlockCtx, line: Option<usize>) {
             if c.dirty {
                 // The line was read from / written to GM by this block; its allocation may have
                 // been freed since only if the kernel outlived its buffers (a host bug).
-                if gm::gm_check(&mut ctx.cache, l, 64) {
+                if gm::gm_check(l, 64) {
                     if let Some(rc) = ctx.race.as_mut() {
                         rc.release(l, 64);
                     }
@@ -563,7 +564,7 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
                 align: size as u32,
             });
         }
-        if !gm::gm_check(&mut ctx.cache, addr, size) {
+        if !gm::gm_check(addr, size) {
             return Err(FaultKind::GmOutOfBounds {
                 addr: addr as u64,
                 len: size as u64,
@@ -575,7 +576,7 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
         if fresh {
             let mut data = [0u8; 64];
             // A line may straddle the allocation end; fill only the valid bytes.
-            let valid = if gm::gm_check(&mut ctx.cache, line, 64) {
+            let valid = if gm::gm_check(line, 64) {
                 (line, 64usize)
             } else {
                 (addr, size)

@@ -29,12 +29,17 @@ struct Region {
 
 struct Registry {
     map: RwLock<BTreeMap<usize, Region>>,
-    generation: AtomicU64,
+    /// Bumped by every allocation and free. On a cache line of its own: every bounds check reads
+    /// it, and the lock word next to the map changes on every lookup that misses the caches.
+    generation: Padded<AtomicU64>,
 }
+
+#[repr(align(128))]
+struct Padded<T>(T);
 
 static REGISTRY: Registry = Registry {
     map: RwLock::new(BTreeMap::new()),
-    generation: AtomicU64::new(0),
+    generation: Padded(AtomicU64::new(0)),
 };
 
 /// Allocations of at least this size are anonymous mappings: zero pages the OS provides lazily,
@@ -73,7 +78,7 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
         .map
         .write()
         .insert(ptr as usize, Region { len, rank });
-    REGISTRY.generation.fetch_add(1, Ordering::Release);
+    REGISTRY.generation.0.fetch_add(1, Ordering::Release);
     Some(ptr)
 }
 
@@ -84,7 +89,7 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
 pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     REGISTRY.map.write().remove(&(ptr as usize));
     crate::race::forget(ptr as usize, bytes.max(1));
-    REGISTRY.generation.fetch_add(1, Ordering::Release);
+    REGISTRY.generation.0.fetch_add(1, Ordering::Release);
     let len = bytes.max(1);
     if len >= MAP_THRESHOLD {
         // SAFETY: the caller guarantees ptr/len come from the mmap in gm_alloc.
@@ -97,33 +102,59 @@ pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     }
 }
 
-/// A cache of the last allocation a thread hit, validated by the registry generation.
+/// One cached allocation range.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct RegionCache {
+struct CachedRegion {
     start: usize,
     end: usize,
+}
+
+/// The last few allocations a thread hit (a communication kernel alternates between its own
+/// buffers, its peers' and the sync areas; a worker runs many blocks), valid while the registry
+/// generation is unchanged.
+#[derive(Clone, Copy, Default)]
+struct RegionCache {
+    regions: [CachedRegion; 8],
+    next: usize,
     generation: u64,
 }
 
+thread_local! {
+    static CACHE: std::cell::Cell<RegionCache> = std::cell::Cell::new(RegionCache::default());
+}
+
 /// True if `[addr, addr + len)` lies inside one live allocation (of any device).
-pub(crate) fn gm_check(cache: &mut RegionCache, addr: usize, len: usize) -> bool {
+pub(crate) fn gm_check(addr: usize, len: usize) -> bool {
     let Some(end) = addr.checked_add(len) else {
         return false;
     };
-    let generation = REGISTRY.generation.load(Ordering::Acquire);
-    if cache.generation == generation && cache.end != 0 && addr >= cache.start && end <= cache.end {
-        return true;
+    let generation = REGISTRY.generation.0.load(Ordering::Acquire);
+    let mut cache = CACHE.with(|c| c.get());
+    if cache.generation == generation {
+        if cache
+            .regions
+            .iter()
+            .any(|r| r.end != 0 && addr >= r.start && end <= r.end)
+        {
+            return true;
+        }
+    } else {
+        cache = RegionCache {
+            generation,
+            ..RegionCache::default()
+        };
     }
     let map = REGISTRY.map.read();
     let Some((&start, region)) = map.range(..=addr).next_back() else {
         return false;
     };
     if end <= start + region.len {
-        *cache = RegionCache {
+        cache.regions[cache.next] = CachedRegion {
             start,
             end: start + region.len,
-            generation,
         };
+        cache.next = (cache.next + 1) % cache.regions.len();
+        CACHE.with(|c| c.set(cache));
         true
     } else {
         false
@@ -223,7 +254,8 @@ pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
 // ---- wake-ups ----
 
 /// Counts GM writes while anyone is parked (progress indicator for the watchdog).
-pub(crate) static WRITE_EPOCH: AtomicU64 = AtomicU64::new(0);
+pub(crate) static WRITE_EPOCH: crate::padded::Padded<AtomicU64> =
+    crate::padded::Padded(AtomicU64::new(0));
 
 /// Resumes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
 pub(crate) fn notify_write(addr: usize, len: usize) {
@@ -259,9 +291,18 @@ static TRAFFIC: [TrafficSlot; TRAFFIC_SLOTS] = [const {
 
 /// Adds one DMA transfer to the calling worker's counters.
 pub(crate) fn count_traffic(read: usize, written: usize) {
-    let slot = &TRAFFIC[crate::sched::worker_index() % TRAFFIC_SLOTS];
-    slot.read.fetch_add(read as u64, Ordering::Relaxed);
-    slot.written.fetch_add(written as u64, Ordering::Relaxed);
+    let w = crate::sched::worker_index();
+    let slot = &TRAFFIC[w % TRAFFIC_SLOTS];
+    if w < TRAFFIC_SLOTS {
+        // The slot's only writer: a plain load and store (no locked instruction) suffice.
+        let r = slot.read.load(Ordering::Relaxed);
+        slot.read.store(r + read as u64, Ordering::Relaxed);
+        let wr = slot.written.load(Ordering::Relaxed);
+        slot.written.store(wr + written as u64, Ordering::Relaxed);
+    } else {
+        slot.read.fetch_add(read as u64, Ordering::Relaxed);
+        slot.written.fetch_add(written as u64, Ordering::Relaxed);
+    }
 }
 
 /// GM traffic of all kernels so far (see [`GmTraffic`]); subtract two readings to measure a span.

@@ -3,12 +3,14 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-static JITTER_US: AtomicU32 = AtomicU32::new(0);
+use crate::padded::Padded;
+
+static JITTER_US: Padded<AtomicU32> = Padded(AtomicU32::new(0));
 /// Pipe-hazard checking: 0 off, 1 on, 2 not yet read from the environment.
-static HAZARDS: AtomicU32 = AtomicU32::new(2);
+static HAZARDS: Padded<AtomicU32> = Padded(AtomicU32::new(2));
 
 /// GM race checking: 0 off, 1 on, 2 not yet read from the environment.
-static RACES: AtomicU32 = AtomicU32::new(2);
+static RACES: Padded<AtomicU32> = Padded(AtomicU32::new(2));
 
 /// Turns the GM race checker (happens-before over flags between blocks and ranks) on or off for
 /// launches that start afterwards. Default: on, unless the environment sets `AIV_TWIN_RACES=0`.
@@ -46,7 +48,7 @@ pub(crate) fn hazard_check() -> bool {
     v == 1
 }
 /// Watchdog period in ms; u64::MAX = not yet read from the environment; 0 = off.
-static WATCHDOG_MS: AtomicU64 = AtomicU64::new(u64::MAX);
+static WATCHDOG_MS: Padded<AtomicU64> = Padded(AtomicU64::new(u64::MAX));
 
 /// Default deadlock watchdog period.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(30);

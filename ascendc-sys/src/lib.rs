@@ -31,6 +31,7 @@ mod ffi;
 mod gm;
 mod hazard;
 mod knobs;
+mod padded;
 mod race;
 mod sched;
 

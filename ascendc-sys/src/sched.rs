@@ -21,6 +21,8 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use parking_lot::{Condvar, Mutex};
 use smallvec::SmallVec;
 
+use crate::padded::Padded;
+
 use crate::device::{BlockCtx, KernelFn};
 use crate::error::FaultKind;
 
@@ -196,18 +198,18 @@ struct Pool {
     workers: Vec<Arc<Worker>>,
 }
 
-static POOL: OnceLock<Pool> = OnceLock::new();
-static WAITERS: Mutex<Vec<Waiter>> = Mutex::new(Vec::new());
-static PARKED: AtomicUsize = AtomicUsize::new(0);
+static POOL: Padded<OnceLock<Pool>> = Padded(OnceLock::new());
+static WAITERS: Padded<Mutex<Vec<Waiter>>> = Padded(Mutex::new(Vec::new()));
+static PARKED: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
 /// Parked host tasks (included in PARKED; the watchdog counts blocks only).
-static HOST_PARKED: AtomicUsize = AtomicUsize::new(0);
-static WAITER_IDS: AtomicU64 = AtomicU64::new(0);
+static HOST_PARKED: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
+static WAITER_IDS: Padded<AtomicU64> = Padded(AtomicU64::new(0));
 /// Earliest park deadline, ns since START (u64::MAX: none).
-static NEXT_DEADLINE: AtomicU64 = AtomicU64::new(u64::MAX);
-static START: OnceLock<Instant> = OnceLock::new();
-static STACKS: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
+static NEXT_DEADLINE: Padded<AtomicU64> = Padded(AtomicU64::new(u64::MAX));
+static START: Padded<OnceLock<Instant>> = Padded(OnceLock::new());
+static STACKS: Padded<Mutex<Vec<DefaultStack>>> = Padded(Mutex::new(Vec::new()));
 /// Blocks alive (started, not finished), over all devices.
-pub(crate) static RUNNING: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static RUNNING: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
 
 thread_local! {
     /// The block running on this worker right now (null between blocks).
@@ -370,12 +372,12 @@ fn worker_main(index: usize, w: Arc<Worker>) {
             q.pop_front()
         };
         if let Some(t) = task {
-            run(index, t);
+            run(t);
         }
     }
 }
 
-fn run(index: usize, mut t: Box<BlockTask>) {
+fn run(mut t: Box<BlockTask>) {
     match &mut t.kind {
         Kind::Block { ctx, .. } => {
             let ctx_ptr: *mut BlockCtx = &mut **ctx;
@@ -390,7 +392,7 @@ fn run(index: usize, mut t: Box<BlockTask>) {
         yielder.set(HOST_YIELDER.with(|h| h.replace(std::ptr::null())));
     }
     match r {
-        CoroutineResult::Yield(Req::Yield) => push(index, t),
+        CoroutineResult::Yield(Req::Yield) => push(t.worker, t),
         CoroutineResult::Yield(Req::Park {
             addr,
             len,
