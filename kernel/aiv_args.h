@@ -34,7 +34,16 @@ enum AivTwinTestMode {
     AIV_TT_HAZ_WAR = 16,         /* UB->GM then GM->UB into the same UB with no MTE3_MTE2 flag */
     AIV_TT_RELAY = 17,           /* block 0 waits for src >= expected, then sets the flag at dst + 4096;
                                     the other blocks wait for that flag and report what they saw */
-    AIV_TT_STALE_READ = 18       /* DataCopy UB->GM of UB this kernel never wrote */
+    AIV_TT_STALE_READ = 18,      /* DataCopy UB->GM of UB this kernel never wrote */
+    /* DMA snapshots: what a DataCopy GM->UB read stays in UB whatever happens to GM later. */
+    AIV_TT_SNAP_PEER = 19,       /* 2 blocks: block 0 loads src[0, len), lets block 1 overwrite it
+                                    with src[len, 2 len) (flags at dst + len), then stores its UB to
+                                    dst[0, len) */
+    AIV_TT_SNAP_SELF = 20,       /* loads src[0, len) to UB a, src[len, 2 len) to UB b, stores b over
+                                    src[0, len), then a to dst[0, len) */
+    AIV_TT_SNAP_EDIT = 21        /* loads src[0, len) to UB, edits it (SetValue at both ends,
+                                    Duplicate of 32 bytes at len / 2), stores it to dst[0, len);
+                                    loads src[len, 2 len) and stores UB[len / 4] to dst[len] */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

@@ -261,6 +261,60 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
         SetAtomicAdd<uint32_t>();
         SetAtomicNone();
         break;
+    case AIV_TT_SNAP_PEER: {
+        // UB: the data at 0 (len bytes), a flag cell after it.
+        LocalTensor<int32_t> cell = ub[a->len].ReinterpretCast<int32_t>();
+        const uint64_t loaded = a->dst + a->len;
+        const uint64_t overwritten = a->dst + a->len + 32;
+        if (GetBlockIdx() == 0) {
+            DataCopy(ub, Gm(a->src, a->len), a->len);
+            PipeBarrier<PIPE_ALL>(); // the load is complete before the flag says so
+            PutCell(loaded, 1, cell);
+            PipeBarrier<PIPE_ALL>(); // the cell's store has left UB before the poll reloads it
+            PollCell(overwritten, 1, a->deadline_cycles, cell);
+            PipeBarrier<PIPE_ALL>();
+            DataCopy(Gm(a->dst, a->len), ub, a->len);
+        } else {
+            PollCell(loaded, 1, a->deadline_cycles, cell);
+            PipeBarrier<PIPE_ALL>();
+            DataCopy(ub, Gm(a->src + a->len, a->len), a->len);
+            PipeBarrier<PIPE_ALL>();
+            DataCopy(Gm(a->src, a->len), ub, a->len);
+            PipeBarrier<PIPE_ALL>(); // the overwrite has landed before the flag says so
+            PutCell(overwritten, 1, cell);
+        }
+        break;
+    }
+    case AIV_TT_SNAP_SELF: {
+        LocalTensor<uint8_t> second = ub[a->len];
+        DataCopy(ub, Gm(a->src, a->len), a->len);
+        DataCopy(second, Gm(a->src + a->len, a->len), a->len);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(Gm(a->src, a->len), second, a->len);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(Gm(a->dst, a->len), ub, a->len);
+        break;
+    }
+    case AIV_TT_SNAP_EDIT: {
+        DataCopy(ub, Gm(a->src, a->len), a->len);
+        PipeBarrier<PIPE_ALL>();
+        ub.SetValue(a->len - 1, static_cast<uint8_t>(0xA1));
+        ub.SetValue(0, static_cast<uint8_t>(0xA0));
+        Duplicate(ub[a->len / 2].ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0xA2A2), 16);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(Gm(a->dst, a->len), ub, a->len);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(ub, Gm(a->src + a->len, a->len), a->len);
+        PipeBarrier<PIPE_ALL>();
+        const uint8_t quarter = ub.GetValue(a->len / 4);
+        LocalTensor<uint8_t> out = ub[a->len];
+        Duplicate(out.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0), 16);
+        PipeBarrier<PIPE_ALL>();
+        out.SetValue(0, quarter);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(Gm(a->dst + a->len, 32), out, 32);
+        break;
+    }
     default:
         break;
     }

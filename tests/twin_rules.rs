@@ -675,3 +675,96 @@ fn pipe_hazards_are_reported() {
     a.len = 64;
     selftest(&dev, a, 1).unwrap();
 }
+
+/// Runs `f` with the twin's deferred GM -> UB staging on, then off: a DataCopy GM -> UB is a
+/// snapshot either way.
+fn both_staging_modes(f: impl Fn(&str)) {
+    for on in [true, false] {
+        ascendc_sys::set_lazy_staging(on);
+        f(if on {
+            "deferred staging"
+        } else {
+            "eager staging"
+        });
+    }
+    ascendc_sys::set_lazy_staging(true);
+}
+
+#[test]
+fn ub_keeps_what_it_loaded_when_a_peer_block_overwrites_the_source() {
+    both_staging_modes(|mode| {
+        let dev = device(0);
+        let len = 8 * 1024;
+        let orig = pattern(len, 1);
+        let new = pattern(len, 2);
+        let src = dev.alloc(2 * len).unwrap();
+        src.write(0, &orig).unwrap();
+        src.write(len, &new).unwrap();
+        let dst = dev.alloc(len + 64).unwrap();
+        dst.fill(0, dst.len(), 0).unwrap();
+        let mut a = args(AIV_TT_SNAP_PEER);
+        a.src = gm(&src, 0);
+        a.dst = gm(&dst, 0);
+        a.len = len as u32;
+        a.deadline_cycles = 50_000_000; // 1 s
+        selftest(&dev, a, 2).unwrap();
+        let out = read_all(&dst);
+        assert_eq!(
+            &out[..len],
+            &orig[..],
+            "{mode}: block 0 stored what it had loaded"
+        );
+        assert_eq!(
+            &read_all(&src)[..len],
+            &new[..],
+            "{mode}: block 1 overwrote the source"
+        );
+    });
+}
+
+#[test]
+fn ub_keeps_what_it_loaded_when_the_block_overwrites_the_source() {
+    both_staging_modes(|mode| {
+        let dev = device(0);
+        let len = 16 * 1024;
+        let x = pattern(len, 3);
+        let y = pattern(len, 4);
+        let src = dev.alloc(2 * len).unwrap();
+        src.write(0, &x).unwrap();
+        src.write(len, &y).unwrap();
+        let dst = dev.alloc(len).unwrap();
+        let mut a = args(AIV_TT_SNAP_SELF);
+        a.src = gm(&src, 0);
+        a.dst = gm(&dst, 0);
+        a.len = len as u32;
+        selftest(&dev, a, 1).unwrap();
+        assert_eq!(read_all(&dst), x, "{mode}");
+        assert_eq!(&read_all(&src)[..len], &y[..], "{mode}");
+    });
+}
+
+#[test]
+fn scalar_and_vector_edits_of_loaded_ub_are_kept() {
+    both_staging_modes(|mode| {
+        let dev = device(0);
+        let len = 8 * 1024;
+        let x = pattern(len, 5);
+        let y = pattern(len, 6);
+        let src = dev.alloc(2 * len).unwrap();
+        src.write(0, &x).unwrap();
+        src.write(len, &y).unwrap();
+        let dst = dev.alloc(len + 32).unwrap();
+        let mut a = args(AIV_TT_SNAP_EDIT);
+        a.src = gm(&src, 0);
+        a.dst = gm(&dst, 0);
+        a.len = len as u32;
+        selftest(&dev, a, 1).unwrap();
+        let mut want = x.clone();
+        want[len - 1] = 0xA1;
+        want[0] = 0xA0;
+        want[len / 2..len / 2 + 32].fill(0xA2);
+        want.push(y[len / 4]);
+        want.extend_from_slice(&[0; 31]);
+        assert_eq!(read_all(&dst), want, "{mode}");
+    });
+}

@@ -156,6 +156,10 @@ pub(crate) struct BlockCtx {
     pub race: Option<crate::race::RaceCtx>,
     /// Pipe-hazard checker state, when checking is on.
     pub hazards: Option<Box<crate::hazard::Hazards>>,
+    /// Pending deferred GM -> UB copies of this block (lazy.rs).
+    pub lazy: crate::lazy::Pending,
+    /// Whether this launch defers large GM -> UB copies.
+    pub lazy_on: bool,
     /// The block's coroutine yielder (set when the coroutine starts).
     pub yielder: *const corosensei::Yielder<(), crate::sched::Req>,
 }
@@ -313,6 +317,7 @@ impl Device {
         let done = crate::sched::Countdown::new(block_dim);
         let check_hazards = crate::knobs::hazard_check();
         let check_races = crate::knobs::race_check() && inner.config.group != 0;
+        let lazy_on = crate::knobs::lazy_staging();
         let mut taken = Vec::with_capacity(block_dim as usize);
         let mut ubs = Vec::with_capacity(block_dim as usize);
         {
@@ -355,6 +360,8 @@ impl Device {
                 } else {
                     None
                 },
+                lazy: Default::default(),
+                lazy_on,
                 yielder: std::ptr::null(),
             });
             crate::sched::spawn(kernel, args as usize, ctx, done.clone());

@@ -312,8 +312,23 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
         }
     }
     if r.dir == GM_TO_UB {
+        let deferrable = ctx.lazy_on
+            && r.api != API_PAD
+            && bursts.len() == 1
+            && last.len == last.ub_span
+            && last.len >= crate::lazy::MIN_LAZY;
+        if deferrable {
+            crate::lazy::stage(
+                &mut ctx.lazy,
+                gm_addr + last.gm,
+                ub_addr + last.ub,
+                last.len,
+            );
+            return Ok(());
+        }
         for b in &bursts {
             let ub = ub_addr + b.ub;
+            crate::lazy::before_ub_write(&mut ctx.lazy, ub, b.ub_span);
             if r.api == API_PAD {
                 let lp = r.left_pad as usize * es;
                 let rp = r.right_pad as usize * es;
@@ -359,14 +374,32 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
             });
         }
         for b in &bursts {
-            // SAFETY: GM and UB ranges checked above; alignment checked for the atomic type.
-            unsafe { reduce_store(op, ty, r.gm.add(b.gm), (ub_addr + b.ub) as *const u8, b.len) };
-            gm::notify_write(gm_addr + b.gm, b.len);
+            let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
+            crate::lazy::before_gm_write(dst, b.len);
+            // SAFETY (both calls): the GM and UB ranges were checked above, the alignment for
+            // the atomic type; a staged source is GM the snapshot keeps unwritten meanwhile.
+            let direct = crate::lazy::with_source(&mut ctx.lazy, ub, b.len, |src| unsafe {
+                reduce_store(op, ty, dst as *mut u8, src as *const u8, b.len)
+            });
+            if !direct {
+                // SAFETY: as above.
+                unsafe { reduce_store(op, ty, dst as *mut u8, ub as *const u8, b.len) };
+            }
+            gm::notify_write(dst, b.len);
         }
     } else {
         for b in &bursts {
-            // SAFETY: GM and UB ranges checked above.
-            unsafe { gm::gm_write(r.gm.add(b.gm), (ub_addr + b.ub) as *const u8, b.len) };
+            let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
+            crate::lazy::before_gm_write(dst, b.len);
+            // SAFETY (both calls): GM and UB ranges checked above; a staged source is GM the
+            // snapshot keeps unwritten meanwhile, and not overlapping dst (materialised above).
+            let direct = crate::lazy::with_source(&mut ctx.lazy, ub, b.len, |src| unsafe {
+                gm::gm_write_raw(dst as *mut u8, src as *const u8, b.len)
+            });
+            if !direct {
+                // SAFETY: as above.
+                unsafe { gm::gm_write_raw(dst as *mut u8, ub as *const u8, b.len) };
+            }
         }
     }
     Ok(())
@@ -720,6 +753,10 @@ pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i3
         _ => "vector instruction",
     };
     with_ctx(name, |ctx| {
+        match kind {
+            1 | 2 => crate::lazy::before_ub_write(&mut ctx.lazy, ub as usize, bytes as usize),
+            _ => crate::lazy::before_ub_read(&mut ctx.lazy, ub as usize, bytes as usize),
+        }
         let Some(hz) = ctx.hazards.as_mut() else {
             return Ok(());
         };

@@ -87,6 +87,7 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
 /// # Safety
 /// `ptr` and `bytes` must come from one `gm_alloc` call, and no kernel may still use it.
 pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
+    crate::lazy::before_gm_write(ptr as usize, bytes.max(1));
     REGISTRY.map.write().remove(&(ptr as usize));
     crate::race::forget(ptr as usize, bytes.max(1));
     REGISTRY.generation.0.fetch_add(1, Ordering::Release);
@@ -192,6 +193,17 @@ pub(crate) unsafe fn gm_read(dst: *mut u8, src: *const u8, len: usize) {
 /// `dst..dst+len` must be inside a live GM allocation and `src..src+len` valid for reads and
 /// not overlapping it.
 pub(crate) unsafe fn gm_write(dst: *mut u8, src: *const u8, len: usize) {
+    crate::lazy::before_gm_write(dst as usize, len);
+    // SAFETY: forwarded from the caller.
+    unsafe { gm_write_raw(dst, src, len) };
+}
+
+/// [`gm_write`] without materialising pending UB snapshots of the range first: the caller has
+/// done so (see `lazy.rs`).
+///
+/// # Safety
+/// As [`gm_write`].
+pub(crate) unsafe fn gm_write_raw(dst: *mut u8, src: *const u8, len: usize) {
     if len <= SMALL_ACCESS {
         // SAFETY: forwarded from the caller.
         unsafe { atomic_write(dst, src, len) };

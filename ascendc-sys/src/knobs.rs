@@ -9,6 +9,28 @@ static JITTER_US: Padded<AtomicU32> = Padded(AtomicU32::new(0));
 /// Pipe-hazard checking: 0 off, 1 on, 2 not yet read from the environment.
 static HAZARDS: Padded<AtomicU32> = Padded(AtomicU32::new(2));
 
+/// Deferred GM -> UB staging (lazy.rs): 0 off, 1 on, 2 not yet read from the environment.
+static LAZY: Padded<AtomicU32> = Padded(AtomicU32::new(2));
+
+/// Turns deferred GM -> UB staging on or off for launches from now on (default on;
+/// `AIV_TWIN_LAZY=0` turns it off). With it, a large DataCopy GM -> UB records a snapshot and
+/// the following DataCopy UB -> GM copies GM to GM directly; results are identical either way.
+pub fn set_lazy_staging(on: bool) {
+    LAZY.store(on as u32, Ordering::Relaxed);
+}
+
+pub(crate) fn lazy_staging() -> bool {
+    let mut v = LAZY.load(Ordering::Relaxed);
+    if v == 2 {
+        v = match std::env::var("AIV_TWIN_LAZY") {
+            Ok(s) if s.trim() == "0" => 0,
+            _ => 1,
+        };
+        LAZY.store(v, Ordering::Relaxed);
+    }
+    v == 1
+}
+
 /// GM race checking: 0 off, 1 on, 2 not yet read from the environment.
 static RACES: Padded<AtomicU32> = Padded(AtomicU32::new(2));
 

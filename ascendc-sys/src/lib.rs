@@ -31,6 +31,7 @@ mod ffi;
 mod gm;
 mod hazard;
 mod knobs;
+mod lazy;
 mod padded;
 mod race;
 mod sched;
@@ -42,7 +43,10 @@ pub use device::{
 pub use error::{FaultKind, KernelFault, TwinError};
 pub use ffi::POISON;
 pub use gm::{gm_traffic, GmTraffic};
-pub use knobs::{set_hazard_check, set_jitter_us, set_race_check, set_watchdog, DEFAULT_WATCHDOG};
+pub use knobs::{
+    set_hazard_check, set_jitter_us, set_lazy_staging, set_race_check, set_watchdog,
+    DEFAULT_WATCHDOG,
+};
 pub use sched::{in_host_task, spawn_host_task, HostSignal};
 
 /// Path of the twin's AscendC headers (`kernel_operator.h`, `asc_twin_abi.h`).

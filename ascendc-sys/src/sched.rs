@@ -411,8 +411,9 @@ fn finish(t: BlockTask, rc: i32) {
         return;
     };
     RUNNING.fetch_sub(1, Ordering::SeqCst);
-    // Dirty scalar-cache lines reach GM when the kernel ends.
+    // Dirty scalar-cache lines reach GM when the kernel ends; deferred UB copies die with it.
     crate::ffi::flush_dcache(&mut ctx, None);
+    crate::lazy::finish(&mut ctx.lazy);
     if let Some(r) = ctx.race.as_ref() {
         r.finish();
     }
