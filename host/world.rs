@@ -210,7 +210,7 @@ pub(crate) struct Peers {
     pub hccl_bytes: usize,
 }
 
-/// What the stream thread of a rank needs to launch and check a kernel.
+/// What the streams of a rank need to launch and check a kernel.
 pub(crate) struct Launcher {
     pub rank: u32,
     pub size: u32,

@@ -49,8 +49,16 @@ pub(crate) struct Snapshot {
 
 pub(crate) type SnapshotRef = Arc<Mutex<Snapshot>>;
 
+/// A block's pending snapshot with a copy of its UB range (only the owning block changes that
+/// range, so it filters without taking the lock).
+pub(crate) struct Entry {
+    ub: usize,
+    len: usize,
+    s: SnapshotRef,
+}
+
 /// A block's pending snapshots.
-pub(crate) type Pending = SmallVec<[SnapshotRef; 4]>;
+pub(crate) type Pending = SmallVec<[Entry; 4]>;
 
 /// Every pending snapshot with the GM range it had when staged (ranges only shrink, so this is
 /// a superset); an entry whose block dropped it (only this list still holds it) is purged.
@@ -78,21 +86,24 @@ pub(crate) fn before_gm_write(addr: usize, len: usize) {
     if LIVE_N.load(Ordering::SeqCst) == 0 {
         return;
     }
-    let hit: SmallVec<[SnapshotRef; 8]> = {
-        let mut live = LIVE.lock();
-        live.retain(|(_, _, s)| Arc::strong_count(s) > 1);
-        LIVE_N.store(live.len(), Ordering::SeqCst);
-        live.iter()
-            .filter(|(g, l, _)| overlaps(*g, *l, addr, len))
-            .map(|(_, _, s)| s.clone())
-            .collect()
-    };
+    let hit: SmallVec<[SnapshotRef; 8]> = LIVE
+        .lock()
+        .iter()
+        .filter(|(g, l, _)| overlaps(*g, *l, addr, len))
+        .map(|(_, _, s)| s.clone())
+        .collect();
     for s in hit {
         let mut s = s.lock();
         if overlaps(s.gm, s.len, addr, len) {
             materialize(&mut s);
         }
     }
+}
+
+/// Drops LIVE entries no block holds any more.
+fn purge(live: &mut Vec<(usize, usize, SnapshotRef)>) {
+    live.retain(|(_, _, s)| Arc::strong_count(s) > 1);
+    LIVE_N.store(live.len(), Ordering::SeqCst);
 }
 
 /// Records that UB `[ub, ub + len)` of the block owning `pending` now stages GM `[gm, gm + len)`.
@@ -104,9 +115,13 @@ pub(crate) fn stage(pending: &mut Pending, gm: usize, ub: usize, len: usize) {
         len,
         done: false,
     }));
-    pending.push(s.clone());
+    pending.push(Entry {
+        ub,
+        len,
+        s: s.clone(),
+    });
     let mut live = LIVE.lock();
-    live.retain(|(_, _, s)| Arc::strong_count(s) > 1);
+    purge(&mut live);
     live.push((gm, len, s));
     LIVE_N.store(live.len(), Ordering::SeqCst);
 }
@@ -114,19 +129,16 @@ pub(crate) fn stage(pending: &mut Pending, gm: usize, ub: usize, len: usize) {
 /// The block is about to write UB `[ub, ub + len)`: snapshots there are dropped, trimmed or
 /// materialised so that none later overwrites the new data.
 pub(crate) fn before_ub_write(pending: &mut Pending, ub: usize, len: usize) {
-    if pending.is_empty() {
-        return;
-    }
     let end = ub + len;
-    pending.retain(|s| {
-        let mut s = s.lock();
+    pending.retain(|e| {
+        if !overlaps(e.ub, e.len, ub, len) {
+            return true;
+        }
+        let mut s = e.s.lock();
         if s.done {
             return false;
         }
         let (s0, s1) = (s.ub, s.ub + s.len);
-        if !overlaps(s0, s.len, ub, len) {
-            return true;
-        }
         if ub <= s0 && end >= s1 {
             s.done = true; // fully overwritten: nothing to keep
             false
@@ -135,9 +147,11 @@ pub(crate) fn before_ub_write(pending: &mut Pending, ub: usize, len: usize) {
             s.gm += cut;
             s.ub += cut;
             s.len -= cut;
+            (e.ub, e.len) = (s.ub, s.len);
             true
         } else if end >= s1 {
             s.len = ub - s0; // the new data covers a suffix
+            e.len = s.len;
             true
         } else {
             materialize(&mut s);
@@ -148,15 +162,12 @@ pub(crate) fn before_ub_write(pending: &mut Pending, ub: usize, len: usize) {
 
 /// The block is about to read UB `[ub, ub + len)` itself: snapshots there are materialised.
 pub(crate) fn before_ub_read(pending: &mut Pending, ub: usize, len: usize) {
-    if pending.is_empty() {
-        return;
-    }
-    pending.retain(|s| {
-        let mut s = s.lock();
-        if !s.done && overlaps(s.ub, s.len, ub, len) {
-            materialize(&mut s);
+    pending.retain(|e| {
+        if !overlaps(e.ub, e.len, ub, len) {
+            return true;
         }
-        !s.done
+        materialize(&mut e.s.lock());
+        false
     });
 }
 
@@ -170,16 +181,11 @@ pub(crate) fn with_source(
     len: usize,
     f: impl FnOnce(usize),
 ) -> bool {
-    if pending.is_empty() {
-        return false;
-    }
-    let found = pending.iter().position(|s| {
-        let s = s.lock();
-        !s.done && ub >= s.ub && ub + len <= s.ub + s.len
-    });
-    if let Some(i) = found {
-        let s = pending[i].clone();
-        let g = s.lock();
+    if let Some(e) = pending
+        .iter()
+        .find(|e| ub >= e.ub && ub + len <= e.ub + e.len)
+    {
+        let g = e.s.lock();
         if !g.done {
             f(g.gm + (ub - g.ub));
             return true;
@@ -191,7 +197,11 @@ pub(crate) fn with_source(
 
 /// The block ends: its snapshots are dropped.
 pub(crate) fn finish(pending: &mut Pending) {
-    for s in pending.drain(..) {
-        s.lock().done = true;
+    if pending.is_empty() {
+        return;
     }
+    for e in pending.drain(..) {
+        e.s.lock().done = true;
+    }
+    purge(&mut LIVE.lock());
 }
