@@ -676,6 +676,10 @@ fn pipe_hazards_are_reported() {
     selftest(&dev, a, 1).unwrap();
 }
 
+/// Snapshot tests move this much: above the 16 KiB from which the twin defers GM -> UB copies
+/// (ascendc-sys/src/lazy.rs), so both code paths run.
+const SNAP_LEN: usize = 32 * 1024;
+
 /// Runs `f` with the twin's deferred GM -> UB staging on, then off: a DataCopy GM -> UB is a
 /// snapshot either way.
 fn both_staging_modes(f: impl Fn(&str)) {
@@ -694,7 +698,7 @@ fn both_staging_modes(f: impl Fn(&str)) {
 fn ub_keeps_what_it_loaded_when_a_peer_block_overwrites_the_source() {
     both_staging_modes(|mode| {
         let dev = device(0);
-        let len = 8 * 1024;
+        let len = SNAP_LEN;
         let orig = pattern(len, 1);
         let new = pattern(len, 2);
         let src = dev.alloc(2 * len).unwrap();
@@ -726,7 +730,7 @@ fn ub_keeps_what_it_loaded_when_a_peer_block_overwrites_the_source() {
 fn ub_keeps_what_it_loaded_when_the_block_overwrites_the_source() {
     both_staging_modes(|mode| {
         let dev = device(0);
-        let len = 16 * 1024;
+        let len = SNAP_LEN;
         let x = pattern(len, 3);
         let y = pattern(len, 4);
         let src = dev.alloc(2 * len).unwrap();
@@ -747,7 +751,7 @@ fn ub_keeps_what_it_loaded_when_the_block_overwrites_the_source() {
 fn scalar_and_vector_edits_of_loaded_ub_are_kept() {
     both_staging_modes(|mode| {
         let dev = device(0);
-        let len = 8 * 1024;
+        let len = SNAP_LEN;
         let x = pattern(len, 5);
         let y = pattern(len, 6);
         let src = dev.alloc(2 * len).unwrap();
