@@ -74,11 +74,12 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
         }
         p
     };
-    REGISTRY
-        .map
-        .write()
-        .insert(ptr as usize, Region { len, rank });
-    REGISTRY.generation.0.fetch_add(1, Ordering::Release);
+    {
+        let mut map = REGISTRY.map.write();
+        map.insert(ptr as usize, Region { len, rank });
+        // Bumped under the lock: a thread that copies the map sees this generation or a later one.
+        REGISTRY.generation.0.fetch_add(1, Ordering::Release);
+    }
     Some(ptr)
 }
 
@@ -88,9 +89,12 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
 /// `ptr` and `bytes` must come from one `gm_alloc` call, and no kernel may still use it.
 pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     crate::lazy::before_gm_write(ptr as usize, bytes.max(1));
-    REGISTRY.map.write().remove(&(ptr as usize));
+    {
+        let mut map = REGISTRY.map.write();
+        map.remove(&(ptr as usize));
+        REGISTRY.generation.0.fetch_add(1, Ordering::Release);
+    }
     crate::race::forget(ptr as usize, bytes.max(1));
-    REGISTRY.generation.0.fetch_add(1, Ordering::Release);
     let len = bytes.max(1);
     if len >= MAP_THRESHOLD {
         // SAFETY: the caller guarantees ptr/len come from the mmap in gm_alloc.
@@ -103,25 +107,24 @@ pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     }
 }
 
-/// One cached allocation range.
-#[derive(Clone, Copy, Default)]
-struct CachedRegion {
-    start: usize,
-    end: usize,
-}
-
-/// The last few allocations a thread hit (a communication kernel alternates between its own
-/// buffers, its peers' and the sync areas; a worker runs many blocks), valid while the registry
-/// generation is unchanged.
-#[derive(Clone, Copy, Default)]
+/// A thread's copy of the registry's ranges (sorted by start), rebuilt when the registry
+/// generation changes (an allocation or a free): bounds checks then take no lock and touch no
+/// shared cache line but the generation.
 struct RegionCache {
-    regions: [CachedRegion; 8],
-    next: usize,
     generation: u64,
+    ranges: Vec<(usize, usize)>,
+    /// Index of the range the last successful check found (checks come in runs).
+    last: usize,
 }
 
 thread_local! {
-    static CACHE: std::cell::Cell<RegionCache> = std::cell::Cell::new(RegionCache::default());
+    static CACHE: std::cell::RefCell<RegionCache> = const {
+        std::cell::RefCell::new(RegionCache {
+            generation: u64::MAX,
+            ranges: Vec::new(),
+            last: 0,
+        })
+    };
 }
 
 /// True if `[addr, addr + len)` lies inside one live allocation (of any device).
@@ -129,37 +132,32 @@ pub(crate) fn gm_check(addr: usize, len: usize) -> bool {
     let Some(end) = addr.checked_add(len) else {
         return false;
     };
-    let generation = REGISTRY.generation.0.load(Ordering::Acquire);
-    let mut cache = CACHE.with(|c| c.get());
-    if cache.generation == generation {
-        if cache
-            .regions
-            .iter()
-            .any(|r| r.end != 0 && addr >= r.start && end <= r.end)
-        {
-            return true;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        let generation = REGISTRY.generation.0.load(Ordering::Acquire);
+        if c.generation != generation {
+            let map = REGISTRY.map.read();
+            c.ranges.clear();
+            c.ranges.extend(
+                map.iter()
+                    .map(|(&start, region)| (start, start + region.len)),
+            );
+            // Read under the lock: a change after this bumps the generation again.
+            c.generation = REGISTRY.generation.0.load(Ordering::Acquire);
         }
-    } else {
-        cache = RegionCache {
-            generation,
-            ..RegionCache::default()
-        };
-    }
-    let map = REGISTRY.map.read();
-    let Some((&start, region)) = map.range(..=addr).next_back() else {
-        return false;
-    };
-    if end <= start + region.len {
-        cache.regions[cache.next] = CachedRegion {
-            start,
-            end: start + region.len,
-        };
-        cache.next = (cache.next + 1) % cache.regions.len();
-        CACHE.with(|c| c.set(cache));
-        true
-    } else {
-        false
-    }
+        if let Some(&(start, stop)) = c.ranges.get(c.last) {
+            if addr >= start && end <= stop {
+                return true;
+            }
+        }
+        let i = c.ranges.partition_point(|&(start, _)| start <= addr);
+        if i > 0 && end <= c.ranges[i - 1].1 {
+            c.last = i - 1;
+            true
+        } else {
+            false
+        }
+    })
 }
 
 /// The rank owning the allocation that contains `addr`, if any.
