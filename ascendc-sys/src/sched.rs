@@ -374,9 +374,11 @@ fn worker_main(index: usize, w: Arc<Worker>) {
             let spin_until = Instant::now() + IDLE_SPIN;
             let mut i = 0u32;
             while w.queued.load(Ordering::Acquire) == 0 {
-                std::hint::spin_loop();
+                // Yield rather than spin: a host thread waiting to run on this CPU (a launcher
+                // about to learn that its launch finished) gets it at once.
+                std::thread::yield_now();
                 i += 1;
-                if i.is_multiple_of(64) && Instant::now() >= spin_until {
+                if i.is_multiple_of(8) && Instant::now() >= spin_until {
                     break;
                 }
             }
