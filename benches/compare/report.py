@@ -14,15 +14,27 @@ mem = {}
 for line in open(f"{out}/memcpy.txt"):
     s, g = line.split()
     mem[int(s)] = float(g)
-mpi = {}
+def median_row(rows):
+    """The repetition with the median time (its other columns come with it); wrong counts summed."""
+    rows = sorted(rows, key=lambda r: r[0])
+    m = rows[(len(rows) - 1) // 2]
+    return (m[0], m[1], sum(r[2] for r in rows)) + tuple(m[3:])
+
+mpi_all = {}
 for line in open(f"{out}/mpi.txt"):
     coll, n, size, us, alg, bus, wrong = line.split()
-    mpi[(coll, int(n), int(size))] = (float(us), float(bus), int(wrong))
-twin = {}
+    mpi_all.setdefault((coll, int(n), int(size)), []).append((float(us), float(bus), int(wrong)))
+mpi = {k: median_row(v) for k, v in mpi_all.items()}
+twin_all = {}
 for line in open(f"{out}/twin.jsonl"):
     d = json.loads(line)
     for r in d["rows"]:
-        twin[(d["collective"], d["ranks"], r["size"])] = (r["time_us"], r["busbw"], r["wrong"], r.get("dmabw", 0.0))
+        twin_all.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
+            (r["time_us"], r["busbw"], r["wrong"], r.get("dmabw", 0.0)))
+twin = {k: median_row(v) for k, v in twin_all.items()}
+reps = max(len(v) for v in twin_all.values())
+print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
+print()
 
 def per_rank(coll, n, size):
     return size // n if coll == "all_gather" else size

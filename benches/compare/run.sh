@@ -5,8 +5,10 @@
 # run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size.
 #
 #   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
+#   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
+#                                          # the report takes medians (the VM is noisy)
 #
-# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~10 minutes.
+# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~10 minutes per rep.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=benches/compare/out
@@ -30,14 +32,17 @@ iters_for() { # same counts as mpi_bench.c
 : > "$out/mpi.txt"
 : > "$out/twin.jsonl"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
+reps=${REPS:-1}
 for np in 2 4 8; do
     for coll in all_gather all_reduce; do
         for s in $sizes; do
-            echo "np=$np $coll per-rank $s" >&2
-            mpirun --allow-run-as-root --oversubscribe -np "$np" "$out/mpi_bench" "$coll" "$s" >> "$out/mpi.txt"
-            if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
-            n=$(iters_for "$s")
-            "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 2 -c 1 --json >> "$out/twin.jsonl"
+            for rep in $(seq "$reps"); do
+                echo "np=$np $coll per-rank $s (rep $rep of $reps)" >&2
+                mpirun --allow-run-as-root --oversubscribe -np "$np" "$out/mpi_bench" "$coll" "$s" >> "$out/mpi.txt"
+                if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
+                n=$(iters_for "$s")
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 2 -c 1 --json >> "$out/twin.jsonl"
+            done
         done
     done
 done
