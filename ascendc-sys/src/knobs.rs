@@ -20,15 +20,7 @@ pub fn set_lazy_staging(on: bool) {
 }
 
 pub(crate) fn lazy_staging() -> bool {
-    let mut v = LAZY.load(Ordering::Relaxed);
-    if v == 2 {
-        v = match std::env::var("AIV_TWIN_LAZY") {
-            Ok(s) if s.trim() == "0" => 0,
-            _ => 1,
-        };
-        LAZY.store(v, Ordering::Relaxed);
-    }
-    v == 1
+    on_unless_env_zero(&LAZY, "AIV_TWIN_LAZY")
 }
 
 /// GM race checking: 0 off, 1 on, 2 not yet read from the environment.
@@ -41,15 +33,7 @@ pub fn set_race_check(on: bool) {
 }
 
 pub(crate) fn race_check() -> bool {
-    let mut v = RACES.load(Ordering::Relaxed);
-    if v == 2 {
-        v = match std::env::var("AIV_TWIN_RACES") {
-            Ok(s) if s.trim() == "0" => 0,
-            _ => 1,
-        };
-        RACES.store(v, Ordering::Relaxed);
-    }
-    v == 1
+    on_unless_env_zero(&RACES, "AIV_TWIN_RACES")
 }
 
 /// Turns the intra-core pipe-hazard checker on or off for launches that start afterwards.
@@ -59,16 +43,22 @@ pub fn set_hazard_check(on: bool) {
 }
 
 pub(crate) fn hazard_check() -> bool {
-    let mut v = HAZARDS.load(Ordering::Relaxed);
+    on_unless_env_zero(&HAZARDS, "AIV_TWIN_HAZARDS")
+}
+/// An on/off knob that defaults to on: `cell` holds 0 (off), 1 (on) or 2 (not yet read), and the
+/// first read takes `var` from the environment (`0` turns it off).
+fn on_unless_env_zero(cell: &AtomicU32, var: &str) -> bool {
+    let mut v = cell.load(Ordering::Relaxed);
     if v == 2 {
-        v = match std::env::var("AIV_TWIN_HAZARDS") {
+        v = match std::env::var(var) {
             Ok(s) if s.trim() == "0" => 0,
             _ => 1,
         };
-        HAZARDS.store(v, Ordering::Relaxed);
+        cell.store(v, Ordering::Relaxed);
     }
     v == 1
 }
+
 /// Watchdog period in ms; u64::MAX = not yet read from the environment; 0 = off.
 static WATCHDOG_MS: Padded<AtomicU64> = Padded(AtomicU64::new(u64::MAX));
 

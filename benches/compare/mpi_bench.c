@@ -13,9 +13,9 @@
 
 static int iters_for(size_t bytes)
 {
-    if (bytes <= (64u << 10)) return 200;
-    if (bytes <= (1u << 20)) return 30;
-    if (bytes <= (16u << 20)) return 5;
+    if (bytes <= (64u << 10)) return 1000;
+    if (bytes <= (1u << 20)) return 100;
+    if (bytes <= (16u << 20)) return 10;
     return 3;
 }
 
@@ -38,7 +38,7 @@ int main(int argc, char **argv)
         float *recv = malloc(count * sizeof(float) * (gather ? n : 1) + 64);
         for (size_t i = 0; i < count; i++) send[i] = (float)((rank * 3 + i * 7) % 8);
         int iters = iters_for(per);
-        for (int w = 0; w < 2; w++) {
+        for (int w = 0; w < 5; w++) {
             if (gather) MPI_Allgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
             else MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         }

@@ -24,9 +24,11 @@ cargo build --release --bin aiv-perf
 perf_bin=target/release/aiv-perf
 
 sizes="65536 1048576 16777216 67108864"
-iters_for() { # same counts as mpi_bench.c
-    if [ "$1" -le 65536 ]; then echo 200; elif [ "$1" -le 1048576 ]; then echo 30;
-    elif [ "$1" -le 16777216 ]; then echo 5; else echo 3; fi
+iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each timed loop lasts
+    # tens of ms at least, so start-up noise (threads waking, the previous run's processes
+    # leaving) does not dominate a cell
+    if [ "$1" -le 65536 ]; then echo 1000; elif [ "$1" -le 1048576 ]; then echo 100;
+    elif [ "$1" -le 16777216 ]; then echo 10; else echo 3; fi
 }
 
 : > "$out/mpi.txt"
@@ -39,9 +41,11 @@ for np in 2 4 8; do
             for rep in $(seq "$reps"); do
                 echo "np=$np $coll per-rank $s (rep $rep of $reps)" >&2
                 mpirun --allow-run-as-root --oversubscribe -np "$np" "$out/mpi_bench" "$coll" "$s" >> "$out/mpi.txt"
+                sleep 0.5 # let the MPI processes' exit finish before the twin starts
                 if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
                 n=$(iters_for "$s")
-                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 2 -c 1 --json >> "$out/twin.jsonl"
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json >> "$out/twin.jsonl"
+                sleep 0.5
             done
         done
     done
