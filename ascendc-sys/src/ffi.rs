@@ -524,8 +524,15 @@ fn watchdog(ctx: &mut BlockCtx, addr: usize) -> Result<(), FaultKind> {
 
 /// FNV-1a over the polled bytes: a cheap fingerprint of "the same value again".
 pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for &x in b {
+    // Eight bytes per step (a poll hashes every flag it reads; byte-wise FNV was 6% of a small
+    // collective), the length folded in so that prefixes differ.
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ b.len() as u64;
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let x = u64::from_le_bytes(w.try_into().expect("8-byte chunk"));
+        h = (h ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+    for &x in words.remainder() {
         h = (h ^ x as u64).wrapping_mul(0x0100_0000_01b3);
     }
     h

@@ -12,7 +12,8 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::BTreeMap;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use parking_lot::RwLock;
 
@@ -21,10 +22,23 @@ pub const SMALL_ACCESS: usize = 2048;
 /// GM allocation alignment (a page, as device allocations are).
 pub const GM_ALIGN: usize = 4096;
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Region {
     len: usize,
     rank: u32,
+    meta: Arc<RegionMeta>,
+}
+
+/// Per-allocation counters that let GM writes skip work: a write into an allocation nobody is
+/// parked on and no block holds a deferred snapshot of needs neither a wake-up scan nor a
+/// snapshot check. Each on its own cache lines (two workers update different allocations').
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct RegionMeta {
+    /// Blocks and host tasks parked on a range of this allocation.
+    pub parked: AtomicUsize,
+    /// Pending deferred GM -> UB snapshots of this allocation (lazy.rs).
+    pub snapshots: AtomicUsize,
 }
 
 struct Registry {
@@ -76,7 +90,14 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
     };
     {
         let mut map = REGISTRY.map.write();
-        map.insert(ptr as usize, Region { len, rank });
+        map.insert(
+            ptr as usize,
+            Region {
+                len,
+                rank,
+                meta: Arc::default(),
+            },
+        );
         // Bumped under the lock: a thread that copies the map sees this generation or a later one.
         REGISTRY.generation.0.fetch_add(1, Ordering::Release);
     }
@@ -112,8 +133,8 @@ pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
 /// shared cache line but the generation.
 struct RegionCache {
     generation: u64,
-    ranges: Vec<(usize, usize)>,
-    /// Index of the range the last successful check found (checks come in runs).
+    ranges: Vec<(usize, usize, Arc<RegionMeta>)>,
+    /// Index of the range the last successful lookup found (lookups come in runs).
     last: usize,
 }
 
@@ -127,11 +148,14 @@ thread_local! {
     };
 }
 
-/// True if `[addr, addr + len)` lies inside one live allocation (of any device).
-pub(crate) fn gm_check(addr: usize, len: usize) -> bool {
-    let Some(end) = addr.checked_add(len) else {
-        return false;
-    };
+/// Runs `f` with the counters of the live allocation holding all of `[addr, addr + len)`;
+/// None if there is none.
+pub(crate) fn with_region<R>(
+    addr: usize,
+    len: usize,
+    f: impl FnOnce(&Arc<RegionMeta>) -> R,
+) -> Option<R> {
+    let end = addr.checked_add(len)?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         let generation = REGISTRY.generation.0.load(Ordering::Acquire);
@@ -140,24 +164,28 @@ pub(crate) fn gm_check(addr: usize, len: usize) -> bool {
             c.ranges.clear();
             c.ranges.extend(
                 map.iter()
-                    .map(|(&start, region)| (start, start + region.len)),
+                    .map(|(&start, region)| (start, start + region.len, region.meta.clone())),
             );
             // Read under the lock: a change after this bumps the generation again.
             c.generation = REGISTRY.generation.0.load(Ordering::Acquire);
         }
-        if let Some(&(start, stop)) = c.ranges.get(c.last) {
-            if addr >= start && end <= stop {
-                return true;
+        let hit = match c.ranges.get(c.last) {
+            Some((start, stop, _)) if addr >= *start && end <= *stop => Some(c.last),
+            _ => {
+                let i = c.ranges.partition_point(|(start, _, _)| *start <= addr);
+                (i > 0 && end <= c.ranges[i - 1].1).then(|| i - 1)
             }
-        }
-        let i = c.ranges.partition_point(|&(start, _)| start <= addr);
-        if i > 0 && end <= c.ranges[i - 1].1 {
-            c.last = i - 1;
-            true
-        } else {
-            false
-        }
+        };
+        hit.map(|i| {
+            c.last = i;
+            f(&c.ranges[i].2)
+        })
     })
+}
+
+/// True if `[addr, addr + len)` lies inside one live allocation (of any device).
+pub(crate) fn gm_check(addr: usize, len: usize) -> bool {
+    with_region(addr, len, |_| ()).is_some()
 }
 
 /// The rank owning the allocation that contains `addr`, if any.
@@ -263,7 +291,8 @@ pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
 
 // ---- wake-ups ----
 
-/// Counts GM writes while anyone is parked (progress indicator for the watchdog).
+/// Counts writes that may wake a parked block: into an allocation someone is parked on, or to a
+/// host signal (progress indicator for the watchdog).
 pub(crate) static WRITE_EPOCH: crate::padded::Padded<AtomicU64> =
     crate::padded::Padded(AtomicU64::new(0));
 

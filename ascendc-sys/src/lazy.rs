@@ -45,6 +45,20 @@ pub(crate) struct Snapshot {
     len: usize,
     /// The UB holds the bytes now (or no longer needs them): nothing pending.
     done: bool,
+    /// Counters of the GM allocation the source lies in (its pending-snapshot count).
+    meta: Option<Arc<crate::gm::RegionMeta>>,
+}
+
+impl Snapshot {
+    /// Marks the snapshot no longer pending (once).
+    fn retire(&mut self) {
+        if !self.done {
+            self.done = true;
+            if let Some(m) = &self.meta {
+                m.snapshots.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
 }
 
 pub(crate) type SnapshotRef = Arc<Mutex<Snapshot>>;
@@ -76,7 +90,7 @@ fn materialize(s: &mut Snapshot) {
         // been written or freed since (both materialise first); the UB range is the block's.
         unsafe { std::ptr::copy_nonoverlapping(s.gm as *const u8, s.ub as *mut u8, s.len) };
         std::sync::atomic::fence(Ordering::Acquire);
-        s.done = true;
+        s.retire();
     }
 }
 
@@ -84,6 +98,10 @@ fn materialize(s: &mut Snapshot) {
 /// holding no snapshot lock.
 pub(crate) fn before_gm_write(addr: usize, len: usize) {
     if LIVE_N.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    // Most writes go to allocations no snapshot reads from (flags, outputs).
+    if crate::gm::with_region(addr, len, |m| m.snapshots.load(Ordering::SeqCst)) == Some(0) {
         return;
     }
     let hit: SmallVec<[SnapshotRef; 8]> = LIVE
@@ -114,6 +132,10 @@ pub(crate) fn stage(pending: &mut Pending, gm: usize, ub: usize, len: usize) {
         ub,
         len,
         done: false,
+        meta: crate::gm::with_region(gm, len, |m| {
+            m.snapshots.fetch_add(1, Ordering::SeqCst);
+            m.clone()
+        }),
     }));
     pending.push(Entry {
         ub,
@@ -140,7 +162,7 @@ pub(crate) fn before_ub_write(pending: &mut Pending, ub: usize, len: usize) {
         }
         let (s0, s1) = (s.ub, s.ub + s.len);
         if ub <= s0 && end >= s1 {
-            s.done = true; // fully overwritten: nothing to keep
+            s.retire(); // fully overwritten: nothing to keep
             false
         } else if ub <= s0 {
             let cut = end - s0; // the new data covers a prefix
@@ -201,7 +223,7 @@ pub(crate) fn finish(pending: &mut Pending) {
         return;
     }
     for e in pending.drain(..) {
-        e.s.lock().done = true;
+        e.s.lock().retire();
     }
     purge(&mut LIVE.lock());
 }

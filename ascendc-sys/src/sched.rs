@@ -199,6 +199,8 @@ struct Waiter {
     len: usize,
     until: Instant,
     task: Box<BlockTask>,
+    /// Counters of the GM allocation the range lies in (None: not GM, e.g. a HostSignal).
+    meta: Option<Arc<crate::gm::RegionMeta>>,
 }
 
 struct Pool {
@@ -462,6 +464,11 @@ fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, unti
     if launch.is_none() {
         HOST_PARKED.fetch_add(1, Ordering::SeqCst);
     }
+    // Writers into this allocation check its count instead of the global list (see `notify`).
+    let meta = crate::gm::with_region(addr, len.max(1), |m| m.clone());
+    if let Some(m) = &meta {
+        m.parked.fetch_add(1, Ordering::SeqCst);
+    }
     {
         let mut w = WAITERS.lock();
         w.push(Waiter {
@@ -470,6 +477,7 @@ fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, unti
             len: len.max(1),
             until,
             task: t,
+            meta,
         });
         NEXT_DEADLINE.fetch_min(ns(until), Ordering::SeqCst);
     }
@@ -489,24 +497,32 @@ fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, unti
         if let Some(i) = w.iter().position(|x| x.id == id) {
             let x = w.swap_remove(i);
             drop(w);
-            unparked(&x.task);
+            unparked(&x);
             push(x.task.worker, x.task);
         }
     }
 }
 
-fn unparked(t: &BlockTask) {
+fn unparked(x: &Waiter) {
     PARKED.fetch_sub(1, Ordering::SeqCst);
-    if let Kind::Host { .. } = t.kind {
+    if let Kind::Host { .. } = x.task.kind {
         HOST_PARKED.fetch_sub(1, Ordering::SeqCst);
+    }
+    if let Some(m) = &x.meta {
+        m.parked.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// Resumes the blocks parked on any byte of `[addr, addr + len)`. Cheap when nobody is parked.
+/// Resumes the blocks parked on any byte of `[addr, addr + len)`. Cheap when nobody is parked
+/// there: a write into a GM allocation reads only that allocation's parked count (data buffers
+/// have none), other addresses (host signals) the global one.
 pub(crate) fn notify(addr: usize, len: usize) {
+    // Pairs with the fence in `park`: either the parker sees this store, or this sees its count.
     fence(Ordering::SeqCst);
-    if PARKED.load(Ordering::SeqCst) == 0 {
-        return;
+    match crate::gm::with_region(addr, len.max(1), |m| m.parked.load(Ordering::SeqCst)) {
+        Some(0) => return,
+        None if PARKED.load(Ordering::SeqCst) == 0 => return,
+        _ => {}
     }
     crate::gm::WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
     let end = addr + len.max(1);
@@ -532,7 +548,7 @@ fn release(pred: impl Fn(&Waiter) -> bool) {
         }
     }
     for x in woken {
-        unparked(&x.task);
+        unparked(&x);
         push(x.task.worker, x.task);
     }
 }
@@ -556,7 +572,7 @@ fn wake_expired() -> Option<Instant> {
         NEXT_DEADLINE.store(next.map_or(u64::MAX, ns), Ordering::SeqCst);
     }
     for x in woken {
-        unparked(&x.task);
+        unparked(&x);
         push(x.task.worker, x.task);
     }
     next
