@@ -53,6 +53,10 @@ struct Group {
     names: Vec<(u32, usize)>,
     /// The join of the final clocks of every finished block of the group.
     finished: Vec<u32>,
+    /// Per participant, the `seen` map its last finished block left: the next block on that
+    /// core starts knowing at least as much (`finished` includes its predecessor's clock), so it
+    /// can keep skipping the cells its predecessor had already synchronised with.
+    seen: Vec<HashMap<usize, (u64, u64)>>,
 }
 
 struct Shadow {
@@ -63,6 +67,19 @@ struct Shadow {
 }
 
 static SHADOW: Mutex<Option<Shadow>> = Mutex::new(None);
+
+/// Release counts per hash bucket of flag cells, bumped under the SHADOW lock before the
+/// releasing flag store reaches GM: a block whose flag load finds its cell's bucket unchanged
+/// since it last synchronised with that cell has nothing new to acquire there and skips the
+/// global lock (polls re-read unchanged flags many times). Cells sharing a bucket only cost an
+/// unneeded lock.
+const HINT_BUCKETS: usize = 4096;
+static RELEASE_HINTS: [std::sync::atomic::AtomicU64; HINT_BUCKETS] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; HINT_BUCKETS];
+
+fn hint(cell: usize) -> &'static std::sync::atomic::AtomicU64 {
+    &RELEASE_HINTS[(cell / CELL).wrapping_mul(0x9e37_79b9) % HINT_BUCKETS]
+}
 
 fn with<R>(f: impl FnOnce(&mut Shadow) -> R) -> R {
     let mut g = SHADOW.lock();
@@ -93,14 +110,15 @@ pub(crate) struct RaceCtx {
     me: usize,
     group: u64,
     vc: Vec<u32>,
-    /// Version of each flag cell this block last acquired.
-    seen: HashMap<usize, u64>,
+    /// For each flag cell this block acquired: the cell's version then, and its hint bucket's
+    /// count then.
+    seen: HashMap<usize, (u64, u64)>,
 }
 
 impl RaceCtx {
     /// A block of `group` on `rank`'s core `core`.
     pub fn start(group: u64, rank: u32, core: usize) -> Option<RaceCtx> {
-        let (me, mut vc) = with(|s| {
+        let (me, mut vc, seen) = with(|s| {
             let g = s.groups.entry(group).or_default();
             let me = match g.index.get(&(rank, core)) {
                 Some(i) => *i as usize,
@@ -111,7 +129,8 @@ impl RaceCtx {
                     i
                 }
             };
-            Some((me, g.finished.clone()))
+            let seen = g.seen.get_mut(me).map(std::mem::take).unwrap_or_default();
+            Some((me, g.finished.clone(), seen))
         })?;
         if vc.len() <= me {
             vc.resize(me + 1, 0);
@@ -121,15 +140,20 @@ impl RaceCtx {
             me,
             group,
             vc,
-            seen: HashMap::new(),
+            seen,
         })
     }
 
     /// The block ended: later launches of the group know everything it did.
-    pub fn finish(&self) {
+    pub fn finish(&mut self) {
+        let seen = std::mem::take(&mut self.seen);
         with(|s| {
             let g = s.groups.entry(self.group).or_default();
             join(&mut g.finished, &self.vc);
+            if g.seen.len() <= self.me {
+                g.seen.resize_with(self.me + 1, HashMap::new);
+            }
+            g.seen[self.me] = seen;
         });
     }
 
@@ -145,6 +169,7 @@ impl RaceCtx {
                 });
                 join(&mut e.vc, &self.vc);
                 e.version = version;
+                hint(cell * CELL).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
         });
         self.vc[self.me] += 1;
@@ -152,16 +177,26 @@ impl RaceCtx {
 
     /// A flag load (acquire) from `[addr, addr + len)`.
     pub fn acquire(&mut self, addr: usize, len: usize) {
+        let cells = (addr / CELL)..=((addr + len.max(1) - 1) / CELL);
+        let unchanged = cells.clone().all(|c| {
+            let now = hint(c * CELL).load(std::sync::atomic::Ordering::SeqCst);
+            self.seen.get(&(c * CELL)).is_some_and(|&(_, at)| at == now)
+        });
+        if unchanged {
+            return; // nothing released into these cells since this block last synchronised
+        }
         let (vc, seen) = (&mut self.vc, &mut self.seen);
         with(|s| {
-            for cell in (addr / CELL)..=((addr + len.max(1) - 1) / CELL) {
+            for cell in cells {
+                let last = seen.entry(cell * CELL).or_insert((0, u64::MAX));
                 if let Some(r) = s.flags.get(&(cell * CELL)) {
-                    let last = seen.entry(cell * CELL).or_insert(0);
-                    if *last != r.version {
+                    if last.0 != r.version {
                         join(vc, &r.vc);
-                        *last = r.version;
+                        last.0 = r.version;
                     }
                 }
+                // Read under the lock: releases bump it under the lock too.
+                last.1 = hint(cell * CELL).load(std::sync::atomic::Ordering::SeqCst);
             }
         });
     }

@@ -443,7 +443,7 @@ fn finish(t: BlockTask, rc: i32) {
     // Dirty scalar-cache lines reach GM when the kernel ends; deferred UB copies die with it.
     crate::ffi::flush_dcache(&mut ctx, None);
     crate::lazy::finish(&mut ctx.lazy);
-    if let Some(r) = ctx.race.as_ref() {
+    if let Some(r) = ctx.race.as_mut() {
         r.finish();
     }
     if rc == 2 {
