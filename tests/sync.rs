@@ -254,3 +254,43 @@ fn reading_a_peer_buffer_before_its_flag_is_a_gm_race() {
         .collect();
     assert!(errors.iter().any(|e| e.contains("GM race")), "{errors:?}");
 }
+
+#[test]
+fn a_panicking_stream_task_fails_its_stream_not_the_process() {
+    let w = World::sim(1).unwrap();
+    let c = &w.comms()[0];
+    let result = c.alloc(32).unwrap();
+    let addr = result.addr();
+    // SAFETY: the closure panics before any launch; the kernel and args types match otherwise.
+    unsafe {
+        c.launch_with_tags(
+            "aiv_sync_selftest",
+            ffi::aiv_sync_selftest,
+            1,
+            1,
+            result.clone(),
+            move |c: ffi::AivCommArgs| -> AivSyncTestArgs {
+                let _ = (c, addr);
+                panic!("argument builder failed");
+            },
+        )
+        .unwrap();
+    }
+    match c.synchronize() {
+        Err(Error::Internal(msg)) => assert!(msg.contains("argument builder failed"), "{msg}"),
+        other => panic!("expected Error::Internal, got {other:?}"),
+    }
+    // The stream and the twin's workers survive: the next launch runs.
+    let x = c.alloc_from(&[1.5f32; 1000]).unwrap();
+    let y = c.alloc(4000).unwrap();
+    c.all_reduce(
+        &x,
+        &y,
+        1000,
+        aiv_comm::DataType::F32,
+        aiv_comm::ReduceOp::Sum,
+    )
+    .unwrap();
+    c.synchronize().unwrap();
+    assert!(y.to_vec::<f32>().unwrap().iter().all(|&v| v == 1.5));
+}
