@@ -8,7 +8,7 @@
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
 #                                          # the report takes medians (the VM is noisy)
 #
-# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~10 minutes per rep.
+# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~3 minutes per rep here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=benches/compare/out
