@@ -72,14 +72,19 @@ impl Stream {
 
     /// Waits until every enqueued task has run; returns (and clears) the first error.
     pub fn synchronize(&self) -> Result<()> {
+        match self.idle().error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits until no task is pending; returns the locked state.
+    fn idle(&self) -> parking_lot::MutexGuard<'_, State> {
         let mut st = self.inner.state.lock();
         while st.pending > 0 {
             self.inner.cv.wait(&mut st);
         }
-        match st.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        st
     }
 }
 
@@ -126,12 +131,8 @@ impl Drop for Stream {
     /// Waits for the tasks still queued (they may use memory the owner frees next), unless
     /// dropped by one of the pool's host tasks, which must not block its worker.
     fn drop(&mut self) {
-        if ascendc_sys::in_host_task() {
-            return;
-        }
-        let mut st = self.inner.state.lock();
-        while st.pending > 0 {
-            self.inner.cv.wait(&mut st);
+        if !ascendc_sys::in_host_task() {
+            drop(self.idle());
         }
     }
 }

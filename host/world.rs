@@ -312,19 +312,18 @@ impl Launcher {
         const REC: usize = ffi::AIV_DIAG_BYTES as usize;
         let mut buf = [0u8; ffi::AIV_MAX_BLOCKS as usize * REC];
         let n = records.len().min(ffi::AIV_MAX_BLOCKS as usize);
-        let rec = REC;
-        let base = ffi::AIV_DIAG_OFFSET as usize + records.start as usize * rec;
-        let raw = &mut buf[..n * rec];
+        let base = ffi::AIV_DIAG_OFFSET as usize + records.start as usize * REC;
+        let raw = &mut buf[..n * REC];
         self.sync.read(base, raw)?;
         let mut first = None;
         for b in 0..n {
-            let d: ffi::AivDiag = bytemuck::pod_read_unaligned(&raw[b * rec..(b + 1) * rec]);
+            let d: ffi::AivDiag = bytemuck::pod_read_unaligned(&raw[b * REC..(b + 1) * REC]);
             if d.magic as u32 == ffi::AIV_DIAG_MAGIC && first.is_none() {
                 first = Some(diag_error(&d));
             }
         }
         if first.is_some() {
-            self.sync.fill(base, n * rec, 0)?;
+            self.sync.fill(base, n * REC, 0)?;
         }
         Ok(first)
     }

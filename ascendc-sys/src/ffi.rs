@@ -359,7 +359,7 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
         return Ok(());
     }
     // UB -> GM
-    if let Some((op, ty)) = ctx.atomic {
+    if let Some((_, ty)) = ctx.atomic {
         let ts = ty.size();
         if !gm_addr.is_multiple_of(ts) || last.gm % ts != 0 {
             return Err(FaultKind::MisalignedGm {
@@ -373,33 +373,26 @@ fn do_copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
                 reason: format!("atomic store of {ty:?} needs a multiple of {ts} bytes"),
             });
         }
-        for b in &bursts {
-            let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
-            crate::lazy::before_gm_write(dst, b.len);
-            // SAFETY (both calls): the GM and UB ranges were checked above, the alignment for
-            // the atomic type; a staged source is GM the snapshot keeps unwritten meanwhile.
-            let direct = crate::lazy::with_source(&mut ctx.lazy, ub, b.len, |src| unsafe {
-                reduce_store(op, ty, dst as *mut u8, src as *const u8, b.len)
-            });
-            if !direct {
-                // SAFETY: as above.
-                unsafe { reduce_store(op, ty, dst as *mut u8, ub as *const u8, b.len) };
-            }
-            gm::notify_write(dst, b.len);
+    }
+    // One store of `len` bytes from `src` (UB, or the GM source of a deferred UB copy) to `dst`,
+    // reducing when an atomic mode is set.
+    let atomic = ctx.atomic;
+    let store = |dst: usize, src: usize, len: usize| match atomic {
+        Some((op, ty)) => {
+            // SAFETY: the GM and UB ranges were checked above, the alignment for the atomic
+            // type; a staged source is GM its snapshot keeps unwritten meanwhile, and does not
+            // overlap dst (before_gm_write materialised any snapshot of dst).
+            unsafe { reduce_store(op, ty, dst as *mut u8, src as *const u8, len) };
+            gm::notify_write(dst, len);
         }
-    } else {
-        for b in &bursts {
-            let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
-            crate::lazy::before_gm_write(dst, b.len);
-            // SAFETY (both calls): GM and UB ranges checked above; a staged source is GM the
-            // snapshot keeps unwritten meanwhile, and not overlapping dst (materialised above).
-            let direct = crate::lazy::with_source(&mut ctx.lazy, ub, b.len, |src| unsafe {
-                gm::gm_write_raw(dst as *mut u8, src as *const u8, b.len)
-            });
-            if !direct {
-                // SAFETY: as above.
-                unsafe { gm::gm_write_raw(dst as *mut u8, ub as *const u8, b.len) };
-            }
+        // SAFETY: as above (gm_write_raw wakes the range's pollers itself).
+        None => unsafe { gm::gm_write_raw(dst as *mut u8, src as *const u8, len) },
+    };
+    for b in &bursts {
+        let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
+        crate::lazy::before_gm_write(dst, b.len);
+        if !crate::lazy::with_source(&mut ctx.lazy, ub, b.len, |src| store(dst, src, b.len)) {
+            store(dst, ub, b.len);
         }
     }
     Ok(())

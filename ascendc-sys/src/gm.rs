@@ -17,6 +17,8 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::padded::Padded;
+
 /// Accesses of at most this many bytes are done with atomic word operations.
 pub const SMALL_ACCESS: usize = 2048;
 /// GM allocation alignment (a page, as device allocations are).
@@ -47,9 +49,6 @@ struct Registry {
     /// it, and the lock word next to the map changes on every lookup that misses the caches.
     generation: Padded<AtomicU64>,
 }
-
-#[repr(align(128))]
-struct Padded<T>(T);
 
 static REGISTRY: Registry = Registry {
     map: RwLock::new(BTreeMap::new()),
@@ -99,7 +98,7 @@ pub(crate) fn gm_alloc(bytes: usize, rank: u32) -> Option<*mut u8> {
             },
         );
         // Bumped under the lock: a thread that copies the map sees this generation or a later one.
-        REGISTRY.generation.0.fetch_add(1, Ordering::Release);
+        REGISTRY.generation.fetch_add(1, Ordering::Release);
     }
     Some(ptr)
 }
@@ -113,7 +112,7 @@ pub(crate) unsafe fn gm_free(ptr: *mut u8, bytes: usize) {
     {
         let mut map = REGISTRY.map.write();
         map.remove(&(ptr as usize));
-        REGISTRY.generation.0.fetch_add(1, Ordering::Release);
+        REGISTRY.generation.fetch_add(1, Ordering::Release);
     }
     crate::race::forget(ptr as usize, bytes.max(1));
     let len = bytes.max(1);
@@ -158,7 +157,7 @@ pub(crate) fn with_region<R>(
     let end = addr.checked_add(len)?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
-        let generation = REGISTRY.generation.0.load(Ordering::Acquire);
+        let generation = REGISTRY.generation.load(Ordering::Acquire);
         if c.generation != generation {
             let map = REGISTRY.map.read();
             c.ranges.clear();
@@ -167,7 +166,7 @@ pub(crate) fn with_region<R>(
                     .map(|(&start, region)| (start, start + region.len, region.meta.clone())),
             );
             // Read under the lock: a change after this bumps the generation again.
-            c.generation = REGISTRY.generation.0.load(Ordering::Acquire);
+            c.generation = REGISTRY.generation.load(Ordering::Acquire);
         }
         let hit = match c.ranges.get(c.last) {
             Some((start, stop, _)) if addr >= *start && end <= *stop => Some(c.last),
@@ -293,8 +292,7 @@ pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
 
 /// Counts writes that may wake a parked block: into an allocation someone is parked on, or to a
 /// host signal (progress indicator for the watchdog).
-pub(crate) static WRITE_EPOCH: crate::padded::Padded<AtomicU64> =
-    crate::padded::Padded(AtomicU64::new(0));
+pub(crate) static WRITE_EPOCH: Padded<AtomicU64> = Padded(AtomicU64::new(0));
 
 /// Resumes blocks parked on any address in `[addr, addr + len)`. Cheap when nobody is parked.
 pub(crate) fn notify_write(addr: usize, len: usize) {

@@ -45,6 +45,7 @@ pub fn set_hazard_check(on: bool) {
 pub(crate) fn hazard_check() -> bool {
     on_unless_env_zero(&HAZARDS, "AIV_TWIN_HAZARDS")
 }
+
 /// An on/off knob that defaults to on: `cell` holds 0 (off), 1 (on) or 2 (not yet read), and the
 /// first read takes `var` from the environment (`0` turns it off).
 fn on_unless_env_zero(cell: &AtomicU32, var: &str) -> bool {

@@ -310,13 +310,10 @@ pub fn spawn_host_task(affinity: usize, f: Box<dyn FnOnce() + Send>) {
     let task = Box::new(BlockTask {
         co: Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
             HOST_YIELDER.with(|h| h.set(y as *const Yielder<(), Req>));
-            if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-                let msg = e
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| e.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                eprintln!("aiv twin: a host task panicked: {msg}");
+            // Unwinding out of the coroutine would take the worker thread down with it; the
+            // panic hook has already printed the message.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+                eprintln!("aiv twin: a host task panicked and was ended");
             }
             0
         }),
@@ -553,8 +550,8 @@ fn release(pred: impl Fn(&Waiter) -> bool) {
     }
 }
 
-/// Resumes parked blocks whose deadline has passed; returns the next deadline.
-fn wake_expired() -> Option<Instant> {
+/// Resumes parked blocks whose deadline has passed and sets NEXT_DEADLINE to the next one.
+fn wake_expired() {
     let now = Instant::now();
     let mut next: Option<Instant> = None;
     let mut woken = Vec::new();
@@ -575,7 +572,6 @@ fn wake_expired() -> Option<Instant> {
         unparked(&x);
         push(x.task.worker, x.task);
     }
-    next
 }
 
 /// Blocks parked right now (host tasks not counted).

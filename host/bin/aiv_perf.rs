@@ -382,15 +382,16 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
         } else {
             0.0
         };
+        let dma_per_op = dma_bytes as f64 / o.iters as f64;
         let row = Row {
             size,
             count: size / es,
             time_us,
             algbw,
             busbw: algbw * factor,
-            dma_per_op: dma_bytes as f64 / o.iters as f64,
+            dma_per_op,
             dmabw: if time_us > 0.0 {
-                dma_bytes as f64 / 2.0 / o.iters as f64 / time_us / 1e3
+                dma_per_op / 2.0 / time_us / 1e3
             } else {
                 0.0
             },
