@@ -75,7 +75,10 @@ fn main() {
         // The twin's headers forward every AscendC call through small inline functions; inline
         // them even in debug builds so the twin stays fast under `cargo test`.
         .opt_level(2)
-        .flag_if_supported("-fno-strict-aliasing");
+        .flag_if_supported("-fno-strict-aliasing")
+        // Large frames probe their pages one by one, so a stack overflow lands in the guard
+        // region below the block's stack (the twin then reports it) instead of jumping over it.
+        .flag_if_supported("-fstack-clash-protection");
     for f in &cpp {
         b.file(f);
     }

@@ -4,11 +4,12 @@
 //! Run: `cargo bench --bench copy`. Throughput is in bytes copied, so criterion prints GB/s.
 
 use aiv_comm::ffi::{self, AivCopyArgs};
-use ascendc_sys::{Device, DeviceConfig};
+use ascendc_sys::{DeviceConfig, Twin};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn bench_copy(c: &mut Criterion) {
-    let dev = Device::new(0, DeviceConfig::default()).unwrap();
+    let twin = Twin::new();
+    let dev = twin.device(0, DeviceConfig::default()).unwrap();
     let mut g = c.benchmark_group("cp_gm2gm");
     g.sample_size(20);
     for size in [64usize << 10, 1 << 20, 16 << 20] {

@@ -90,6 +90,7 @@ pub const AIV_TT_STALE_READ: AivTwinTestMode = 18;
 pub const AIV_TT_SNAP_PEER: AivTwinTestMode = 19;
 pub const AIV_TT_SNAP_SELF: AivTwinTestMode = 20;
 pub const AIV_TT_SNAP_EDIT: AivTwinTestMode = 21;
+pub const AIV_TT_STACK_OVERFLOW: AivTwinTestMode = 22;
 pub type AivTwinTestMode = ::std::os::raw::c_uint;
 pub const AIV_DT_F32: AivDtype = 0;
 pub const AIV_DT_F16: AivDtype = 1;

@@ -133,6 +133,7 @@ impl CommStream {
                 launcher: launcher.clone(),
                 args: launcher.device.alloc(4096)?,
                 stream: Stream::new(
+                    launcher.twin.clone(),
                     format!("aiv-r{}-{name}", launcher.rank),
                     launcher.rank as usize + index as usize,
                 ),

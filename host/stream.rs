@@ -21,6 +21,7 @@ struct State {
 struct Inner {
     name: String,
     affinity: usize,
+    twin: ascendc_sys::Twin,
     state: Mutex<State>,
     cv: Condvar,
 }
@@ -28,7 +29,7 @@ struct Inner {
 /// An in-order queue of device work (kernel launches and the host steps around them).
 ///
 /// [`Stream::enqueue`] returns at once; tasks run one after another, in the order they were
-/// enqueued. They run as a host task of the twin's worker pool ([`ascendc_sys::spawn_host_task`]),
+/// enqueued. They run as a host task of the twin's worker pool ([`ascendc_sys::Twin::spawn_host_task`]),
 /// next to the kernel blocks they launch: a launch and the wait for its end cost coroutine
 /// switches, not OS thread hand-offs. After a task fails, the following tasks are skipped (not
 /// run) until [`Stream::synchronize`] reports the error, as a CUDA/ACL stream stops at its first
@@ -40,11 +41,12 @@ pub struct Stream {
 impl Stream {
     /// A new stream named `name` (named when one of its tasks panics), whose tasks run on the
     /// twin worker `affinity % workers`.
-    pub fn new(name: String, affinity: usize) -> Stream {
+    pub fn new(twin: ascendc_sys::Twin, name: String, affinity: usize) -> Stream {
         Stream {
             inner: Arc::new(Inner {
                 name,
                 affinity,
+                twin,
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
                     draining: false,
@@ -66,7 +68,9 @@ impl Stream {
         };
         if start {
             let inner = self.inner.clone();
-            ascendc_sys::spawn_host_task(self.inner.affinity, Box::new(move || drain(&inner)));
+            self.inner
+                .twin
+                .spawn_host_task(self.inner.affinity, Box::new(move || drain(&inner)));
         }
     }
 

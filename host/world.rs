@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascendc_sys::{Device, DeviceConfig, GmBuffer, KernelFn};
+use ascendc_sys::{Device, DeviceConfig, GmBuffer, KernelFn, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -223,8 +223,8 @@ pub(crate) struct Launcher {
     pub links: Mutex<crate::link::LinkSeqs>,
     pub trace: Arc<crate::trace::Trace>,
     pub streams_created: Mutex<u32>,
-    /// Device group of the world (see `ascendc_sys::abort_group`).
-    pub group: u64,
+    /// The world's twin (every rank's device is one of its devices).
+    pub twin: Twin,
 }
 
 impl Launcher {
@@ -273,7 +273,7 @@ impl Launcher {
                 }))
             );
             if !from_peer {
-                ascendc_sys::abort_group(self.group, &format!("rank {} failed: {e}", self.rank));
+                self.twin.abort(&format!("rank {} failed: {e}", self.rank));
             }
             let mut f = self.failed.lock();
             if f.is_none() {
@@ -550,6 +550,7 @@ impl Communicator {
 pub struct World {
     comms: Vec<Communicator>,
     trace: Arc<crate::trace::Trace>,
+    twin: Twin,
 }
 
 impl World {
@@ -577,22 +578,20 @@ impl World {
         let timeout_cycles = (timeout.as_micros() as u64)
             .saturating_mul(ascendc_sys::SYSTEM_CYCLE_HZ / 1_000_000)
             .min(i64::MAX as u64) as i64;
-        static GROUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let group = GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let twin = Twin::new();
         let mut devices = Vec::new();
         let mut hccl = Vec::new();
         let mut sync = Vec::new();
         for r in 0..ranks {
-            let dev = Device::new(
+            let dev = twin.device(
                 r as u32,
                 DeviceConfig {
                     cores: config.cores,
-                    group,
                     ..DeviceConfig::default()
                 },
             )?;
             hccl.push(Arc::new(dev.alloc(buffer)?));
-            sync.push(Arc::new(dev.alloc(ffi::AIV_SYNC_AREA_BYTES as usize)?));
+            sync.push(Arc::new(dev.alloc_sync(ffi::AIV_SYNC_AREA_BYTES as usize)?));
             devices.push(dev);
         }
         let peers = Arc::new(Peers {
@@ -615,7 +614,7 @@ impl World {
                 links: Mutex::new(crate::link::LinkSeqs::default()),
                 trace: trace.clone(),
                 streams_created: Mutex::new(0),
-                group,
+                twin: twin.clone(),
             });
             let main = CommStream::new(&launcher, "main", 0)?;
             comms.push(Communicator {
@@ -626,12 +625,17 @@ impl World {
                 hd: Mutex::new(None),
             });
         }
-        Ok(World { comms, trace })
+        Ok(World { comms, trace, twin })
     }
 
     /// Number of ranks.
     pub fn size(&self) -> usize {
         self.comms.len()
+    }
+
+    /// The CPU twin the world's ranks run on (its knobs, DMA counters, watchdog).
+    pub fn twin(&self) -> &Twin {
+        &self.twin
     }
 
     /// Turns recording of stream tasks (rank, stream, stage, task, start, end) on or off.

@@ -41,9 +41,11 @@ enum AivTwinTestMode {
                                     dst[0, len) */
     AIV_TT_SNAP_SELF = 20,       /* loads src[0, len) to UB a, src[len, 2 len) to UB b, stores b over
                                     src[0, len), then a to dst[0, len) */
-    AIV_TT_SNAP_EDIT = 21        /* loads src[0, len) to UB, edits it (SetValue at both ends,
+    AIV_TT_SNAP_EDIT = 21,       /* loads src[0, len) to UB, edits it (SetValue at both ends,
                                     Duplicate of 32 bytes at len / 2), stores it to dst[0, len);
                                     loads src[len, 2 len) and stores UB[len / 4] to dst[len] */
+    AIV_TT_STACK_OVERFLOW = 22   /* recurses with 4 KB frames `len` levels deep; block b writes a
+                                    byte of the result to dst[64 b] */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

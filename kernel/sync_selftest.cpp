@@ -152,15 +152,19 @@ extern "C" __global__ __aicore__ void aiv_sync_selftest(GM_ADDR argsAddr)
         }
         break;
     case AIV_ST_BARRIER: {
+        // Round k uses word slot k % 2: a block rewrites a slot two rounds later, after the
+        // barrier of the round between, which every reader of the slot passed only after its
+        // reads (one slot would let a fast block overwrite its word while others still read it).
         const uint64_t base = a->comm.hccl[rank];
         for (int32_t k = 0; k < rounds; k++) {
             const int32_t tag = tag0 + k;
-            w.Put(base + static_cast<uint64_t>(b) * 32, tag);
+            const uint64_t slots = base + static_cast<uint64_t>(k % 2) * static_cast<uint64_t>(blocks) * 32;
+            w.Put(slots + static_cast<uint64_t>(b) * 32, tag);
             if (!sync.BarrierAll(tag)) {
                 break;
             }
             for (int32_t j = 0; j < blocks; j++) {
-                bad += aiv::Reached(w.Get(base + static_cast<uint64_t>(j) * 32), tag) ? 0 : 1;
+                bad += w.Get(slots + static_cast<uint64_t>(j) * 32) == tag ? 0 : 1;
             }
         }
         break;

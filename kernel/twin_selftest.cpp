@@ -112,6 +112,19 @@ __aicore__ inline void PutCell(uint64_t addr, int32_t value, const LocalTensor<i
     DataCopy(out, cell, 8);
 }
 
+/* Recurses `levels` deep with a 4 KB frame each (not a tail call: the frame is read afterwards);
+ * returns 0 + 1 + ... + levels. */
+__aicore__ inline uint32_t Recurse(uint32_t depth, uint32_t levels)
+{
+    volatile uint32_t frame[1024];
+    frame[0] = depth;
+    frame[1023] = depth;
+    if (depth >= levels) {
+        return frame[0];
+    }
+    return Recurse(depth + 1, levels) + frame[1023];
+}
+
 } // namespace
 
 extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
@@ -257,6 +270,12 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
     case AIV_TT_STALE_READ:
         DataCopy(Gm(a->dst, 64), ub, 64); // UB holds whatever an earlier kernel left there
         break;
+    case AIV_TT_STACK_OVERFLOW: {
+        // One 64-byte cache line per block: the scalar write-backs do not share a line.
+        GlobalTensor<uint8_t> out = Gm(a->dst + static_cast<uint64_t>(GetBlockIdx()) * 64, 32);
+        out.SetValue(0, static_cast<uint8_t>(Recurse(0, a->len)));
+        break;
+    }
     case AIV_TT_BAD_ATOMIC:
         SetAtomicAdd<uint32_t>();
         SetAtomicNone();

@@ -124,12 +124,12 @@ fn plain_copy_every_length_class_and_offset_local() {
 
 #[test]
 fn plain_copy_cross_rank_and_many_blocks() {
-    let d0 = device(0);
-    let d1 = device(1);
-    let b = bufs(&d1, &d0); // source on rank 1, destination on rank 0, launched on rank 0
+    let d = devices(2);
+    let (d0, d1) = (&d[0], &d[1]);
+    let b = bufs(d1, d0); // source on rank 1, destination on rank 0, launched on rank 0
     for (i, len) in lengths().into_iter().enumerate().step_by(3) {
-        check_plain(&d0, &b, len, (i * 5) % 32, (i * 11) % 32, 1);
-        check_plain(&d0, &b, len, (i * 3) % 32, (i * 7) % 32, 8);
+        check_plain(d0, &b, len, (i * 5) % 32, (i * 11) % 32, 1);
+        check_plain(d0, &b, len, (i * 3) % 32, (i * 7) % 32, 8);
     }
 }
 
@@ -154,8 +154,8 @@ fn es(dtype: u32) -> usize {
 
 #[test]
 fn atomic_copy_each_op_and_dtype() {
-    let d0 = device(0);
-    let d1 = device(1);
+    let d = devices(2);
+    let (d0, d1) = (&d[0], &d[1]);
     let max_elems = 2 * STAGE + 97 + 16;
     for dtype in [
         ffi::AIV_DT_F32,
@@ -193,7 +193,7 @@ fn atomic_copy_each_op_and_dtype() {
                 let d_o = ((k + 1) % 4) * e;
                 dst.write(0, &dbytes[..dst.len()]).unwrap();
                 let blocks = if k % 2 == 0 { 1 } else { 8 };
-                copy(&d0, gm(&dst, d_o), gm(&src, so), n * e, dtype, op, blocks)
+                copy(d0, gm(&dst, d_o), gm(&src, so), n * e, dtype, op, blocks)
                     .unwrap_or_else(|er| panic!("dtype {dtype} op {op} n {n}: {er}"));
                 let mut expect = dbytes[..dst.len()].to_vec();
                 for i in 0..n {

@@ -8,9 +8,7 @@ use aiv_comm::ffi::{self, AivSyncTestArgs};
 use aiv_comm::{Communicator, Config, DeviceBuffer, Error, World};
 
 fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
-    // Random delays before GM accesses shake out ordering bugs a lucky schedule would hide.
-    ascendc_sys::set_jitter_us(20);
-    World::sim_with(
+    let w = World::sim_with(
         ranks,
         Config {
             buffer_bytes: Some(64 * 1024),
@@ -19,7 +17,10 @@ fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
             cores: 32,
         },
     )
-    .unwrap()
+    .unwrap();
+    // Random delays before GM accesses shake out ordering bugs a lucky schedule would hide.
+    w.twin().set_jitter_us(20);
+    w
 }
 
 /// Launches the sync self-test on `blocks` blocks with `rounds` tags; returns the result buffer.

@@ -1,6 +1,6 @@
-//! The twin's DMA traffic counters (`ascendc_sys::gm_traffic`), on which aiv-perf's dmabw and the
-//! comparison's traffic figures rest. Everything is in one test: the counters are process-wide,
-//! so a second test running in parallel would add its own traffic.
+//! The twin's DMA traffic counters (`ascendc_sys::Twin::gm_traffic`), on which aiv-perf's dmabw
+//! and the comparison's traffic figures rest. The counters belong to the world's twin, so other
+//! tests running beside this one add nothing to them.
 
 use aiv_comm::{Config, DataType, ReduceOp, World};
 
@@ -20,10 +20,10 @@ fn dma_counters_match_what_the_kernels_move() {
     let dst = c.alloc(n).unwrap();
 
     // A plain copy reads and writes every byte once.
-    let t0 = ascendc_sys::gm_traffic();
+    let t0 = w.twin().gm_traffic();
     c.stream().copy(&dst, &src, n, "copy").unwrap();
     c.synchronize().unwrap();
-    let t1 = ascendc_sys::gm_traffic();
+    let t1 = w.twin().gm_traffic();
     assert_eq!(
         (t1.read - t0.read, t1.written - t0.written),
         (n as u64, n as u64)
@@ -34,7 +34,7 @@ fn dma_counters_match_what_the_kernels_move() {
         .reduce(&dst, &src, n / 4, DataType::I32, ReduceOp::Sum, "reduce")
         .unwrap();
     c.synchronize().unwrap();
-    let t2 = ascendc_sys::gm_traffic();
+    let t2 = w.twin().gm_traffic();
     assert_eq!(
         (t2.read - t1.read, t2.written - t1.written),
         (2 * n as u64, n as u64)
@@ -50,13 +50,13 @@ fn dma_counters_match_what_the_kernels_move() {
         .iter()
         .map(|c| (c.alloc(s).unwrap(), c.alloc(4 * s).unwrap()))
         .collect();
-    let t3 = ascendc_sys::gm_traffic();
+    let t3 = w.twin().gm_traffic();
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
         c.all_gather(i, o, s, DataType::U8).unwrap();
         c.synchronize().unwrap();
     });
-    let t4 = ascendc_sys::gm_traffic();
+    let t4 = w.twin().gm_traffic();
     let (read, written) = (t4.read - t3.read, t4.written - t3.written);
     let (want_read, want_written) = (4 * 4 * s as u64, 4 * 5 * s as u64);
     let slack = s as u64 / 4;

@@ -2,15 +2,22 @@
 //! supports: f32, f16, bf16, i32, i16, i8.
 //!
 //! Many blocks of many ranks may reduce into the same GM range at once. Each 4 KiB page of GM is
-//! guarded by one of [`STRIPES`] striped locks; a store takes the lock of each page it touches, one
-//! page at a time, and reads/modifies/writes the elements with relaxed atomic accesses (so that
-//! concurrent pollers reading flags with atomic loads stay defined). The locks make each element's
-//! update indivisible with respect to every other atomic store, which is what the hardware
-//! guarantees; nothing is serialised globally.
+//! guarded by one of [`STRIPES`] striped locks of the twin; a store takes the lock of each page it
+//! touches, one page at a time, and reads/modifies/writes the elements with relaxed atomic
+//! accesses (so that concurrent pollers reading flags with atomic loads stay defined). The locks
+//! make each element's update indivisible with respect to every other atomic store, which is what
+//! the hardware guarantees; nothing is serialised globally.
 //!
-//! Numerics: floats are combined in f32 and rounded to nearest-even into the storage type (for f32
-//! that is the IEEE sum itself). Integer add wraps on overflow (two's complement), which is an
-//! assumption: the public docs do not say what the atomic units do on overflow.
+//! Numerics. The public AscendC docs say which types each mode supports and nothing about
+//! rounding, NaN, signed zero or overflow, so the twin assumes, and every rank gets the same bits
+//! whatever order the stores arrive in for max/min:
+//! * add: the IEEE sum rounded to nearest-even into the storage type (f16/bf16 are added in f32
+//!   and rounded once: f32 has more than twice their precision, so this is the correctly rounded
+//!   f16/bf16 sum); integers wrap (two's complement);
+//! * max/min: IEEE 754-2019 `maximum`/`minimum`: a NaN operand gives NaN, and -0 < +0. Both are
+//!   commutative and associative, so the result does not depend on the order of the stores;
+//! * every NaN result is the canonical quiet NaN (positive, payload 0): a NaN's payload would
+//!   otherwise depend on which operand came first.
 
 use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU8, Ordering};
 
@@ -63,31 +70,88 @@ impl AtomicType {
 const STRIPES: usize = 1024;
 const PAGE_SHIFT: u32 = 12;
 
-/// One lock per stripe of pages, each on its own cache lines: workers reducing into
-/// neighbouring pages must not contend for one line.
-#[allow(clippy::declare_interior_mutable_const)]
-const STRIPE_INIT: Padded<Mutex<()>> = Padded(Mutex::new(()));
-static STRIPE_LOCKS: [Padded<Mutex<()>>; STRIPES] = [STRIPE_INIT; STRIPES];
+/// The page locks of one twin, each on its own cache lines: workers reducing into neighbouring
+/// pages must not contend for one line.
+pub(crate) struct Stripes(Box<[Padded<Mutex<()>>]>);
+
+impl Default for Stripes {
+    fn default() -> Self {
+        Stripes((0..STRIPES).map(|_| Padded(Mutex::new(()))).collect())
+    }
+}
+
+/// The canonical quiet NaN of f32 (positive, payload 0).
+const F32_NAN: u32 = 0x7fc0_0000;
+
+/// `a + b`, any NaN result canonical.
+#[inline]
+fn add_f32(a: f32, b: f32) -> f32 {
+    let r = a + b;
+    if r.is_nan() {
+        f32::from_bits(F32_NAN)
+    } else {
+        r
+    }
+}
+
+/// IEEE 754-2019 maximum: NaN if either is NaN (canonical), +0 over -0.
+#[inline]
+fn max_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::from_bits(F32_NAN)
+    } else if a == b {
+        // Equal: the same value, or +0 and -0, of which the maximum is +0 (sign bit clear).
+        f32::from_bits(a.to_bits() & b.to_bits())
+    } else if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// IEEE 754-2019 minimum: NaN if either is NaN (canonical), -0 under +0.
+#[inline]
+fn min_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::from_bits(F32_NAN)
+    } else if a == b {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    } else if a < b {
+        a
+    } else {
+        b
+    }
+}
 
 #[inline]
 fn combine_f32(op: AtomicOp, a: f32, b: f32) -> f32 {
     match op {
-        AtomicOp::Add => a + b,
-        AtomicOp::Max => {
-            if b > a {
-                b
-            } else {
-                a
-            }
-        }
-        AtomicOp::Min => {
-            if b < a {
-                b
-            } else {
-                a
-            }
-        }
+        AtomicOp::Add => add_f32(a, b),
+        AtomicOp::Max => max_f32(a, b),
+        AtomicOp::Min => min_f32(a, b),
         AtomicOp::None => b,
+    }
+}
+
+/// `op` on two f16 values (bits), through f32; NaN results canonical (0x7e00).
+#[inline]
+fn combine_f16(op: AtomicOp, a: u16, b: u16) -> u16 {
+    let r = combine_f32(op, f16::from_bits(a).to_f32(), f16::from_bits(b).to_f32());
+    if r.is_nan() {
+        0x7e00
+    } else {
+        f16::from_f32(r).to_bits()
+    }
+}
+
+/// `op` on two bf16 values (bits), through f32; NaN results canonical (0x7fc0).
+#[inline]
+fn combine_bf16(op: AtomicOp, a: u16, b: u16) -> u16 {
+    let r = combine_f32(op, bf16::from_bits(a).to_f32(), bf16::from_bits(b).to_f32());
+    if r.is_nan() {
+        0x7fc0
+    } else {
+        bf16::from_f32(r).to_bits()
     }
 }
 
@@ -108,6 +172,7 @@ macro_rules! combine_int {
 /// `dst..dst+len` must be inside a live GM allocation and aligned to `ty.size()`, `len` a
 /// multiple of `ty.size()`, and `src..src+len` readable and not overlapping it.
 pub(crate) unsafe fn reduce_store(
+    stripes: &Stripes,
     op: AtomicOp,
     ty: AtomicType,
     dst: *mut u8,
@@ -119,7 +184,7 @@ pub(crate) unsafe fn reduce_store(
         let addr = dst as usize + off;
         let page_end = ((addr >> PAGE_SHIFT) + 1) << PAGE_SHIFT;
         let n = (page_end - addr).min(len - off);
-        let _guard = STRIPE_LOCKS[(addr >> PAGE_SHIFT) % STRIPES].lock();
+        let _guard = stripes.0[(addr >> PAGE_SHIFT) % STRIPES].lock();
         if len > BULK {
             // SAFETY: as below; bulk ranges are data, never flags that pollers read atomically.
             unsafe { reduce_bulk(op, ty, addr, src.add(off), n) };
@@ -136,7 +201,7 @@ pub(crate) unsafe fn reduce_store(
 
 /// Stores longer than this reduce with plain (vectorisable) loads and stores under the page lock;
 /// shorter ones (flag cells, counters that other blocks poll) element-wise with atomic accesses.
-const BULK: usize = crate::gm::SMALL_ACCESS;
+const BULK: usize = crate::mem::SMALL_ACCESS;
 
 macro_rules! bulk_loop {
     ($op:expr, $t:ty, $addr:expr, $src:expr, $n:expr, |$a:ident, $b:ident| $add:expr, $max:expr, $min:expr) => {{
@@ -186,9 +251,9 @@ unsafe fn reduce_bulk(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8,
             addr,
             src,
             n,
-            |a, b| a + b,
-            if b > a { b } else { a },
-            if b < a { b } else { a }
+            |a, b| add_f32(a, b),
+            max_f32(a, b),
+            min_f32(a, b)
         ),
         AtomicType::I32 => bulk_loop!(
             op,
@@ -226,19 +291,9 @@ unsafe fn reduce_bulk(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8,
             addr,
             src,
             n,
-            |a, b| f16::from_f32(f16::from_bits(a).to_f32() + f16::from_bits(b).to_f32()).to_bits(),
-            f16::from_f32(combine_f32(
-                AtomicOp::Max,
-                f16::from_bits(a).to_f32(),
-                f16::from_bits(b).to_f32()
-            ))
-            .to_bits(),
-            f16::from_f32(combine_f32(
-                AtomicOp::Min,
-                f16::from_bits(a).to_f32(),
-                f16::from_bits(b).to_f32()
-            ))
-            .to_bits()
+            |a, b| combine_f16(AtomicOp::Add, a, b),
+            combine_f16(AtomicOp::Max, a, b),
+            combine_f16(AtomicOp::Min, a, b)
         ),
         AtomicType::Bf16 => bulk_loop!(
             op,
@@ -246,20 +301,9 @@ unsafe fn reduce_bulk(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8,
             addr,
             src,
             n,
-            |a, b| bf16::from_f32(bf16::from_bits(a).to_f32() + bf16::from_bits(b).to_f32())
-                .to_bits(),
-            bf16::from_f32(combine_f32(
-                AtomicOp::Max,
-                bf16::from_bits(a).to_f32(),
-                bf16::from_bits(b).to_f32()
-            ))
-            .to_bits(),
-            bf16::from_f32(combine_f32(
-                AtomicOp::Min,
-                bf16::from_bits(a).to_f32(),
-                bf16::from_bits(b).to_f32()
-            ))
-            .to_bits()
+            |a, b| combine_bf16(AtomicOp::Add, a, b),
+            combine_bf16(AtomicOp::Max, a, b),
+            combine_bf16(AtomicOp::Min, a, b)
         ),
     }
 }
@@ -291,18 +335,8 @@ unsafe fn reduce_run(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8, 
                 let s = unsafe { std::ptr::read_unaligned(src.add(2 * i) as *const u16) };
                 let d = cell.load(Ordering::Relaxed);
                 let r = match ty {
-                    AtomicType::F16 => f16::from_f32(combine_f32(
-                        op,
-                        f16::from_bits(d).to_f32(),
-                        f16::from_bits(s).to_f32(),
-                    ))
-                    .to_bits(),
-                    AtomicType::Bf16 => bf16::from_f32(combine_f32(
-                        op,
-                        bf16::from_bits(d).to_f32(),
-                        bf16::from_bits(s).to_f32(),
-                    ))
-                    .to_bits(),
+                    AtomicType::F16 => combine_f16(op, d, s),
+                    AtomicType::Bf16 => combine_bf16(op, d, s),
                     _ => combine_int!(op, d as i16, s as i16) as u16,
                 };
                 cell.store(r, Ordering::Relaxed);
@@ -318,5 +352,63 @@ unsafe fn reduce_run(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8, 
                 cell.store(combine_int!(op, d, s) as u8, Ordering::Relaxed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce_f32(op: AtomicOp, vals: &[f32]) -> u32 {
+        let stripes = Stripes::default();
+        let mut dst = vals[0];
+        for v in &vals[1..] {
+            // SAFETY: both are one aligned f32 on the stack.
+            unsafe {
+                reduce_store(
+                    &stripes,
+                    op,
+                    AtomicType::F32,
+                    (&mut dst as *mut f32).cast(),
+                    (v as *const f32).cast(),
+                    4,
+                )
+            };
+        }
+        dst.to_bits()
+    }
+
+    #[test]
+    fn max_min_and_nan_sums_do_not_depend_on_the_order() {
+        let nan_a = f32::from_bits(0x7fc0_0001);
+        let nan_b = f32::from_bits(0xffc0_1234);
+        let sets: [&[f32]; 4] = [
+            &[0.0, -0.0, -0.0],
+            &[1.0, nan_a, -3.0, nan_b],
+            &[-0.0, 2.5, f32::NEG_INFINITY, 0.0],
+            &[f32::INFINITY, f32::NEG_INFINITY, 1.0],
+        ];
+        for vals in sets {
+            for op in [AtomicOp::Max, AtomicOp::Min, AtomicOp::Add] {
+                let mut v = vals.to_vec();
+                let first = reduce_f32(op, &v);
+                v.reverse();
+                assert_eq!(reduce_f32(op, &v), first, "{op:?} {vals:?}");
+                v.rotate_left(1);
+                assert_eq!(reduce_f32(op, &v), first, "{op:?} {vals:?}");
+            }
+        }
+        assert_eq!(reduce_f32(AtomicOp::Max, &[0.0, -0.0]), 0);
+        assert_eq!(reduce_f32(AtomicOp::Max, &[-0.0, 0.0]), 0);
+        assert_eq!(reduce_f32(AtomicOp::Min, &[0.0, -0.0]), 0x8000_0000);
+        assert_eq!(reduce_f32(AtomicOp::Max, &[1.0, nan_a]), F32_NAN);
+        assert_eq!(reduce_f32(AtomicOp::Add, &[nan_b, nan_a]), F32_NAN);
+        assert_eq!(
+            reduce_f32(AtomicOp::Add, &[f32::INFINITY, f32::NEG_INFINITY]),
+            F32_NAN
+        );
+        assert_eq!(combine_f16(AtomicOp::Max, 0x7e01, 0x3c00), 0x7e00);
+        assert_eq!(combine_bf16(AtomicOp::Min, 0x8000, 0x0000), 0x8000);
+        assert_eq!(combine_bf16(AtomicOp::Add, 0xffc1, 0x3f80), 0x7fc0);
     }
 }

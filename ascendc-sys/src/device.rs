@@ -1,19 +1,21 @@
-//! Simulated NPUs: GM allocations, AIV cores with Unified Buffers, and batch launches whose
-//! blocks run as coroutines on the twin's worker threads (`sched.rs`).
+//! Simulated NPUs of a twin: GM allocations, AIV cores with Unified Buffers, and batch launches
+//! whose blocks run as coroutines on the twin's worker threads (`sched.rs`).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::atomics::{AtomicOp, AtomicType};
+use crate::block::BlockCtx;
 use crate::error::{FaultKind, KernelFault, TwinError};
-use crate::gm;
+use crate::launch::LaunchShared;
+use crate::mem::GmKind;
+use crate::sched::{BlockStatus, Countdown, HostSignal};
+use crate::twin::TwinInner;
 
 /// A kernel entry point as the twin calls it: AscendC's `extern "C" __global__ __aicore__ void
-/// name(GM_ADDR args)`, with one GM pointer to the kernel's argument struct.
+/// name(GM_ADDR args)`, with one GM pointer to the kernel's argument block.
 pub type KernelFn = unsafe extern "C" fn(*mut u8);
 
 /// Default number of AIV cores of an Atlas A2 (910B) device.
@@ -22,10 +24,6 @@ pub const DEFAULT_CORES: u32 = 48;
 pub const UB_BYTES: usize = 192 * 1024;
 /// Frequency of `GetSystemCycle` on Atlas A2 and in the twin: 50 MHz (cycles / 50 = µs).
 pub const SYSTEM_CYCLE_HZ: u64 = 50_000_000;
-/// Number of `HardEvent` kinds the twin tracks for SetFlag/WaitFlag pairing.
-pub(crate) const HARD_EVENTS: usize = 36;
-/// Event ids per HardEvent the twin accepts (EVENT_ID0..EVENT_ID7 and the next eight).
-pub(crate) const EVENT_IDS: usize = 16;
 
 /// Configuration of one simulated device.
 #[derive(Clone, Debug)]
@@ -34,9 +32,6 @@ pub struct DeviceConfig {
     pub cores: u32,
     /// Unified Buffer bytes per core. Default [`UB_BYTES`].
     pub ub_bytes: usize,
-    /// Devices that work together (one communicator's ranks) share a group id, so that
-    /// [`abort_group`] can stop all their running launches at once. 0: no group.
-    pub group: u64,
 }
 
 impl Default for DeviceConfig {
@@ -44,124 +39,8 @@ impl Default for DeviceConfig {
         DeviceConfig {
             cores: DEFAULT_CORES,
             ub_bytes: UB_BYTES,
-            group: 0,
         }
     }
-}
-
-/// State shared by the blocks of one launch.
-pub(crate) struct LaunchShared {
-    pub kernel: &'static str,
-    pub rank: u32,
-    pub block_dim: u32,
-    pub group: u64,
-    pub fault: Mutex<Option<KernelFault>>,
-    pub aborted: AtomicBool,
-}
-
-/// Launches running now, for [`abort_group`].
-static ACTIVE: crate::padded::Padded<Mutex<Vec<std::sync::Weak<LaunchShared>>>> =
-    crate::padded::Padded(Mutex::new(Vec::new()));
-/// Groups aborted so far, with the reason: later launches in them fail at once.
-static ABORTED_GROUPS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
-
-/// Stops every running launch of device group `group` (see [`DeviceConfig::group`]) and makes
-/// its later launches fail at once, each with [`FaultKind::PeerAborted`] carrying `reason`.
-///
-/// For a host that knows one rank's kernel has faulted: on the NPU its peers would wait for it
-/// until their deadlines; on the twin they can be told at once. Group 0 is never aborted.
-pub fn abort_group(group: u64, reason: &str) {
-    if group == 0 {
-        return;
-    }
-    {
-        let mut g = ABORTED_GROUPS.lock();
-        if g.iter().any(|(id, _)| *id == group) {
-            return;
-        }
-        g.push((group, reason.to_string()));
-    }
-    let active: Vec<_> = ACTIVE.lock().iter().filter_map(|w| w.upgrade()).collect();
-    for l in active.into_iter().filter(|l| l.group == group) {
-        l.record(
-            u32::MAX,
-            "launch",
-            FaultKind::PeerAborted {
-                reason: reason.to_string(),
-            },
-        );
-    }
-}
-
-fn group_abort_reason(group: u64) -> Option<String> {
-    if group == 0 {
-        return None;
-    }
-    ABORTED_GROUPS
-        .lock()
-        .iter()
-        .find(|(id, _)| *id == group)
-        .map(|(_, r)| r.clone())
-}
-
-impl LaunchShared {
-    /// Records the first fault of the launch and stops its other blocks.
-    pub(crate) fn record(&self, block: u32, op: &str, kind: FaultKind) {
-        let mut f = self.fault.lock();
-        if f.is_none() {
-            *f = Some(KernelFault {
-                kernel: self.kernel.to_string(),
-                rank: self.rank,
-                block,
-                op: op.to_string(),
-                kind,
-            });
-        }
-        drop(f);
-        self.aborted.store(true, Ordering::SeqCst);
-        crate::sched::wake_all();
-    }
-}
-
-/// Polling state of a block: detects repeated reads of an unchanged GM address.
-#[derive(Default)]
-pub(crate) struct PollState {
-    pub addr: usize,
-    pub len: usize,
-    pub hash: u64,
-    pub repeats: u32,
-    pub parks: u32,
-    pub epoch: u64,
-    pub since: Option<std::time::Instant>,
-}
-
-/// One line of the scalar data cache model (see ffi.rs).
-pub(crate) struct CacheLine {
-    pub data: [u8; 64],
-    pub dirty: bool,
-}
-
-/// Per-block context, thread-local on the block's worker thread while the kernel runs.
-pub(crate) struct BlockCtx {
-    pub launch: Arc<LaunchShared>,
-    pub block: u32,
-    pub ub: *mut u8,
-    pub ub_len: usize,
-    pub atomic: Option<(AtomicOp, AtomicType)>,
-    pub pipe_flags: [[u32; EVENT_IDS]; HARD_EVENTS],
-    pub poll: PollState,
-    pub dcache: HashMap<usize, CacheLine>,
-    pub rng: u64,
-    /// GM race checker state, when checking is on.
-    pub race: Option<crate::race::RaceCtx>,
-    /// Pipe-hazard checker state, when checking is on.
-    pub hazards: Option<Box<crate::hazard::Hazards>>,
-    /// Pending deferred GM -> UB copies of this block (lazy.rs).
-    pub lazy: crate::lazy::Pending,
-    /// Whether this launch defers large GM -> UB copies.
-    pub lazy_on: bool,
-    /// The block's coroutine yielder (set when the coroutine starts).
-    pub yielder: *const corosensei::Yielder<(), crate::sched::Req>,
 }
 
 struct Cores {
@@ -170,18 +49,19 @@ struct Cores {
     ub: Vec<Option<UbArena>>,
 }
 
-pub(crate) struct DeviceInner {
+struct DeviceInner {
+    twin: Arc<TwinInner>,
     rank: u32,
     config: DeviceConfig,
     cores: Mutex<Cores>,
     /// Counts core releases; launches short of free cores wait for it to change.
-    cores_released: crate::sched::HostSignal,
+    cores_released: HostSignal,
 }
 
-/// A simulated NPU (one rank): GM allocations and `cores` AIV cores.
+/// A simulated NPU (one rank) of a [`crate::Twin`]: GM allocations and `cores` AIV cores.
 ///
 /// Cloning gives another handle to the same device. Blocks run as coroutines on the twin's
-/// worker threads (one per host CPU, shared by all devices; see `sched.rs`).
+/// worker threads (see `sched.rs`).
 #[derive(Clone)]
 pub struct Device {
     inner: Arc<DeviceInner>,
@@ -216,8 +96,11 @@ impl Drop for UbArena {
 }
 
 impl Device {
-    /// Creates simulated device `rank` with the given configuration.
-    pub fn new(rank: u32, config: DeviceConfig) -> Result<Device, TwinError> {
+    pub(crate) fn new(
+        twin: Arc<TwinInner>,
+        rank: u32,
+        config: DeviceConfig,
+    ) -> Result<Device, TwinError> {
         if config.cores == 0 || config.cores > 1024 {
             return Err(TwinError::Config(format!(
                 "cores must be 1..=1024, got {}",
@@ -233,13 +116,14 @@ impl Device {
         let n = config.cores as usize;
         Ok(Device {
             inner: Arc::new(DeviceInner {
+                twin,
                 rank,
                 config,
                 cores: Mutex::new(Cores {
                     free: vec![true; n],
                     ub: (0..n).map(|_| None).collect(),
                 }),
-                cores_released: crate::sched::HostSignal::new(0),
+                cores_released: HostSignal::new(0),
             }),
         })
     }
@@ -254,17 +138,39 @@ impl Device {
         self.inner.config.cores
     }
 
-    /// Allocates `bytes` of zeroed GM on this device (page aligned).
-    pub fn alloc(&self, bytes: usize) -> Result<GmBuffer, TwinError> {
-        let ptr = gm::gm_alloc(bytes, self.inner.rank).ok_or(TwinError::OutOfMemory {
-            rank: self.inner.rank,
-            bytes,
-        })?;
+    /// The twin this device belongs to.
+    pub fn twin(&self) -> crate::Twin {
+        crate::Twin {
+            inner: self.inner.twin.clone(),
+        }
+    }
+
+    fn alloc_kind(&self, bytes: usize, kind: GmKind) -> Result<GmBuffer, TwinError> {
+        let twin = &self.inner.twin;
+        let ptr = twin
+            .mem
+            .alloc(bytes, self.inner.rank, kind)
+            .ok_or(TwinError::OutOfMemory {
+                rank: self.inner.rank,
+                bytes,
+            })?;
         Ok(GmBuffer {
             ptr,
             len: bytes,
             rank: self.inner.rank,
+            twin: twin.clone(),
         })
+    }
+
+    /// Allocates `bytes` of zeroed GM data memory on this device (page aligned).
+    pub fn alloc(&self, bytes: usize) -> Result<GmBuffer, TwinError> {
+        self.alloc_kind(bytes, GmKind::Data)
+    }
+
+    /// Allocates `bytes` of zeroed GM *flag* memory (soft-sync cells): the GM race checker
+    /// treats stores to it as releases and loads as acquires, and never as data races.
+    pub fn alloc_sync(&self, bytes: usize) -> Result<GmBuffer, TwinError> {
+        self.alloc_kind(bytes, GmKind::Sync)
     }
 
     /// Launches `kernel` on `block_dim` blocks, all co-resident, and waits for them to finish.
@@ -275,7 +181,8 @@ impl Device {
     ///
     /// # Safety
     /// `kernel` must be a kernel compiled against the twin's headers and `args` whatever that
-    /// kernel expects (normally a GM pointer to its argument struct), valid until this returns.
+    /// kernel expects (normally a GM pointer to its argument block), valid until this returns;
+    /// every GM address the kernel reaches must stay allocated until this returns.
     pub unsafe fn launch(
         &self,
         name: &'static str,
@@ -283,118 +190,224 @@ impl Device {
         block_dim: u32,
         args: *mut u8,
     ) -> Result<(), TwinError> {
-        let inner = &self.inner;
-        if block_dim == 0 || block_dim > inner.config.cores {
+        let cores = self.inner.config.cores;
+        if block_dim == 0 || block_dim > cores {
             return Err(TwinError::BlockDim {
                 kernel: name.to_string(),
-                rank: inner.rank,
+                rank: self.inner.rank,
                 requested: block_dim,
-                cores: inner.config.cores,
+                cores,
             });
         }
-        if let Some(reason) = group_abort_reason(inner.config.group) {
-            return Err(TwinError::Fault(KernelFault {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.run(name, kernel, block_dim, block_dim, args) }.map(|_| ())
+    }
+
+    /// [`Device::launch`] of a kernel that works on any number of blocks (it divides its work
+    /// by `GetBlockNum()`): runs on as many free cores as there are, from 1 up to `max_blocks`,
+    /// waiting only while none is free. Returns the block count used.
+    ///
+    /// # Safety
+    /// As [`Device::launch`].
+    pub unsafe fn launch_flexible(
+        &self,
+        name: &'static str,
+        kernel: KernelFn,
+        max_blocks: u32,
+        args: *mut u8,
+    ) -> Result<u32, TwinError> {
+        let max = max_blocks.clamp(1, self.inner.config.cores);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.run(name, kernel, 1, max, args) }
+    }
+
+    /// Takes between `min` and `max` free cores (waiting while fewer than `min` are free).
+    fn take_cores(&self, name: &'static str, min: u32, max: u32) -> (Vec<usize>, Vec<usize>) {
+        let inner = &self.inner;
+        let mut cores = inner.cores.lock();
+        // Launches of other streams hold the cores: wait for a release (read under the lock,
+        // so none is missed).
+        let mut waiting = false;
+        while cores.free.iter().filter(|f| **f).count() < min as usize {
+            if !waiting {
+                waiting = true;
+                inner.twin.core_waits.lock().push((inner.rank, name, min));
+            }
+            let seen = inner.cores_released.get();
+            drop(cores);
+            inner.cores_released.wait_until(None, |v| v != seen);
+            cores = inner.cores.lock();
+        }
+        if waiting {
+            let mut w = inner.twin.core_waits.lock();
+            if let Some(i) = w
+                .iter()
+                .position(|&(r, k, m)| r == inner.rank && k == name && m == min)
+            {
+                w.swap_remove(i);
+            }
+        }
+        let mut taken = Vec::with_capacity(max as usize);
+        let mut ubs = Vec::with_capacity(max as usize);
+        for i in 0..cores.free.len() {
+            if taken.len() == max as usize {
+                break;
+            }
+            if cores.free[i] {
+                cores.free[i] = false;
+                taken.push(i);
+                let arena = cores.ub[i].get_or_insert_with(|| UbArena::new(inner.config.ub_bytes));
+                ubs.push(arena.ptr as usize);
+            }
+        }
+        (taken, ubs)
+    }
+
+    /// # Safety
+    /// As [`Device::launch`].
+    unsafe fn run(
+        &self,
+        name: &'static str,
+        kernel: KernelFn,
+        min: u32,
+        max: u32,
+        args: *mut u8,
+    ) -> Result<u32, TwinError> {
+        let inner = &self.inner;
+        let twin = &inner.twin;
+        let refused = |reason: String| {
+            TwinError::Fault(KernelFault {
                 kernel: name.to_string(),
                 rank: inner.rank,
                 block: u32::MAX,
                 op: "launch".to_string(),
                 kind: FaultKind::PeerAborted { reason },
-            }));
+            })
+        };
+        if let Some(reason) = twin.aborted.lock().clone() {
+            return Err(refused(reason));
         }
-        let launch = Arc::new(LaunchShared {
-            kernel: name,
-            rank: inner.rank,
-            block_dim,
-            group: inner.config.group,
-            fault: Mutex::new(None),
-            aborted: AtomicBool::new(false),
-        });
-        {
-            let mut a = ACTIVE.lock();
-            a.retain(|w| w.strong_count() > 0);
-            a.push(Arc::downgrade(&launch));
+        let (taken, ubs) = self.take_cores(name, min, max);
+        let block_dim = taken.len() as u32;
+        let pool = twin.pool.shared();
+        let launch = Arc::new(LaunchShared::new(name, inner.rank, block_dim, pool));
+        if let Err(reason) = twin.start_launch(&launch) {
+            self.release_cores(&taken);
+            return Err(refused(reason));
         }
-        let done = crate::sched::Countdown::new(block_dim);
-        let check_hazards = crate::knobs::hazard_check();
-        let check_races = crate::knobs::race_check() && inner.config.group != 0;
-        let lazy_on = crate::knobs::lazy_staging();
-        let mut taken = Vec::with_capacity(block_dim as usize);
-        let mut ubs = Vec::with_capacity(block_dim as usize);
-        {
-            let mut cores = inner.cores.lock();
-            // Launches of other streams hold the cores: wait for a release (read under the lock,
-            // so none is missed).
-            while cores.free.iter().filter(|f| **f).count() < block_dim as usize {
-                let seen = inner.cores_released.get();
-                drop(cores);
-                inner.cores_released.wait_until(None, |v| v != seen);
-                cores = inner.cores.lock();
-            }
-            for i in 0..cores.free.len() {
-                if taken.len() == block_dim as usize {
-                    break;
-                }
-                if cores.free[i] {
-                    cores.free[i] = false;
-                    taken.push(i);
-                    let arena =
-                        cores.ub[i].get_or_insert_with(|| UbArena::new(inner.config.ub_bytes));
-                    ubs.push(arena.ptr as usize);
-                }
-            }
-        }
+        let done = Countdown::new(block_dim);
+        let knobs = &twin.knobs;
+        let check_hazards = knobs.hazards.load(std::sync::atomic::Ordering::Relaxed);
+        let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed);
+        let lazy_on = knobs.lazy.load(std::sync::atomic::Ordering::Relaxed);
+        let jitter_us = knobs.jitter_us.load(std::sync::atomic::Ordering::Relaxed);
+        let workers = pool.workers();
         for (block, (ub, core)) in ubs.into_iter().zip(taken.iter().copied()).enumerate() {
-            let ctx = Box::new(BlockCtx {
+            let block = block as u32;
+            let status = Arc::new(BlockStatus {
+                kernel: name,
+                rank: inner.rank,
+                block,
+                depth: Default::default(),
+                spinning: Default::default(),
                 launch: launch.clone(),
-                block: block as u32,
+            });
+            // Block b goes to worker b % workers: each launch spreads its blocks over all
+            // workers, and in the collectives (block i works with peer i, block r of rank r does
+            // the local part) the ranks' local-part blocks land on different workers.
+            let worker = block as usize % workers;
+            let ctx = Box::new(BlockCtx {
+                twin: twin.clone(),
+                launch: launch.clone(),
+                status: status.clone(),
+                block,
+                worker,
                 ub: ub as *mut u8,
                 ub_len: inner.config.ub_bytes,
                 atomic: None,
-                pipe_flags: [[0; EVENT_IDS]; HARD_EVENTS],
-                poll: PollState::default(),
+                pipes: Default::default(),
+                poll: Default::default(),
                 dcache: HashMap::new(),
                 rng: 0x9e37_79b9_7f4a_7c15u64 ^ ((inner.rank as u64) << 32 | block as u64),
                 hazards: check_hazards.then(Box::default),
                 race: if check_races {
-                    crate::race::RaceCtx::start(inner.config.group, inner.rank, core)
+                    crate::race::RaceCtx::start(&twin.race, inner.rank, core)
                 } else {
                     None
                 },
                 lazy: Default::default(),
                 lazy_on,
+                jitter_us,
                 yielder: std::ptr::null(),
+                slice_calls: 0,
+                slice_start: None,
             });
-            crate::sched::spawn(kernel, args as usize, ctx, done.clone());
+            let ctx = Box::into_raw(ctx);
+            let ctx_addr = ctx as usize;
+            let args_addr = args as usize;
+            let body = Box::new(
+                move |y: *const corosensei::Yielder<(), crate::sched::Req>| {
+                    let ctx = ctx_addr as *mut BlockCtx;
+                    // SAFETY: the context is this block's own (see block.rs); nothing else uses it
+                    // while the coroutine runs.
+                    unsafe { (*ctx).yielder = y };
+                    // SAFETY: the launcher guarantees kernel/args are valid for this launch; the
+                    // trampoline catches every C++ exception, so none unwinds out of the coroutine.
+                    unsafe { crate::sched::asc_twin_invoke(kernel, args_addr as *mut u8) }
+                },
+            );
+            let done = done.clone();
+            let finish = Box::new(move |rc: i32| {
+                // SAFETY: made by Box::into_raw above; the coroutine has returned, so this is
+                // the only reference left to it.
+                let ctx = unsafe { Box::from_raw(ctx_addr as *mut BlockCtx) };
+                crate::abi::end_block(ctx, rc);
+                done.done_one();
+            });
+            pool.spawn_block(
+                worker,
+                ctx as *mut (),
+                status,
+                launch.aborted.clone(),
+                body,
+                finish,
+            );
         }
         done.wait();
-        {
-            let mut cores = inner.cores.lock();
-            for &i in &taken {
-                cores.free[i] = true;
-            }
-            drop(cores);
-            inner.cores_released.update(|v| v.wrapping_add(1));
-        }
-        let fault = launch.fault.lock().take();
-        match fault {
+        self.release_cores(&taken);
+        match launch.take_fault() {
             Some(f) => Err(TwinError::Fault(f)),
-            None => Ok(()),
+            None => Ok(block_dim),
         }
+    }
+
+    fn release_cores(&self, taken: &[usize]) {
+        let inner = &self.inner;
+        let mut cores = inner.cores.lock();
+        for &i in taken {
+            cores.free[i] = true;
+        }
+        drop(cores);
+        inner.cores_released.update(|v| v.wrapping_add(1));
     }
 }
 
 /// A GM allocation on one device. Freed on drop.
 ///
-/// Its address ([`GmBuffer::addr`]) is what kernels use; any device's kernel may access it (as
-/// peers do through HCCS), and every access is bounds-checked against live allocations.
+/// Its address ([`GmBuffer::addr`]) is what kernels use; any device of the same twin may access
+/// it (as peers do through HCCS), and every kernel access is bounds-checked against the twin's
+/// live allocations.
 pub struct GmBuffer {
     ptr: *mut u8,
     len: usize,
     rank: u32,
+    twin: Arc<TwinInner>,
 }
 
-// SAFETY: the buffer is plain memory; all accesses go through bounds-checked, defined
-// (atomic or fenced) operations, so it may be shared and sent between threads.
+// SAFETY: the buffer is plain memory owned by this value; host accesses go through `read` and
+// `write`, which copy with defined operations (word-wise atomics for small ranges; plain copies
+// for bulk ranges, which the caller must not run while a kernel writes the same bytes, see
+// their docs), so the handle may be shared and sent between threads.
 unsafe impl Send for GmBuffer {}
 // SAFETY: as above.
 unsafe impl Sync for GmBuffer {}
@@ -420,6 +433,22 @@ impl GmBuffer {
         self.rank
     }
 
+    /// The twin whose memory this is.
+    pub fn twin_id(&self) -> u64 {
+        self.twin.id
+    }
+
+    /// Marks `[offset, offset + len)` of this buffer as flag memory (see [`Device::alloc_sync`]):
+    /// for kernels that keep their flags inside a data buffer (a workspace, a region of an HCCL
+    /// buffer).
+    pub fn mark_sync(&self, offset: usize, len: usize) -> Result<(), TwinError> {
+        self.check(offset, len)?;
+        if len > 0 {
+            self.twin.mem.mark_sync(self.ptr as usize + offset, len);
+        }
+        Ok(())
+    }
+
     fn check(&self, offset: usize, bytes: usize) -> Result<(), TwinError> {
         match offset.checked_add(bytes) {
             Some(end) if end <= self.len => Ok(()),
@@ -432,28 +461,41 @@ impl GmBuffer {
     }
 
     /// Copies `data` into the buffer at `offset` (host -> device).
+    ///
+    /// This is a host access at once, not ordered with kernels: a kernel reading or writing the
+    /// same bytes meanwhile makes the result undefined (word-sized atomic stores for at most
+    /// 2 KiB, which a polling kernel may read safely; a plain copy beyond that). aiv-comm's
+    /// device buffers order host copies with their streams.
     pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), TwinError> {
         self.check(offset, data.len())?;
         if data.is_empty() {
             return Ok(());
         }
-        // SAFETY: bounds checked above; `data` is a separate host slice.
-        unsafe { gm::gm_write(self.ptr.add(offset), data.as_ptr(), data.len()) };
+        let dst = self.ptr as usize + offset;
+        let meta = self.twin.mem.lookup(dst, data.len());
+        let meta = meta.as_ref().map(|f| f.meta());
+        self.twin.before_write(meta, dst, data.len());
+        // SAFETY: bounds checked above; `data` is a separate host slice; concurrency as the
+        // docs of this method state.
+        unsafe { crate::mem::write(dst as *mut u8, data.as_ptr(), data.len()) };
+        self.twin.after_host_write(meta, dst, data.len());
         Ok(())
     }
 
-    /// Copies bytes from the buffer at `offset` into `out` (device -> host).
+    /// Copies bytes from the buffer at `offset` into `out` (device -> host). The same
+    /// concurrency rule as [`GmBuffer::write`] applies.
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), TwinError> {
         self.check(offset, out.len())?;
         if out.is_empty() {
             return Ok(());
         }
-        // SAFETY: bounds checked above; `out` is a separate host slice.
-        unsafe { gm::gm_read(out.as_mut_ptr(), self.ptr.add(offset), out.len()) };
+        // SAFETY: bounds checked above; `out` is a separate host slice; concurrency as the docs
+        // of `write` state.
+        unsafe { crate::mem::read(out.as_mut_ptr(), self.ptr.add(offset), out.len()) };
         Ok(())
     }
 
-    /// Sets `bytes` bytes at `offset` to `value`.
+    /// Sets `bytes` bytes at `offset` to `value` (same rule as [`GmBuffer::write`]).
     pub fn fill(&self, offset: usize, bytes: usize, value: u8) -> Result<(), TwinError> {
         self.check(offset, bytes)?;
         const CHUNK: usize = 64 * 1024;
@@ -470,9 +512,14 @@ impl GmBuffer {
 
 impl Drop for GmBuffer {
     fn drop(&mut self) {
-        // SAFETY: ptr/len come from gm_alloc; the owner guarantees no launch still uses it
-        // (launches are synchronous and borrow buffers only for their duration).
-        unsafe { gm::gm_free(self.ptr, self.len) };
+        let (addr, len) = (self.ptr as usize, self.len.max(1));
+        // Deferred copies of this memory take their bytes now; the race checker forgets it.
+        self.twin.before_write(None, addr, len);
+        self.twin.race.forget(addr, len);
+        // SAFETY: ptr/len come from this twin's `alloc`; whoever launches kernels on it keeps
+        // the buffer alive until they end (the contract of `Device::launch`), so nothing uses
+        // it any more.
+        unsafe { self.twin.mem.free(self.ptr, self.len) };
     }
 }
 

@@ -73,6 +73,13 @@ pub enum FaultKind {
     },
     /// The block ended with a C++ exception the twin did not throw.
     UnknownException,
+    /// The block overflowed its stack (the twin gives each block 1 MiB); it was stopped there.
+    StackOverflow,
+    /// The twin's own code panicked while serving the block (a bug of the twin).
+    TwinPanic {
+        /// The panic message.
+        message: String,
+    },
     /// The block was stopped because another block of the same launch faulted first.
     Aborted,
     /// The launch was stopped (or refused) because a peer device of its group failed first.
@@ -80,11 +87,17 @@ pub enum FaultKind {
         /// What happened to the peer.
         reason: String,
     },
-    /// Every running block of every launch was parked on GM polls with no GM write for the
-    /// watchdog period: on hardware this launch would hang.
+    /// The twin's live blocks made no progress for the watchdog period and every one of them
+    /// was parked on a GM poll: on hardware these launches would hang.
     Deadlock {
-        /// One line per parked block: who polls which address.
+        /// One line per stuck block (who polls which address), and per launch waiting for cores.
         waiters: Vec<String>,
+    },
+    /// The twin's live blocks made no progress for the watchdog period (no GM write, no changed
+    /// read) and some of them kept running: they spin on values that never change.
+    Livelock {
+        /// One line per stuck block: what it keeps reading, or that it runs without progress.
+        blocks: Vec<String>,
     },
 }
 
@@ -120,12 +133,26 @@ impl fmt::Display for FaultKind {
                 limit,
             } => write!(f, "{reason} (value {value}, limit {limit})"),
             FaultKind::UnknownException => write!(f, "kernel threw a C++ exception"),
+            FaultKind::StackOverflow => write!(
+                f,
+                "the block overflowed its 1 MiB stack (deep recursion or large local arrays: keep data in UB/GM)"
+            ),
+            FaultKind::TwinPanic { message } => {
+                write!(f, "internal error of the CPU twin (please report): {message}")
+            }
             FaultKind::Aborted => write!(f, "stopped because another block of this launch faulted"),
             FaultKind::PeerAborted { reason } => write!(f, "stopped because a peer failed first: {reason}"),
             FaultKind::Deadlock { waiters } => {
-                write!(f, "deadlock: every running block is parked on a GM poll")?;
+                write!(f, "deadlock: every live block is parked on a GM poll that no one will satisfy")?;
                 for w in waiters {
                     write!(f, "\n  {w}")?;
+                }
+                Ok(())
+            }
+            FaultKind::Livelock { blocks } => {
+                write!(f, "livelock: the live blocks keep running but make no progress")?;
+                for b in blocks {
+                    write!(f, "\n  {b}")?;
                 }
                 Ok(())
             }

@@ -22,7 +22,7 @@
 //! earlier kernel left there).
 //! The UB is tracked as a short list of byte ranges with their last writer and last readers.
 
-use crate::device::EVENT_IDS;
+use crate::pipes::EVENT_IDS;
 
 /// Tracked pipes.
 const MTE2: usize = 0;

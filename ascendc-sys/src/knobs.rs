@@ -1,100 +1,127 @@
-//! Process-wide knobs of the twin: injected delays and the deadlock watchdog.
+//! The knobs of one twin: checkers, deferred staging, injected delays, the watchdog.
+//!
+//! Each twin reads the `AIV_TWIN_*` environment variables once, when it is created, and keeps
+//! its own copy: a test that turns a knob of its twin off changes nothing for another twin in
+//! the same process. Launches read the knobs when they start.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::padded::Padded;
-
-static JITTER_US: Padded<AtomicU32> = Padded(AtomicU32::new(0));
-/// Pipe-hazard checking: 0 off, 1 on, 2 not yet read from the environment.
-static HAZARDS: Padded<AtomicU32> = Padded(AtomicU32::new(2));
-
-/// Deferred GM -> UB staging (lazy.rs): 0 off, 1 on, 2 not yet read from the environment.
-static LAZY: Padded<AtomicU32> = Padded(AtomicU32::new(2));
-
-/// Turns deferred GM -> UB staging on or off for launches from now on (default on;
-/// `AIV_TWIN_LAZY=0` turns it off). With it, a large DataCopy GM -> UB records a snapshot and
-/// the following DataCopy UB -> GM copies GM to GM directly; results are identical either way.
-pub fn set_lazy_staging(on: bool) {
-    LAZY.store(on as u32, Ordering::Relaxed);
-}
-
-pub(crate) fn lazy_staging() -> bool {
-    on_unless_env_zero(&LAZY, "AIV_TWIN_LAZY")
-}
-
-/// GM race checking: 0 off, 1 on, 2 not yet read from the environment.
-static RACES: Padded<AtomicU32> = Padded(AtomicU32::new(2));
-
-/// Turns the GM race checker (happens-before over flags between blocks and ranks) on or off for
-/// launches that start afterwards. Default: on, unless the environment sets `AIV_TWIN_RACES=0`.
-pub fn set_race_check(on: bool) {
-    RACES.store(on as u32, Ordering::Relaxed);
-}
-
-pub(crate) fn race_check() -> bool {
-    on_unless_env_zero(&RACES, "AIV_TWIN_RACES")
-}
-
-/// Turns the intra-core pipe-hazard checker on or off for launches that start afterwards.
-/// Default: on, unless the environment sets `AIV_TWIN_HAZARDS=0`.
-pub fn set_hazard_check(on: bool) {
-    HAZARDS.store(on as u32, Ordering::Relaxed);
-}
-
-pub(crate) fn hazard_check() -> bool {
-    on_unless_env_zero(&HAZARDS, "AIV_TWIN_HAZARDS")
-}
-
-/// An on/off knob that defaults to on: `cell` holds 0 (off), 1 (on) or 2 (not yet read), and the
-/// first read takes `var` from the environment (`0` turns it off).
-fn on_unless_env_zero(cell: &AtomicU32, var: &str) -> bool {
-    let mut v = cell.load(Ordering::Relaxed);
-    if v == 2 {
-        v = match std::env::var(var) {
-            Ok(s) if s.trim() == "0" => 0,
-            _ => 1,
-        };
-        cell.store(v, Ordering::Relaxed);
-    }
-    v == 1
-}
-
-/// Watchdog period in ms; u64::MAX = not yet read from the environment; 0 = off.
-static WATCHDOG_MS: Padded<AtomicU64> = Padded(AtomicU64::new(u64::MAX));
-
-/// Default deadlock watchdog period.
+/// Default stall watchdog period.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(30);
 
-/// Injects random delays of up to `max_us` microseconds before about one in four GM accesses of
-/// every block (0 = off, the default). Tests use it to shake out ordering bugs that a lucky
-/// schedule would hide.
-pub fn set_jitter_us(max_us: u32) {
-    JITTER_US.store(max_us, Ordering::Relaxed);
+/// Settings of a new twin. [`TwinConfig::from_env`] (what [`crate::Twin::new`] uses) reads the
+/// `AIV_TWIN_*` environment variables; [`TwinConfig::default`] ignores the environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwinConfig {
+    /// Intra-core pipe-hazard checker (`AIV_TWIN_HAZARDS=0` turns it off). Default on.
+    pub hazard_check: bool,
+    /// GM race checker (`AIV_TWIN_RACES=0`). Default on.
+    pub race_check: bool,
+    /// Deferred GM -> UB staging (`AIV_TWIN_LAZY=0`). Default on.
+    pub lazy_staging: bool,
+    /// Random delays of up to this many microseconds before about one in four GM accesses of
+    /// every block (`AIV_TWIN_JITTER_US`). Default 0 (off).
+    pub jitter_us: u32,
+    /// Stall watchdog period (`AIV_TWIN_WATCHDOG_MS`, 0 = off). Default [`DEFAULT_WATCHDOG`].
+    pub watchdog: Option<Duration>,
+    /// Worker threads running blocks (`AIV_TWIN_WORKERS`). Default: one per host CPU.
+    pub workers: usize,
 }
 
-pub(crate) fn jitter_us() -> u32 {
-    JITTER_US.load(Ordering::Relaxed)
-}
-
-/// Sets the deadlock watchdog: when every running block of every launch has been parked on a GM
-/// poll with no GM write for `period`, the polling blocks fail with [`crate::FaultKind::Deadlock`].
-/// `None` turns it off. Default: the `AIV_TWIN_WATCHDOG_MS` environment variable (0 = off), else
-/// [`DEFAULT_WATCHDOG`].
-pub fn set_watchdog(period: Option<Duration>) {
-    let ms = period.map_or(0, |d| (d.as_millis() as u64).clamp(1, u64::MAX - 1));
-    WATCHDOG_MS.store(ms, Ordering::Relaxed);
-}
-
-pub(crate) fn watchdog() -> Option<Duration> {
-    let mut ms = WATCHDOG_MS.load(Ordering::Relaxed);
-    if ms == u64::MAX {
-        ms = std::env::var("AIV_TWIN_WATCHDOG_MS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(DEFAULT_WATCHDOG.as_millis() as u64)
-            .min(u64::MAX - 1);
-        WATCHDOG_MS.store(ms, Ordering::Relaxed);
+impl Default for TwinConfig {
+    fn default() -> Self {
+        TwinConfig {
+            hazard_check: true,
+            race_check: true,
+            lazy_staging: true,
+            jitter_us: 0,
+            watchdog: Some(DEFAULT_WATCHDOG),
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        }
     }
-    (ms != 0).then(|| Duration::from_millis(ms))
+}
+
+impl TwinConfig {
+    /// The defaults, with every `AIV_TWIN_*` variable that is set applied.
+    pub fn from_env() -> TwinConfig {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// The defaults, with the variables `lookup` returns applied (testable without touching the
+    /// process environment). Unparsable values are ignored.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> TwinConfig {
+        let mut c = TwinConfig::default();
+        let off = |k: &str| lookup(k).is_some_and(|v| v.trim() == "0");
+        c.hazard_check = !off("AIV_TWIN_HAZARDS");
+        c.race_check = !off("AIV_TWIN_RACES");
+        c.lazy_staging = !off("AIV_TWIN_LAZY");
+        let num = |k: &str| lookup(k).and_then(|v| v.trim().parse::<u64>().ok());
+        if let Some(us) = num("AIV_TWIN_JITTER_US") {
+            c.jitter_us = us.min(u32::MAX as u64) as u32;
+        }
+        if let Some(ms) = num("AIV_TWIN_WATCHDOG_MS") {
+            c.watchdog = (ms != 0).then(|| Duration::from_millis(ms));
+        }
+        if let Some(n) = num("AIV_TWIN_WORKERS") {
+            c.workers = (n as usize).clamp(1, 256);
+        }
+        c
+    }
+}
+
+/// The live knobs of a twin (changed through [`crate::Twin`]'s setters).
+pub(crate) struct Knobs {
+    pub hazards: AtomicBool,
+    pub races: AtomicBool,
+    pub lazy: AtomicBool,
+    pub jitter_us: AtomicU32,
+    /// Watchdog period in ms; 0 = off.
+    pub watchdog_ms: AtomicU64,
+}
+
+impl Knobs {
+    pub fn new(c: &TwinConfig) -> Knobs {
+        Knobs {
+            hazards: AtomicBool::new(c.hazard_check),
+            races: AtomicBool::new(c.race_check),
+            lazy: AtomicBool::new(c.lazy_staging),
+            jitter_us: AtomicU32::new(c.jitter_us),
+            watchdog_ms: AtomicU64::new(period_ms(c.watchdog)),
+        }
+    }
+
+    pub fn watchdog(&self) -> Option<Duration> {
+        match self.watchdog_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+}
+
+/// A watchdog period in whole ms (at least 1), 0 for off.
+pub(crate) fn period_ms(p: Option<Duration>) -> u64 {
+    p.map_or(0, |d| (d.as_millis() as u64).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_lookup_applies_each_variable() {
+        let c = TwinConfig::from_lookup(|k| match k {
+            "AIV_TWIN_RACES" => Some("0".into()),
+            "AIV_TWIN_WATCHDOG_MS" => Some("250".into()),
+            "AIV_TWIN_JITTER_US" => Some(" 7 ".into()),
+            "AIV_TWIN_LAZY" => Some("yes".into()),
+            _ => None,
+        });
+        assert!(c.hazard_check && !c.race_check && c.lazy_staging);
+        assert_eq!(c.jitter_us, 7);
+        assert_eq!(c.watchdog, Some(Duration::from_millis(250)));
+        let off = TwinConfig::from_lookup(|k| (k == "AIV_TWIN_WATCHDOG_MS").then(|| "0".into()));
+        assert_eq!(off.watchdog, None);
+        assert_eq!(TwinConfig::from_lookup(|_| None), TwinConfig::default());
+    }
 }

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
+use crate::meta::RegionMeta;
 use crate::padded::Padded;
 
 /// Copies below this size stay eager: flag polls must read GM at once, and for small pieces
@@ -46,7 +47,7 @@ pub(crate) struct Snapshot {
     /// The UB holds the bytes now (or no longer needs them): nothing pending.
     done: bool,
     /// Counters of the GM allocation the source lies in (its pending-snapshot count).
-    meta: Option<Arc<crate::gm::RegionMeta>>,
+    meta: Option<Arc<RegionMeta>>,
 }
 
 impl Snapshot {
@@ -74,11 +75,15 @@ pub(crate) struct Entry {
 /// A block's pending snapshots.
 pub(crate) type Pending = SmallVec<[Entry; 4]>;
 
-/// Every pending snapshot with the GM range it had when staged (ranges only shrink, so this is
-/// a superset); an entry whose block dropped it (only this list still holds it) is purged.
-static LIVE: Padded<Mutex<Vec<(usize, usize, SnapshotRef)>>> = Padded(Mutex::new(Vec::new()));
-/// Entries in LIVE.
-static LIVE_N: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
+/// The pending snapshots of one twin.
+#[derive(Default)]
+pub(crate) struct Live {
+    /// Every pending snapshot with the GM range it had when staged (ranges only shrink, so this
+    /// is a superset); an entry whose block dropped it (only this list still holds it) is purged.
+    list: Padded<Mutex<Vec<(usize, usize, SnapshotRef)>>>,
+    /// Entries in `list`.
+    n: Padded<AtomicUsize>,
+}
 
 fn overlaps(a: usize, alen: usize, b: usize, blen: usize) -> bool {
     a < b + blen && b < a + alen
@@ -94,17 +99,18 @@ fn materialize(s: &mut Snapshot) {
     }
 }
 
-/// Materialises every pending snapshot of GM `[addr, addr + len)`. Call before writing there,
-/// holding no snapshot lock.
-pub(crate) fn before_gm_write(addr: usize, len: usize) {
-    if LIVE_N.load(Ordering::SeqCst) == 0 {
+/// Materialises every pending snapshot of GM `[addr, addr + len)`, which lies in the allocation
+/// with counters `meta` (None: not known). Call before writing there, holding no snapshot lock.
+pub(crate) fn before_gm_write(live: &Live, meta: Option<&RegionMeta>, addr: usize, len: usize) {
+    if live.n.load(Ordering::SeqCst) == 0 {
         return;
     }
     // Most writes go to allocations no snapshot reads from (flags, outputs).
-    if crate::gm::with_region(addr, len, |m| m.snapshots.load(Ordering::SeqCst)) == Some(0) {
+    if meta.is_some_and(|m| m.snapshots.load(Ordering::SeqCst) == 0) {
         return;
     }
-    let hit: SmallVec<[SnapshotRef; 8]> = LIVE
+    let hit: SmallVec<[SnapshotRef; 8]> = live
+        .list
         .lock()
         .iter()
         .filter(|(g, l, _)| overlaps(*g, *l, addr, len))
@@ -118,34 +124,40 @@ pub(crate) fn before_gm_write(addr: usize, len: usize) {
     }
 }
 
-/// Drops LIVE entries no block holds any more.
-fn purge(live: &mut Vec<(usize, usize, SnapshotRef)>) {
-    live.retain(|(_, _, s)| Arc::strong_count(s) > 1);
-    LIVE_N.store(live.len(), Ordering::SeqCst);
+/// Drops entries no block holds any more.
+fn purge(n: &AtomicUsize, list: &mut Vec<(usize, usize, SnapshotRef)>) {
+    list.retain(|(_, _, s)| Arc::strong_count(s) > 1);
+    n.store(list.len(), Ordering::SeqCst);
 }
 
-/// Records that UB `[ub, ub + len)` of the block owning `pending` now stages GM `[gm, gm + len)`.
-pub(crate) fn stage(pending: &mut Pending, gm: usize, ub: usize, len: usize) {
+/// Records that UB `[ub, ub + len)` of the block owning `pending` now stages GM `[gm, gm + len)`
+/// of the allocation with counters `meta`.
+pub(crate) fn stage(
+    live: &Live,
+    pending: &mut Pending,
+    meta: Arc<RegionMeta>,
+    gm: usize,
+    ub: usize,
+    len: usize,
+) {
     before_ub_write(pending, ub, len);
+    meta.snapshots.fetch_add(1, Ordering::SeqCst);
     let s = Arc::new(Mutex::new(Snapshot {
         gm,
         ub,
         len,
         done: false,
-        meta: crate::gm::with_region(gm, len, |m| {
-            m.snapshots.fetch_add(1, Ordering::SeqCst);
-            m.clone()
-        }),
+        meta: Some(meta),
     }));
     pending.push(Entry {
         ub,
         len,
         s: s.clone(),
     });
-    let mut live = LIVE.lock();
-    purge(&mut live);
-    live.push((gm, len, s));
-    LIVE_N.store(live.len(), Ordering::SeqCst);
+    let mut list = live.list.lock();
+    purge(&live.n, &mut list);
+    list.push((gm, len, s));
+    live.n.store(list.len(), Ordering::SeqCst);
 }
 
 /// The block is about to write UB `[ub, ub + len)`: snapshots there are dropped, trimmed or
@@ -218,12 +230,12 @@ pub(crate) fn with_source(
 }
 
 /// The block ends: its snapshots are dropped.
-pub(crate) fn finish(pending: &mut Pending) {
+pub(crate) fn finish(live: &Live, pending: &mut Pending) {
     if pending.is_empty() {
         return;
     }
     for e in pending.drain(..) {
         e.s.lock().retire();
     }
-    purge(&mut LIVE.lock());
+    purge(&live.n, &mut live.list.lock());
 }

@@ -2,52 +2,73 @@
 //!
 //! Two halves:
 //!
-//! * `include/`: the subset of the AscendC API that aiv-comm's device code uses
-//!   (`kernel_operator.h`), with AscendC's names and signatures, for a host C++ compiler. Kernel
-//!   sources compiled against it also compile against the real AscendC headers.
-//! * this crate: the Rust runtime of the **CPU twin** of an Atlas A2 AIV device. It owns simulated
-//!   devices (ranks) with bounds-known GM, AIV cores with 192 KB Unified Buffers, blocks as
-//!   coroutines on persistent worker threads, batch launches, atomics per dtype, the exact
-//!   DataCopy / DataCopyPad rules, a scalar data-cache model and an intra-core pipe-hazard
-//!   checker. Misuse becomes a [`KernelFault`] naming kernel, rank, block and operation.
+//! * `include/`: the AscendC API for a host C++ compiler (`kernel_operator.h`), with AscendC's
+//!   names and signatures, so that kernel sources written for the real toolkit compile for the
+//!   twin unchanged.
+//! * this crate: the Rust runtime of the **CPU twin** of an Atlas A2 AIV device. A [`Twin`] owns
+//!   simulated devices (ranks) with bounds-known GM, AIV cores with 192 KB Unified Buffers,
+//!   blocks as coroutines on the twin's own worker threads, batch launches, atomics per dtype,
+//!   the exact DataCopy / DataCopyPad rules, a scalar data-cache model, an intra-core
+//!   pipe-hazard checker and a GM race checker. Misuse becomes a [`KernelFault`] naming kernel,
+//!   rank, block and operation.
+//!
+//! ```
+//! use ascendc_sys::{DeviceConfig, Twin};
+//! let twin = Twin::new();
+//! let dev = twin.device(0, DeviceConfig::default()).unwrap();
+//! let buf = dev.alloc(64).unwrap();
+//! buf.write(0, &[7; 64]).unwrap();
+//! let mut out = [0u8; 64];
+//! buf.read(0, &mut out).unwrap();
+//! assert_eq!(out, [7; 64]);
+//! ```
 //!
 //! A kernel is a C function `void name(uint8_t *args)` (AscendC: `extern "C" __global__ __aicore__
 //! void name(GM_ADDR args)`), compiled against `include/` and linked into the program;
 //! [`Device::launch`] runs it on `block_dim` co-resident blocks.
 //!
-//! Blocks run as stackful coroutines on one worker thread per host CPU. Waiting is cheap: a
-//! block that keeps reading an unchanged GM address (a flag poll) suspends until that address is
-//! written. A watchdog reports launches in which every running block is parked
-//! ([`FaultKind::Deadlock`]).
+//! Twins are isolated: each has its own memory, knobs, threads and watchdog, all freed with it.
+//! Waiting is cheap: a block that keeps reading an unchanged GM address (a flag poll) suspends
+//! until that address is written; a block that runs for a time slice while others wait gives way
+//! at its next twin call. The watchdog reports live blocks that stop making progress
+//! ([`FaultKind::Deadlock`], [`FaultKind::Livelock`]).
 //!
 //! The include directory is exported to dependent build scripts as `DEP_ASCENDC_TWIN_INCLUDE`.
 
 #![warn(missing_docs)]
 
+mod abi;
 mod atomics;
+mod block;
+mod dcache;
 mod device;
+mod dma;
 mod error;
-mod ffi;
-mod gm;
+mod guard;
 mod hazard;
 mod knobs;
+mod launch;
 mod lazy;
+mod mem;
+mod meta;
 mod padded;
+mod pipes;
+mod poll;
 mod race;
 mod sched;
+mod traffic;
+mod twin;
 
 pub use atomics::{AtomicOp, AtomicType};
 pub use device::{
-    abort_group, Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
+    Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
 };
+pub use dma::POISON;
 pub use error::{FaultKind, KernelFault, TwinError};
-pub use ffi::POISON;
-pub use gm::{gm_traffic, GmTraffic};
-pub use knobs::{
-    set_hazard_check, set_jitter_us, set_lazy_staging, set_race_check, set_watchdog,
-    DEFAULT_WATCHDOG,
-};
-pub use sched::{in_host_task, spawn_host_task, HostSignal};
+pub use knobs::{TwinConfig, DEFAULT_WATCHDOG};
+pub use sched::{in_host_task, HostSignal};
+pub use traffic::GmTraffic;
+pub use twin::Twin;
 
 /// Path of the twin's AscendC headers (`kernel_operator.h`, `asc_twin_abi.h`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

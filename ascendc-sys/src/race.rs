@@ -1,25 +1,27 @@
-//! GM race checker: happens-before over flags, between the blocks of all ranks of a device group.
+//! GM race checker: happens-before over flags, between the blocks of all ranks of one twin.
 //!
 //! A kernel that reads a peer's buffer before seeing the peer's flag, or overwrites its staging
 //! buffer while a peer may still read it, can get the right answer on the twin by luck of the
 //! schedule. This checker reports such accesses whether or not the data came out right.
 //!
 //! Model:
-//! * participants are the cores of the group's devices (numbered densely per group as they first
-//!   run a block), each with a vector clock while it runs a block;
-//! * small GM accesses (flag cells and flag rows, at most [`crate::gm::SMALL_ACCESS`] bytes) are
-//!   synchronisation: a store releases the block's clock into every 32-byte cell it touches, a
-//!   load acquires what was released into the cells it reads (whatever value it sees: this can
-//!   miss a race, never invent one);
-//! * a block starts knowing everything the launches of its group that have already finished
-//!   did (host-side ordering: stream order, events, `synchronize` between phases);
-//! * bulk GM accesses (DataCopy/DataCopyPad data) are checked: a read must be ordered after the
-//!   last writes of the bytes, a write after their last reads and writes. Atomic stores
-//!   (SetAtomicAdd/Max/Min) need no order among themselves.
+//! * participants are the cores of the twin's devices (numbered densely as they first run a
+//!   block), each with a vector clock while it runs a block;
+//! * accesses to flag memory (sync allocations and ranges marked as flags: the classification is
+//!   by address, see `mem.rs`, never by size) are synchronisation: a store releases the block's
+//!   clock into every 32-byte cell it touches, a load acquires what was released into the cells
+//!   it reads (whatever value it sees: this can miss a race, never invent one);
+//! * a block starts knowing everything the launches of its twin that have already finished did
+//!   (host-side ordering: stream order, events, `synchronize` between phases);
+//! * every access to data memory, whatever its size (DataCopy/DataCopyPad bodies and tails,
+//!   scalar GetValue/SetValue), is checked: a read must be ordered after the last writes of the
+//!   bytes, a write after their last reads and writes. Atomic stores (SetAtomicAdd/Max/Min) need
+//!   no order among themselves.
 //!
-//! Host copies into and out of GM are not tracked.
+//! Host copies into and out of GM are not tracked (the host orders them with the streams).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -46,12 +48,12 @@ struct Released {
     vc: Vec<u32>,
 }
 
-/// Participants of one device group.
+/// The participants of a twin.
 #[derive(Default)]
 struct Group {
     index: HashMap<(u32, usize), u16>,
     names: Vec<(u32, usize)>,
-    /// The join of the final clocks of every finished block of the group.
+    /// The join of the final clocks of every finished block of the twin.
     finished: Vec<u32>,
     /// Per participant, the `seen` map its last finished block left: the next block on that
     /// core starts knowing at least as much (`finished` includes its predecessor's clock), so it
@@ -59,37 +61,63 @@ struct Group {
     seen: Vec<HashMap<usize, (u64, u64)>>,
 }
 
+#[derive(Default)]
 struct Shadow {
     segs: BTreeMap<usize, Seg>,
     flags: HashMap<usize, Released>,
     next_version: u64,
-    groups: HashMap<u64, Group>,
+    group: Group,
 }
 
-static SHADOW: Mutex<Option<Shadow>> = Mutex::new(None);
-
-/// Release counts per hash bucket of flag cells, bumped under the SHADOW lock before the
+/// Release counts per hash bucket of flag cells, bumped under the shadow lock before the
 /// releasing flag store reaches GM: a block whose flag load finds its cell's bucket unchanged
 /// since it last synchronised with that cell has nothing new to acquire there and skips the
-/// global lock (polls re-read unchanged flags many times). Cells sharing a bucket only cost an
-/// unneeded lock.
+/// lock (polls re-read unchanged flags many times). Cells sharing a bucket only cost an unneeded
+/// lock.
 const HINT_BUCKETS: usize = 4096;
-static RELEASE_HINTS: [std::sync::atomic::AtomicU64; HINT_BUCKETS] =
-    [const { std::sync::atomic::AtomicU64::new(0) }; HINT_BUCKETS];
 
-fn hint(cell: usize) -> &'static std::sync::atomic::AtomicU64 {
-    &RELEASE_HINTS[(cell / CELL).wrapping_mul(0x9e37_79b9) % HINT_BUCKETS]
+/// The race checker's state of one twin.
+pub(crate) struct RaceShadow {
+    state: Mutex<Shadow>,
+    hints: Box<[AtomicU64]>,
 }
 
-fn with<R>(f: impl FnOnce(&mut Shadow) -> R) -> R {
-    let mut g = SHADOW.lock();
-    let s = g.get_or_insert_with(|| Shadow {
-        segs: BTreeMap::new(),
-        flags: HashMap::new(),
-        next_version: 1,
-        groups: HashMap::new(),
-    });
-    f(s)
+impl Default for RaceShadow {
+    fn default() -> Self {
+        RaceShadow {
+            state: Mutex::new(Shadow {
+                next_version: 1,
+                ..Shadow::default()
+            }),
+            hints: (0..HINT_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+impl RaceShadow {
+    fn hint(&self, cell: usize) -> &AtomicU64 {
+        &self.hints[(cell / CELL).wrapping_mul(0x9e37_79b9) % HINT_BUCKETS]
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Shadow) -> R) -> R {
+        f(&mut self.state.lock())
+    }
+
+    /// Forgets everything about `[addr, addr + len)` (the allocation is being freed).
+    pub fn forget(&self, addr: usize, len: usize) {
+        let mut s = self.state.lock();
+        split(&mut s.segs, addr);
+        split(&mut s.segs, addr + len);
+        let keys: Vec<usize> = s.segs.range(addr..addr + len).map(|(k, _)| *k).collect();
+        for k in keys {
+            s.segs.remove(&k);
+        }
+        s.flags
+            .retain(|cell, _| *cell < addr || *cell >= addr + len);
+        for seen in &mut s.group.seen {
+            seen.retain(|cell, _| *cell < addr || *cell >= addr + len);
+        }
+    }
 }
 
 fn join(a: &mut Vec<u32>, b: &[u32]) {
@@ -108,7 +136,6 @@ fn at(vc: &[u32], who: u16) -> u32 {
 /// The checker state of one running block.
 pub(crate) struct RaceCtx {
     me: usize,
-    group: u64,
     vc: Vec<u32>,
     /// For each flag cell this block acquired: the cell's version then, and its hint bucket's
     /// count then.
@@ -116,10 +143,11 @@ pub(crate) struct RaceCtx {
 }
 
 impl RaceCtx {
-    /// A block of `group` on `rank`'s core `core`.
-    pub fn start(group: u64, rank: u32, core: usize) -> Option<RaceCtx> {
-        let (me, mut vc, seen) = with(|s| {
-            let g = s.groups.entry(group).or_default();
+    /// A block on `rank`'s core `core`; None when the twin has more participants than the
+    /// checker can number (65536).
+    pub fn start(shadow: &RaceShadow, rank: u32, core: usize) -> Option<RaceCtx> {
+        let (me, mut vc, seen) = shadow.with(|s| {
+            let g = &mut s.group;
             let me = match g.index.get(&(rank, core)) {
                 Some(i) => *i as usize,
                 None => {
@@ -136,19 +164,14 @@ impl RaceCtx {
             vc.resize(me + 1, 0);
         }
         vc[me] += 1;
-        Some(RaceCtx {
-            me,
-            group,
-            vc,
-            seen,
-        })
+        Some(RaceCtx { me, vc, seen })
     }
 
-    /// The block ended: later launches of the group know everything it did.
-    pub fn finish(&mut self) {
+    /// The block ended: later launches of the twin know everything it did.
+    pub fn finish(&mut self, shadow: &RaceShadow) {
         let seen = std::mem::take(&mut self.seen);
-        with(|s| {
-            let g = s.groups.entry(self.group).or_default();
+        shadow.with(|s| {
+            let g = &mut s.group;
             join(&mut g.finished, &self.vc);
             if g.seen.len() <= self.me {
                 g.seen.resize_with(self.me + 1, HashMap::new);
@@ -158,8 +181,8 @@ impl RaceCtx {
     }
 
     /// A flag store (release) to `[addr, addr + len)`.
-    pub fn release(&mut self, addr: usize, len: usize) {
-        with(|s| {
+    pub fn release(&mut self, shadow: &RaceShadow, addr: usize, len: usize) {
+        shadow.with(|s| {
             for cell in (addr / CELL)..=((addr + len.max(1) - 1) / CELL) {
                 let version = s.next_version;
                 s.next_version += 1;
@@ -169,24 +192,24 @@ impl RaceCtx {
                 });
                 join(&mut e.vc, &self.vc);
                 e.version = version;
-                hint(cell * CELL).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                shadow.hint(cell * CELL).fetch_add(1, Ordering::SeqCst);
             }
         });
         self.vc[self.me] += 1;
     }
 
     /// A flag load (acquire) from `[addr, addr + len)`.
-    pub fn acquire(&mut self, addr: usize, len: usize) {
+    pub fn acquire(&mut self, shadow: &RaceShadow, addr: usize, len: usize) {
         let cells = (addr / CELL)..=((addr + len.max(1) - 1) / CELL);
         let unchanged = cells.clone().all(|c| {
-            let now = hint(c * CELL).load(std::sync::atomic::Ordering::SeqCst);
+            let now = shadow.hint(c * CELL).load(Ordering::SeqCst);
             self.seen.get(&(c * CELL)).is_some_and(|&(_, at)| at == now)
         });
         if unchanged {
             return; // nothing released into these cells since this block last synchronised
         }
         let (vc, seen) = (&mut self.vc, &mut self.seen);
-        with(|s| {
+        shadow.with(|s| {
             for cell in cells {
                 let last = seen.entry(cell * CELL).or_insert((0, u64::MAX));
                 if let Some(r) = s.flags.get(&(cell * CELL)) {
@@ -196,7 +219,7 @@ impl RaceCtx {
                     }
                 }
                 // Read under the lock: releases bump it under the lock too.
-                last.1 = hint(cell * CELL).load(std::sync::atomic::Ordering::SeqCst);
+                last.1 = shadow.hint(cell * CELL).load(Ordering::SeqCst);
             }
         });
     }
@@ -205,6 +228,7 @@ impl RaceCtx {
     /// conflicting earlier accesses.
     pub fn access(
         &mut self,
+        shadow: &RaceShadow,
         addr: usize,
         len: usize,
         write: bool,
@@ -220,12 +244,11 @@ impl RaceCtx {
             atomic,
         };
         let vc = &self.vc;
-        let group = self.group;
-        with(|s| {
+        shadow.with(|s| {
             let name = |s: &Shadow, who: u16| {
-                s.groups
-                    .get(&group)
-                    .and_then(|g| g.names.get(who as usize))
+                s.group
+                    .names
+                    .get(who as usize)
                     .map_or_else(
                         || format!("participant {who}"),
                         |(r, c)| format!("rank {r} core {c}"),
@@ -335,20 +358,4 @@ fn split(segs: &mut BTreeMap<usize, Seg>, x: usize) {
             segs.insert(x, right);
         }
     }
-}
-
-/// Forgets everything about `[addr, addr + len)` (the allocation is being freed).
-pub(crate) fn forget(addr: usize, len: usize) {
-    let mut g = SHADOW.lock();
-    let Some(s) = g.as_mut() else {
-        return;
-    };
-    split(&mut s.segs, addr);
-    split(&mut s.segs, addr + len);
-    let keys: Vec<usize> = s.segs.range(addr..addr + len).map(|(k, _)| *k).collect();
-    for k in keys {
-        s.segs.remove(&k);
-    }
-    s.flags
-        .retain(|cell, _| *cell < addr || *cell >= addr + len);
 }

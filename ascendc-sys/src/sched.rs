@@ -1,107 +1,691 @@
-//! The twin's block scheduler: every block of every launch is a stackful coroutine, run
-//! cooperatively on a small pool of worker threads (one per host CPU).
+//! The scheduler of one twin: every block of every launch is a stackful coroutine, run
+//! cooperatively on the twin's own worker threads (one per host CPU by default).
 //!
-//! A host usually has far fewer cores than the simulated device (2 here against 8 ranks x 8
+//! A host usually has far fewer cores than the simulated devices (2 here against 8 ranks x 8
 //! blocks). With one OS thread per block, every flag wait that is not already satisfied costs a
-//! futex round trip and a trip through the kernel's scheduler; as coroutines, a block that polls
-//! an unchanged flag suspends (a few nanoseconds) and is resumed by the write that changes it.
+//! futex round trip; as coroutines, a block that polls an unchanged flag suspends (a few
+//! nanoseconds) and is resumed by the write that changes it.
 //!
 //! Each block is pinned to the worker that first runs it, so code inside a block never migrates
 //! between OS threads (thread-local storage of Rust and of the C++ runtime stays valid across a
-//! suspension). Blocks suspend only at runtime calls (flag polls, injected delays), never while a
-//! lock is held or a C++ exception is in flight.
+//! suspension). Blocks suspend only at twin calls (flag polls, injected delays, the end of a
+//! time slice), never while a lock is held or a C++ exception is in flight.
+//!
+//! Fairness: a block that polls an unchanged value parks until it is written; any other block
+//! is preempted at its next twin call once it has run for [`TIME_SLICE`] while others wait for
+//! its worker. Progress (GM writes, changed reads, blocks starting and ending, host signals) is
+//! counted per worker; the stall watchdog fires when live blocks exist and nothing progressed
+//! for the watchdog period.
+//!
+//! The scheduler never dereferences a block's context: it holds the context as an opaque
+//! pointer, hands it to the block's own code through [`current`] while the block runs, and gives
+//! it back to the block's `finish` callback after the coroutine has returned.
 
+use std::any::Any;
+use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use parking_lot::{Condvar, Mutex};
 use smallvec::SmallVec;
 
+use crate::guard::{self, GuardedStack, TrapSite};
+use crate::meta::RegionMeta;
 use crate::padded::Padded;
 
-use crate::device::{BlockCtx, KernelFn};
-use crate::error::FaultKind;
+/// How long a block runs before it gives its worker to the others waiting for it (checked at
+/// twin calls).
+pub(crate) const TIME_SLICE: Duration = Duration::from_millis(2);
 
-/// Stack of one block. AscendC kernels keep their data in UB and GM, so their frames are small
-/// (TPipe, tensors, locals); 1 MiB leaves room for user kernels with larger locals. Pages are
-/// committed only when touched, and stacks are reused across launches. A kernel that overflows it
-/// hits a guard page (the process stops with SIGSEGV).
-const STACK_BYTES: usize = 1024 * 1024;
-
-/// Why a block suspended.
+/// Why a coroutine suspended.
 pub(crate) enum Req {
-    /// Run again after the other ready blocks of this worker.
+    /// Run again after the other ready tasks of this worker.
     Yield,
-    /// Resume when `[addr, addr + len)` is written, or at `until`. With `fresh`, the worker
-    /// re-reads the range after registering and resumes at once if it no longer hashes to `hash`.
-    Park {
-        addr: usize,
-        len: usize,
-        hash: u64,
-        fresh: bool,
-        until: Instant,
-    },
+    /// Resume when the range is written, or at the deadline (see [`Park`]).
+    Park(Park),
 }
 
-type Co = Coroutine<(), Req, i32, DefaultStack>;
+/// A park request: resume when `[addr, addr + len)` is written, or at `until`. With `fresh`,
+/// the worker re-reads the range after registering and resumes at once if it no longer hashes
+/// to `hash`.
+pub(crate) struct Park {
+    pub addr: usize,
+    pub len: usize,
+    pub hash: u64,
+    pub fresh: bool,
+    pub until: Instant,
+    /// Counters of the GM allocation the range lies in (None: not GM, e.g. a HostSignal).
+    pub meta: Option<Arc<RegionMeta>>,
+}
+
+type Co = Coroutine<(), Req, i32, GuardedStack>;
+
+/// What the watchdog and the fault handler know of a live block.
+pub(crate) struct BlockStatus {
+    /// Kernel, rank and block, for diagnostics.
+    pub kernel: &'static str,
+    pub rank: u32,
+    pub block: u32,
+    /// Nested twin-runtime calls on the block's stack (see guard.rs).
+    pub depth: AtomicU32,
+    /// Small GM ranges the block keeps reading unchanged (what it spins on), newest last.
+    pub spinning: Mutex<SmallVec<[(usize, usize); 4]>>,
+    /// The block's launch (opaque to the scheduler; the twin's stall handler knows its type).
+    pub launch: Arc<dyn Any + Send + Sync>,
+}
 
 /// What a task of the pool runs: a block of a launch, or host code (a stream's tasks).
 enum Kind {
-    /// A kernel block: its context and the countdown of its launch.
     Block {
-        ctx: Box<BlockCtx>,
-        done: Arc<Countdown>,
+        /// The block's context, opaque here (see the module docs).
+        ctx: *mut (),
+        /// Called with the coroutine's return code once it has returned.
+        finish: Option<Box<dyn FnOnce(i32) + Send>>,
+        status: Arc<BlockStatus>,
+        /// The launch's abort flag: a parked block of an aborted launch resumes at once.
+        aborted: Arc<AtomicBool>,
+        guard: (usize, usize),
     },
-    /// Host code; `yielder` is set by the coroutine when it starts.
     Host {
-        yielder: std::cell::Cell<*const Yielder<(), Req>>,
+        /// Set by the coroutine when it starts.
+        yielder: Cell<*const Yielder<(), Req>>,
     },
 }
 
-/// One coroutine of the pool and the worker it is pinned to.
-pub(crate) struct BlockTask {
+struct Task {
     co: Co,
     kind: Kind,
     worker: usize,
 }
 
-// SAFETY: a BlockTask is resumed only on its pinned worker thread (`worker`); between resumptions
-// it is only moved (queue <-> waiter list), which touches no thread-affine state.
-unsafe impl Send for BlockTask {}
+// SAFETY: a Task is resumed only on its pinned worker thread (`worker`); between resumptions it
+// is only moved (queue <-> waiter list), which touches no thread-affine state. The block context
+// it points to is owned by the task and used only by the coroutine and the finish callback.
+unsafe impl Send for Task {}
 
-/// Counts the blocks of a launch still running; the launcher waits for zero.
-pub(crate) struct Countdown {
-    left: HostSignal,
+struct Worker {
+    queue: Mutex<VecDeque<Box<Task>>>,
+    cv: Condvar,
+    /// Tasks in `queue`, readable without the lock.
+    queued: AtomicUsize,
 }
 
-impl Countdown {
-    pub fn new(n: u32) -> Arc<Countdown> {
-        Arc::new(Countdown {
-            left: HostSignal::new(u64::from(n)),
-        })
+/// How long an idle worker yields for new work before sleeping: work usually arrives from the
+/// other workers within microseconds while a collective runs, and a futex sleep and wake-up cost
+/// more than that (measured: ~15% of a small collective's time went to the kernel's scheduler).
+const IDLE_SPIN: Duration = Duration::from_micros(30);
+/// Longest sleep of an idle worker (it then checks deadlines and the watchdog).
+const IDLE_SLEEP: Duration = Duration::from_millis(20);
+
+struct Waiter {
+    id: u64,
+    addr: usize,
+    len: usize,
+    until: Instant,
+    task: Box<Task>,
+    meta: Option<Arc<RegionMeta>>,
+}
+
+/// A stuck block, as the watchdog reports it.
+pub(crate) struct Stuck {
+    pub status: Arc<BlockStatus>,
+    /// `Some((addr, len))`: parked on a poll of that range; None: running (spinning).
+    pub parked_on: Option<(usize, usize)>,
+}
+
+type StallHandler = Box<dyn Fn(Vec<Stuck>, Duration) + Send + Sync>;
+
+struct Watch {
+    last_sum: u64,
+    since: Instant,
+}
+
+/// State shared by the workers of one pool.
+pub(crate) struct PoolShared {
+    workers: Vec<Worker>,
+    waiters: Padded<Mutex<Vec<Waiter>>>,
+    parked: Padded<AtomicUsize>,
+    /// Parked host tasks (included in `parked`).
+    host_parked: Padded<AtomicUsize>,
+    waiter_ids: AtomicU64,
+    /// Earliest park deadline, ns since `start` (u64::MAX: none).
+    next_deadline: Padded<AtomicU64>,
+    start: Instant,
+    stacks: Mutex<Vec<GuardedStack>>,
+    /// Blocks alive (started, not finished).
+    running: Padded<AtomicUsize>,
+    live: Mutex<Vec<Arc<BlockStatus>>>,
+    /// Progress events per worker (slot 0: other threads).
+    progress: Box<[Padded<AtomicU64>]>,
+    watch: Mutex<Watch>,
+    /// ns since `start` of the next watchdog check.
+    next_check: Padded<AtomicU64>,
+    /// Watchdog period in ms (0: off).
+    pub watchdog_ms: AtomicU64,
+    on_stall: StallHandler,
+    shutdown: AtomicBool,
+}
+
+/// A pool of worker threads and the coroutines they run.
+pub(crate) struct Pool {
+    shared: Arc<PoolShared>,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+thread_local! {
+    /// The block running on this worker right now (null between blocks).
+    static CURRENT: Cell<*mut ()> = const { Cell::new(std::ptr::null_mut()) };
+    /// This worker's pool and index (null on other threads).
+    static WORKER: Cell<(*const PoolShared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
+    /// The yielder of the host task running on this worker right now (null otherwise).
+    static HOST_YIELDER: Cell<*const Yielder<(), Req>> = const { Cell::new(std::ptr::null()) };
+}
+
+impl Pool {
+    /// A pool of `workers` threads named `aiv-<name>-<i>`; `on_stall` is called (on a worker)
+    /// when the watchdog finds live blocks that made no progress for its period.
+    pub fn new(workers: usize, name: &str, watchdog_ms: u64, on_stall: StallHandler) -> Pool {
+        guard::install();
+        let n = workers.max(1);
+        let now = Instant::now();
+        let shared = Arc::new(PoolShared {
+            workers: (0..n)
+                .map(|_| Worker {
+                    queue: Mutex::new(VecDeque::new()),
+                    cv: Condvar::new(),
+                    queued: AtomicUsize::new(0),
+                })
+                .collect(),
+            waiters: Padded(Mutex::new(Vec::new())),
+            parked: Padded(AtomicUsize::new(0)),
+            host_parked: Padded(AtomicUsize::new(0)),
+            waiter_ids: AtomicU64::new(0),
+            next_deadline: Padded(AtomicU64::new(u64::MAX)),
+            start: now,
+            stacks: Mutex::new(Vec::new()),
+            running: Padded(AtomicUsize::new(0)),
+            live: Mutex::new(Vec::new()),
+            progress: (0..=n).map(|_| Padded(AtomicU64::new(0))).collect(),
+            watch: Mutex::new(Watch {
+                last_sum: 0,
+                since: now,
+            }),
+            next_check: Padded(AtomicU64::new(0)),
+            watchdog_ms: AtomicU64::new(watchdog_ms),
+            on_stall,
+            shutdown: AtomicBool::new(false),
+        });
+        let threads = (0..n)
+            .map(|i| {
+                let s = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("aiv-{name}-{i}"))
+                    .spawn(move || worker_main(i, s))
+                    .expect("cannot spawn a twin worker thread")
+            })
+            .collect();
+        Pool {
+            shared,
+            threads: Mutex::new(threads),
+        }
     }
 
-    /// Waits until every block has finished (suspends when called from a host task).
-    pub fn wait(&self) {
-        self.left.wait_until(None, |v| v == 0);
+    /// The shared state (what tasks and signals refer to).
+    pub fn shared(&self) -> &Arc<PoolShared> {
+        &self.shared
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        for w in &self.shared.workers {
+            let _g = w.queue.lock();
+            w.cv.notify_all();
+        }
+        // A worker of this pool cannot join itself (the last task's context may be dropped on
+        // a worker): its threads then leave on their own once they see `shutdown`.
+        let on_worker = WORKER.with(|w| std::ptr::eq(w.get().0, Arc::as_ptr(&self.shared)));
+        let threads = std::mem::take(&mut *self.threads.lock());
+        if !on_worker {
+            for t in threads {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl PoolShared {
+    fn ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.start).as_nanos() as u64
     }
 
-    fn done_one(&self) {
-        self.left.update(|v| v - 1);
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    fn take_stack(&self) -> GuardedStack {
+        self.stacks
+            .lock()
+            .pop()
+            .unwrap_or_else(|| GuardedStack::new().expect("cannot allocate a block stack"))
+    }
+
+    fn push(&self, worker: usize, t: Box<Task>) {
+        let w = &self.workers[worker];
+        {
+            let mut q = w.queue.lock();
+            q.push_back(t);
+            w.queued.store(q.len(), Ordering::Release);
+        }
+        w.cv.notify_one();
+    }
+
+    /// Starts one block on worker `affinity % workers`: a coroutine running `body` (which gets
+    /// the coroutine's yielder), with `ctx` as its [`current`] context; `finish` is called with
+    /// the return code after the coroutine returned (1..: the kernel failed;
+    /// [`guard::RC_STACK_OVERFLOW`]: it overflowed its stack).
+    pub fn spawn_block(
+        self: &Arc<Self>,
+        affinity: usize,
+        ctx: *mut (),
+        status: Arc<BlockStatus>,
+        aborted: Arc<AtomicBool>,
+        body: Box<dyn FnOnce(*const Yielder<(), Req>) -> i32>,
+        finish: Box<dyn FnOnce(i32) + Send>,
+    ) {
+        let worker = affinity % self.workers.len();
+        let stack = self.take_stack();
+        let guard = stack.guard();
+        let co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| body(y));
+        self.running.fetch_add(1, Ordering::SeqCst);
+        self.live.lock().push(status.clone());
+        self.progress();
+        self.push(
+            worker,
+            Box::new(Task {
+                co,
+                kind: Kind::Block {
+                    ctx,
+                    finish: Some(finish),
+                    status,
+                    aborted,
+                    guard,
+                },
+                worker,
+            }),
+        );
+    }
+
+    /// Runs `f` as a host task: a coroutine on worker `affinity % workers`, next to the blocks.
+    /// See [`crate::Twin::spawn_host_task`].
+    pub fn spawn_host(self: &Arc<Self>, affinity: usize, f: Box<dyn FnOnce() + Send>) {
+        let worker = affinity % self.workers.len();
+        let stack = self.take_stack();
+        let co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
+            HOST_YIELDER.with(|h| h.set(y as *const Yielder<(), Req>));
+            // Unwinding out of the coroutine would take the worker thread down with it; the
+            // panic hook has already printed the message.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+                eprintln!("aiv twin: a host task panicked and was ended");
+            }
+            0
+        });
+        self.push(
+            worker,
+            Box::new(Task {
+                co,
+                kind: Kind::Host {
+                    yielder: Cell::new(std::ptr::null()),
+                },
+                worker,
+            }),
+        );
+    }
+
+    /// Counts a progress event (for the watchdog) on the calling thread's slot.
+    pub fn progress(&self) {
+        let slot = match WORKER.with(|w| w.get()) {
+            (p, i) if std::ptr::eq(p, self) => i + 1,
+            _ => 0,
+        };
+        let c = &self.progress[slot];
+        if slot == 0 {
+            c.fetch_add(1, Ordering::Relaxed);
+        } else {
+            // The slot's only writer.
+            c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Resumes the tasks parked on any byte of `[addr, addr + len)`; true if it resumed any.
+    /// `meta`: the counters of the GM allocation written (None: not GM).
+    pub fn notify(&self, addr: usize, len: usize, meta: Option<&RegionMeta>) -> bool {
+        // Pairs with the fence in `park`: either the parker sees this store, or this sees its
+        // count.
+        fence(Ordering::SeqCst);
+        match meta {
+            Some(m) if m.parked.load(Ordering::SeqCst) == 0 => return false,
+            None if self.parked.load(Ordering::SeqCst) == 0 => return false,
+            _ => {}
+        }
+        let end = addr + len.max(1);
+        self.release(|x| x.addr < end && addr < x.addr + x.len)
+    }
+
+    /// Resumes every parked task (an abort).
+    pub fn wake_all(&self) {
+        self.release(|_| true);
+    }
+
+    fn release(&self, pred: impl Fn(&Waiter) -> bool) -> bool {
+        let mut woken: SmallVec<[Waiter; 8]> = SmallVec::new();
+        {
+            let mut w = self.waiters.lock();
+            let mut i = 0;
+            while i < w.len() {
+                if pred(&w[i]) {
+                    woken.push(w.swap_remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        let any = !woken.is_empty();
+        for x in woken {
+            self.unparked(&x);
+            self.push(x.task.worker, x.task);
+        }
+        any
+    }
+
+    fn unparked(&self, x: &Waiter) {
+        self.parked.fetch_sub(1, Ordering::SeqCst);
+        if let Kind::Host { .. } = x.task.kind {
+            self.host_parked.fetch_sub(1, Ordering::SeqCst);
+        }
+        if let Some(m) = &x.meta {
+            m.parked.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn park(&self, t: Box<Task>, req: Park) {
+        let Park {
+            addr,
+            len,
+            hash,
+            fresh,
+            until,
+            meta,
+        } = req;
+        let id = self.waiter_ids.fetch_add(1, Ordering::Relaxed);
+        let aborted = match &t.kind {
+            Kind::Block { aborted, .. } => Some(aborted.clone()),
+            Kind::Host { .. } => None,
+        };
+        self.parked.fetch_add(1, Ordering::SeqCst);
+        if aborted.is_none() {
+            self.host_parked.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(m) = &meta {
+            m.parked.fetch_add(1, Ordering::SeqCst);
+        }
+        {
+            let mut w = self.waiters.lock();
+            w.push(Waiter {
+                id,
+                addr,
+                len: len.max(1),
+                until,
+                task: t,
+                meta,
+            });
+            self.next_deadline
+                .fetch_min(self.ns(until), Ordering::SeqCst);
+        }
+        // Pairs with the fence in `notify`: either the writer sees us registered, or we see its
+        // store now.
+        fence(Ordering::SeqCst);
+        let changed = fresh && {
+            // Polls are tracked only for small reads, so the range fits a SMALL_ACCESS buffer.
+            let mut now = [0u8; crate::mem::SMALL_ACCESS];
+            let len = len.min(crate::mem::SMALL_ACCESS);
+            // SAFETY: the range was bounds-checked by the access that polled it and stays
+            // allocated while its poller is parked (the poller's launch holds its buffers).
+            unsafe { crate::mem::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
+            crate::poll::hash_bytes(&now[..len]) != hash
+        };
+        if changed || aborted.is_some_and(|a| a.load(Ordering::SeqCst)) {
+            let mut w = self.waiters.lock();
+            if let Some(i) = w.iter().position(|x| x.id == id) {
+                let x = w.swap_remove(i);
+                drop(w);
+                self.unparked(&x);
+                self.push(x.task.worker, x.task);
+            }
+        }
+    }
+
+    /// Resumes parked tasks whose deadline has passed and sets `next_deadline` to the next one.
+    fn wake_expired(&self) {
+        let now = Instant::now();
+        let mut next: Option<Instant> = None;
+        let mut woken = Vec::new();
+        {
+            let mut w = self.waiters.lock();
+            let mut i = 0;
+            while i < w.len() {
+                if w[i].until <= now {
+                    woken.push(w.swap_remove(i));
+                } else {
+                    next = Some(next.map_or(w[i].until, |n| n.min(w[i].until)));
+                    i += 1;
+                }
+            }
+            self.next_deadline
+                .store(next.map_or(u64::MAX, |t| self.ns(t)), Ordering::SeqCst);
+        }
+        for x in woken {
+            self.unparked(&x);
+            self.push(x.task.worker, x.task);
+        }
+    }
+
+    /// True when another task waits for the calling worker.
+    pub fn others_waiting(&self, worker: usize) -> bool {
+        self.workers[worker].queued.load(Ordering::Relaxed) > 0
+    }
+
+    /// Runs the watchdog if a check is due: live blocks that made no progress for the period
+    /// are handed to the stall handler.
+    pub fn check_stall(&self) {
+        let now = Instant::now();
+        let t = self.ns(now);
+        if t < self.next_check.load(Ordering::Relaxed) {
+            return;
+        }
+        self.next_check.store(t + 5_000_000, Ordering::Relaxed);
+        let ms = self.watchdog_ms.load(Ordering::Relaxed);
+        let sum: u64 = self
+            .progress
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum();
+        let mut w = self.watch.lock();
+        if sum != w.last_sum || self.running.load(Ordering::SeqCst) == 0 || ms == 0 {
+            w.last_sum = sum;
+            w.since = now;
+            return;
+        }
+        let stalled_for = now.saturating_duration_since(w.since);
+        if stalled_for < Duration::from_millis(ms) {
+            return;
+        }
+        // Report once per stall: the handler aborts the stuck launches, whose ends count as
+        // progress.
+        w.since = now;
+        drop(w);
+        let parked: Vec<(*const BlockStatus, usize, usize)> = self
+            .waiters
+            .lock()
+            .iter()
+            .filter_map(|x| match &x.task.kind {
+                Kind::Block { status, .. } => Some((Arc::as_ptr(status), x.addr, x.len)),
+                Kind::Host { .. } => None,
+            })
+            .collect();
+        let stuck: Vec<Stuck> = self
+            .live
+            .lock()
+            .iter()
+            .map(|s| Stuck {
+                status: s.clone(),
+                parked_on: parked
+                    .iter()
+                    .find(|(p, _, _)| std::ptr::eq(*p, Arc::as_ptr(s)))
+                    .map(|&(_, a, l)| (a, l)),
+            })
+            .collect();
+        (self.on_stall)(stuck, stalled_for);
+    }
+}
+
+/// The context of the block running on this thread (null outside blocks).
+pub(crate) fn current() -> *mut () {
+    CURRENT.with(|c| c.get())
+}
+
+/// The calling worker's pool and index, if this thread is a worker.
+pub(crate) fn worker() -> Option<(*const PoolShared, usize)> {
+    let (p, i) = WORKER.with(|w| w.get());
+    (!p.is_null()).then_some((p, i))
+}
+
+/// Suspends the running coroutine with `req`.
+///
+/// # Safety
+/// `yielder` must be the yielder of the coroutine running on this thread.
+pub(crate) unsafe fn suspend(yielder: *const Yielder<(), Req>, req: Req) {
+    // SAFETY: forwarded from the caller.
+    unsafe { (*yielder).suspend(req) };
+}
+
+/// True when called from a host task of any twin.
+pub fn in_host_task() -> bool {
+    !HOST_YIELDER.with(|h| h.get()).is_null()
+}
+
+extern "C" {
+    /// Runs a kernel for one block inside a C++ try/catch (twin_entry.cpp).
+    pub(crate) fn asc_twin_invoke(kernel: crate::device::KernelFn, args: *mut u8) -> i32;
+}
+
+fn worker_main(index: usize, p: Arc<PoolShared>) {
+    WORKER.with(|w| w.set((Arc::as_ptr(&p), index)));
+    let _alt = guard::AltStack::new();
+    let w = &p.workers[index];
+    loop {
+        if p.ns(Instant::now()) >= p.next_deadline.load(Ordering::SeqCst) {
+            p.wake_expired();
+        }
+        if w.queued.load(Ordering::Acquire) == 0 {
+            let spin_until = Instant::now() + IDLE_SPIN;
+            let mut i = 0u32;
+            while w.queued.load(Ordering::Acquire) == 0 {
+                // Yield rather than spin: a host thread waiting to run on this CPU (a launcher
+                // about to learn that its launch finished) gets it at once.
+                std::thread::yield_now();
+                i += 1;
+                if i.is_multiple_of(8) && Instant::now() >= spin_until {
+                    break;
+                }
+            }
+        }
+        let task = {
+            let mut q = w.queue.lock();
+            if q.is_empty() {
+                if p.shutdown.load(Ordering::SeqCst) {
+                    break;
+                }
+                // Sleep until work arrives or the earliest park deadline.
+                let next = p.next_deadline.load(Ordering::SeqCst);
+                let now = p.ns(Instant::now());
+                if now < next {
+                    let wait = Duration::from_nanos(next - now).min(IDLE_SLEEP);
+                    let _ = w.cv.wait_for(&mut q, wait);
+                }
+            }
+            let t = q.pop_front();
+            w.queued.store(q.len(), Ordering::Release);
+            t
+        };
+        match task {
+            Some(t) => run(&p, t),
+            None => p.check_stall(),
+        }
+    }
+    WORKER.with(|w| w.set((std::ptr::null(), 0)));
+}
+
+fn run(p: &Arc<PoolShared>, mut t: Box<Task>) {
+    match &mut t.kind {
+        Kind::Block {
+            ctx, status, guard, ..
+        } => {
+            CURRENT.with(|c| c.set(*ctx));
+            guard::set_site(Some(TrapSite {
+                handler: t.co.trap_handler(),
+                guard: *guard,
+                depth: &status.depth,
+            }));
+        }
+        Kind::Host { yielder } => HOST_YIELDER.with(|h| h.set(yielder.get())),
+    }
+    let r = t.co.resume(());
+    CURRENT.with(|c| c.set(std::ptr::null_mut()));
+    guard::set_site(None);
+    if let Kind::Host { yielder } = &t.kind {
+        // The coroutine set HOST_YIELDER when it started; keep it for the next resumption.
+        yielder.set(HOST_YIELDER.with(|h| h.replace(std::ptr::null())));
+    }
+    match r {
+        CoroutineResult::Yield(Req::Yield) => p.push(t.worker, t),
+        CoroutineResult::Yield(Req::Park(req)) => p.park(t, req),
+        CoroutineResult::Return(rc) => finish(p, *t, rc),
+    }
+}
+
+fn finish(p: &PoolShared, t: Task, rc: i32) {
+    let Task { co, kind, .. } = t;
+    p.stacks.lock().push(co.into_stack());
+    let Kind::Block {
+        mut finish, status, ..
+    } = kind
+    else {
+        return;
+    };
+    p.running.fetch_sub(1, Ordering::SeqCst);
+    p.live.lock().retain(|s| !Arc::ptr_eq(s, &status));
+    p.progress();
+    drop(status);
+    if let Some(f) = finish.take() {
+        f(rc);
     }
 }
 
 /// A 64-bit value that host code waits on: OS threads block on a condition variable, host
-/// tasks of the pool ([`spawn_host_task`]) suspend their coroutine (parked on the value's
-/// address like a block on a flag) and leave the worker free for blocks.
+/// tasks of a twin's pool ([`crate::Twin::spawn_host_task`]) suspend their coroutine (parked on
+/// the value's address like a block on a flag) and leave the worker free for blocks.
 pub struct HostSignal {
     value: AtomicU64,
     lock: Mutex<()>,
     cv: Condvar,
+    /// Pools with host tasks parked on this signal: an update wakes them there.
+    pools: Mutex<SmallVec<[Weak<PoolShared>; 2]>>,
 }
 
 impl HostSignal {
@@ -111,6 +695,7 @@ impl HostSignal {
             value: AtomicU64::new(value),
             lock: Mutex::new(()),
             cv: Condvar::new(),
+            pools: Mutex::new(SmallVec::new()),
         }
     }
 
@@ -128,7 +713,13 @@ impl HostSignal {
             new
         };
         self.cv.notify_all();
-        notify(self.value.as_ptr() as usize, 8);
+        let pools: SmallVec<[Arc<PoolShared>; 2]> =
+            self.pools.lock().iter().filter_map(Weak::upgrade).collect();
+        for p in pools {
+            if p.notify(self.value.as_ptr() as usize, 8, None) {
+                p.progress();
+            }
+        }
         new
     }
 
@@ -151,6 +742,7 @@ impl HostSignal {
                 }
             }
         }
+        self.register_pool();
         loop {
             let v = self.value.load(Ordering::SeqCst);
             if ready(v) {
@@ -161,16 +753,35 @@ impl HostSignal {
                 return false;
             }
             let until = deadline.unwrap_or(now + Duration::from_secs(3600));
-            let req = Req::Park {
+            let req = Req::Park(Park {
                 addr: self.value.as_ptr() as usize,
                 len: 8,
-                hash: crate::ffi::hash_bytes(&v.to_ne_bytes()),
+                hash: crate::poll::hash_bytes(&v.to_ne_bytes()),
                 fresh: true,
                 until,
-            };
+                meta: None,
+            });
             // SAFETY: HOST_YIELDER is set only while this worker resumes a host task, and it is
             // that task's own yielder (we are running inside it).
-            unsafe { (*host).suspend(req) };
+            unsafe { suspend(host, req) };
+        }
+    }
+
+    /// Records the calling worker's pool among those to wake on update.
+    fn register_pool(&self) {
+        let Some((p, _)) = worker() else {
+            return;
+        };
+        let mut pools = self.pools.lock();
+        pools.retain(|w| w.strong_count() > 0);
+        if !pools.iter().any(|w| std::ptr::eq(w.as_ptr(), p)) {
+            // SAFETY: `p` is the pool of the worker running this code; the worker holds an Arc
+            // to it for as long as it runs, so the pointer is live and came from an Arc.
+            let arc = unsafe {
+                Arc::increment_strong_count(p);
+                Arc::from_raw(p)
+            };
+            pools.push(Arc::downgrade(&arc));
         }
     }
 }
@@ -181,402 +792,24 @@ impl std::fmt::Debug for HostSignal {
     }
 }
 
-struct Worker {
-    queue: Mutex<VecDeque<Box<BlockTask>>>,
-    cv: Condvar,
-    /// Tasks in `queue`, readable without the lock (an idle worker spins on it briefly).
-    queued: AtomicUsize,
+/// Counts the blocks of a launch still running; the launcher waits for zero.
+pub(crate) struct Countdown {
+    left: HostSignal,
 }
 
-/// How long an idle worker spins for new work before sleeping: work usually arrives from the
-/// other workers within microseconds while a collective runs, and a futex sleep and wake-up cost
-/// more than that (measured: ~15% of a small collective's time went to the kernel's scheduler).
-const IDLE_SPIN: Duration = Duration::from_micros(30);
-
-struct Waiter {
-    id: u64,
-    addr: usize,
-    len: usize,
-    until: Instant,
-    task: Box<BlockTask>,
-    /// Counters of the GM allocation the range lies in (None: not GM, e.g. a HostSignal).
-    meta: Option<Arc<crate::gm::RegionMeta>>,
-}
-
-struct Pool {
-    workers: Vec<Arc<Worker>>,
-}
-
-static POOL: Padded<OnceLock<Pool>> = Padded(OnceLock::new());
-static WAITERS: Padded<Mutex<Vec<Waiter>>> = Padded(Mutex::new(Vec::new()));
-static PARKED: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
-/// Parked host tasks (included in PARKED; the watchdog counts blocks only).
-static HOST_PARKED: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
-static WAITER_IDS: Padded<AtomicU64> = Padded(AtomicU64::new(0));
-/// Earliest park deadline, ns since START (u64::MAX: none).
-static NEXT_DEADLINE: Padded<AtomicU64> = Padded(AtomicU64::new(u64::MAX));
-static START: Padded<OnceLock<Instant>> = Padded(OnceLock::new());
-static STACKS: Padded<Mutex<Vec<DefaultStack>>> = Padded(Mutex::new(Vec::new()));
-/// Blocks alive (started, not finished), over all devices.
-pub(crate) static RUNNING: Padded<AtomicUsize> = Padded(AtomicUsize::new(0));
-
-thread_local! {
-    /// The block running on this worker right now (null between blocks).
-    static CURRENT: std::cell::Cell<*mut BlockCtx> = const { std::cell::Cell::new(std::ptr::null_mut()) };
-    /// Index of this worker thread (usize::MAX on other threads).
-    static WORKER_INDEX: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
-    /// The yielder of the host task running on this worker right now (null otherwise).
-    static HOST_YIELDER: std::cell::Cell<*const Yielder<(), Req>> = const { std::cell::Cell::new(std::ptr::null()) };
-}
-
-fn ns(t: Instant) -> u64 {
-    t.saturating_duration_since(*START.get_or_init(Instant::now))
-        .as_nanos() as u64
-}
-
-fn pool() -> &'static Pool {
-    POOL.get_or_init(|| {
-        START.get_or_init(Instant::now);
-        let n = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .max(1);
-        let workers: Vec<Arc<Worker>> = (0..n)
-            .map(|_| {
-                Arc::new(Worker {
-                    queue: Mutex::new(VecDeque::new()),
-                    cv: Condvar::new(),
-                    queued: AtomicUsize::new(0),
-                })
-            })
-            .collect();
-        for (i, w) in workers.iter().enumerate() {
-            let w = w.clone();
-            std::thread::Builder::new()
-                .name(format!("aiv-worker-{i}"))
-                .spawn(move || worker_main(i, w))
-                .expect("cannot spawn a twin worker thread");
-        }
-        Pool { workers }
-    })
-}
-
-/// The context of the block running on this thread, if any.
-pub(crate) fn current() -> *mut BlockCtx {
-    CURRENT.with(|c| c.get())
-}
-
-/// Starts one block: a coroutine running `kernel(args)` with `ctx`.
-///
-/// Block `b` goes to worker `b % workers`: each launch spreads its blocks over all workers, and
-/// in the collectives (block `i` works with peer `i`, block `r` of rank `r` does the local part)
-/// the ranks' local-part blocks land on different workers, as do the peer blocks that wait for
-/// them.
-pub(crate) fn spawn(kernel: KernelFn, args: usize, mut ctx: Box<BlockCtx>, done: Arc<Countdown>) {
-    let p = pool();
-    let worker = ctx.block as usize % p.workers.len();
-    let stack = take_stack();
-    let ctx_ptr: *mut BlockCtx = &mut *ctx;
-    let co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
-        // SAFETY: ctx_ptr points into the Box owned by this block's task, which outlives the
-        // coroutine; only this coroutine uses `yielder`, and only while it runs.
-        unsafe { (*ctx_ptr).yielder = y as *const Yielder<(), Req> };
-        // SAFETY: the launcher guarantees kernel/args are valid for this launch; the trampoline
-        // catches every C++ exception, so none unwinds out of the coroutine.
-        unsafe { asc_twin_invoke(kernel, args as *mut u8) }
-    });
-    RUNNING.fetch_add(1, Ordering::SeqCst);
-    push(
-        worker,
-        Box::new(BlockTask {
-            co,
-            kind: Kind::Block { ctx, done },
-            worker,
-        }),
-    );
-}
-
-/// Runs `f` as a host task: a coroutine on worker `affinity % workers`, next to the blocks.
-///
-/// Host code that launches kernels and waits for them (a stream's tasks) runs here without an
-/// OS thread of its own: waiting for a launch or a [`HostSignal`] suspends the coroutine instead
-/// of blocking a thread, so issuing a launch and learning that it finished cost a coroutine
-/// switch, not two trips through the OS scheduler. `f` must not block its thread on anything
-/// that only the pool's blocks or host tasks can release (use [`HostSignal`] for that); a panic
-/// in `f` is caught and printed, and ends only `f`.
-pub fn spawn_host_task(affinity: usize, f: Box<dyn FnOnce() + Send>) {
-    let p = pool();
-    let worker = affinity % p.workers.len();
-    let stack = take_stack();
-    let task = Box::new(BlockTask {
-        co: Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
-            HOST_YIELDER.with(|h| h.set(y as *const Yielder<(), Req>));
-            // Unwinding out of the coroutine would take the worker thread down with it; the
-            // panic hook has already printed the message.
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
-                eprintln!("aiv twin: a host task panicked and was ended");
-            }
-            0
-        }),
-        kind: Kind::Host {
-            yielder: std::cell::Cell::new(std::ptr::null()),
-        },
-        worker,
-    });
-    push(worker, task);
-}
-
-/// True when called from a host task ([`spawn_host_task`]).
-pub fn in_host_task() -> bool {
-    !HOST_YIELDER.with(|h| h.get()).is_null()
-}
-
-fn take_stack() -> DefaultStack {
-    STACKS
-        .lock()
-        .pop()
-        .unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("cannot allocate a block stack"))
-}
-
-extern "C" {
-    /// Runs a kernel for one block inside a C++ try/catch (twin_entry.cpp).
-    fn asc_twin_invoke(kernel: KernelFn, args: *mut u8) -> i32;
-}
-
-fn push(worker: usize, t: Box<BlockTask>) {
-    let w = &pool().workers[worker];
-    {
-        let mut q = w.queue.lock();
-        q.push_back(t);
-        w.queued.store(q.len(), Ordering::Release);
+impl Countdown {
+    pub fn new(n: u32) -> Arc<Countdown> {
+        Arc::new(Countdown {
+            left: HostSignal::new(u64::from(n)),
+        })
     }
-    w.cv.notify_one();
-}
 
-/// Suspends the running block with `req`. Must be called from inside a block.
-pub(crate) fn suspend(ctx: &BlockCtx, req: Req) {
-    // SAFETY: `yielder` was set by this block's coroutine and is valid while it runs.
-    unsafe { (*ctx.yielder).suspend(req) };
-}
+    /// Waits until every block has finished (suspends when called from a host task).
+    pub fn wait(&self) {
+        self.left.wait_until(None, |v| v == 0);
+    }
 
-/// Index of the worker thread calling (a large number on other threads).
-pub(crate) fn worker_index() -> usize {
-    WORKER_INDEX.with(|w| w.get())
-}
-
-fn worker_main(index: usize, w: Arc<Worker>) {
-    WORKER_INDEX.with(|w| w.set(index));
-    loop {
-        if ns(Instant::now()) >= NEXT_DEADLINE.load(Ordering::SeqCst) {
-            wake_expired();
-        }
-        if w.queued.load(Ordering::Acquire) == 0 {
-            let spin_until = Instant::now() + IDLE_SPIN;
-            let mut i = 0u32;
-            while w.queued.load(Ordering::Acquire) == 0 {
-                // Yield rather than spin: a host thread waiting to run on this CPU (a launcher
-                // about to learn that its launch finished) gets it at once.
-                std::thread::yield_now();
-                i += 1;
-                if i.is_multiple_of(8) && Instant::now() >= spin_until {
-                    break;
-                }
-            }
-        }
-        let task = {
-            let mut q = w.queue.lock();
-            if q.is_empty() {
-                // Sleep until work arrives or the earliest park deadline (at most 50 ms).
-                let next = NEXT_DEADLINE.load(Ordering::SeqCst);
-                let now = ns(Instant::now());
-                if now < next {
-                    let wait = Duration::from_nanos(next - now).min(Duration::from_millis(50));
-                    let _ = w.cv.wait_for(&mut q, wait);
-                }
-            }
-            let t = q.pop_front();
-            w.queued.store(q.len(), Ordering::Release);
-            t
-        };
-        if let Some(t) = task {
-            run(t);
-        }
+    pub fn done_one(&self) {
+        self.left.update(|v| v - 1);
     }
-}
-
-fn run(mut t: Box<BlockTask>) {
-    match &mut t.kind {
-        Kind::Block { ctx, .. } => {
-            let ctx_ptr: *mut BlockCtx = &mut **ctx;
-            CURRENT.with(|c| c.set(ctx_ptr));
-        }
-        Kind::Host { yielder } => HOST_YIELDER.with(|h| h.set(yielder.get())),
-    }
-    let r = t.co.resume(());
-    CURRENT.with(|c| c.set(std::ptr::null_mut()));
-    if let Kind::Host { yielder } = &t.kind {
-        // The coroutine set HOST_YIELDER when it started; keep it for the next resumption.
-        yielder.set(HOST_YIELDER.with(|h| h.replace(std::ptr::null())));
-    }
-    match r {
-        CoroutineResult::Yield(Req::Yield) => push(t.worker, t),
-        CoroutineResult::Yield(Req::Park {
-            addr,
-            len,
-            hash,
-            fresh,
-            until,
-        }) => park(t, addr, len, hash, fresh, until),
-        CoroutineResult::Return(rc) => finish(*t, rc),
-    }
-}
-
-fn finish(t: BlockTask, rc: i32) {
-    let BlockTask { co, kind, .. } = t;
-    STACKS.lock().push(co.into_stack());
-    let Kind::Block { mut ctx, done } = kind else {
-        return;
-    };
-    RUNNING.fetch_sub(1, Ordering::SeqCst);
-    // Dirty scalar-cache lines reach GM when the kernel ends; deferred UB copies die with it.
-    crate::ffi::flush_dcache(&mut ctx, None);
-    crate::lazy::finish(&mut ctx.lazy);
-    if let Some(r) = ctx.race.as_mut() {
-        r.finish();
-    }
-    if rc == 2 {
-        ctx.launch
-            .record(ctx.block, "kernel body", FaultKind::UnknownException);
-    }
-    drop(ctx);
-    done.done_one();
-}
-
-fn park(t: Box<BlockTask>, addr: usize, len: usize, hash: u64, fresh: bool, until: Instant) {
-    let id = WAITER_IDS.fetch_add(1, Ordering::Relaxed);
-    let launch = match &t.kind {
-        Kind::Block { ctx, .. } => Some(ctx.launch.clone()),
-        Kind::Host { .. } => None,
-    };
-    PARKED.fetch_add(1, Ordering::SeqCst);
-    if launch.is_none() {
-        HOST_PARKED.fetch_add(1, Ordering::SeqCst);
-    }
-    // Writers into this allocation check its count instead of the global list (see `notify`).
-    let meta = crate::gm::with_region(addr, len.max(1), |m| m.clone());
-    if let Some(m) = &meta {
-        m.parked.fetch_add(1, Ordering::SeqCst);
-    }
-    {
-        let mut w = WAITERS.lock();
-        w.push(Waiter {
-            id,
-            addr,
-            len: len.max(1),
-            until,
-            task: t,
-            meta,
-        });
-        NEXT_DEADLINE.fetch_min(ns(until), Ordering::SeqCst);
-    }
-    // Pairs with the fence in `notify`: either the writer sees us registered, or we see its
-    // store now.
-    fence(Ordering::SeqCst);
-    let changed = fresh && {
-        // Polls are tracked only for small reads, so the range fits a SMALL_ACCESS buffer.
-        let mut now = [0u8; crate::gm::SMALL_ACCESS];
-        let len = len.min(crate::gm::SMALL_ACCESS);
-        // SAFETY: the range was bounds-checked by the access that polled it.
-        unsafe { crate::gm::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
-        crate::ffi::hash_bytes(&now[..len]) != hash
-    };
-    if changed || launch.is_some_and(|l| l.aborted.load(Ordering::SeqCst)) {
-        let mut w = WAITERS.lock();
-        if let Some(i) = w.iter().position(|x| x.id == id) {
-            let x = w.swap_remove(i);
-            drop(w);
-            unparked(&x);
-            push(x.task.worker, x.task);
-        }
-    }
-}
-
-fn unparked(x: &Waiter) {
-    PARKED.fetch_sub(1, Ordering::SeqCst);
-    if let Kind::Host { .. } = x.task.kind {
-        HOST_PARKED.fetch_sub(1, Ordering::SeqCst);
-    }
-    if let Some(m) = &x.meta {
-        m.parked.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Resumes the blocks parked on any byte of `[addr, addr + len)`. Cheap when nobody is parked
-/// there: a write into a GM allocation reads only that allocation's parked count (data buffers
-/// have none), other addresses (host signals) the global one.
-pub(crate) fn notify(addr: usize, len: usize) {
-    // Pairs with the fence in `park`: either the parker sees this store, or this sees its count.
-    fence(Ordering::SeqCst);
-    match crate::gm::with_region(addr, len.max(1), |m| m.parked.load(Ordering::SeqCst)) {
-        Some(0) => return,
-        None if PARKED.load(Ordering::SeqCst) == 0 => return,
-        _ => {}
-    }
-    crate::gm::WRITE_EPOCH.fetch_add(1, Ordering::Relaxed);
-    let end = addr + len.max(1);
-    release(|x| x.addr < end && addr < x.addr + x.len);
-}
-
-/// Resumes every parked block (abort of a launch).
-pub(crate) fn wake_all() {
-    release(|_| true);
-}
-
-fn release(pred: impl Fn(&Waiter) -> bool) {
-    let mut woken: SmallVec<[Waiter; 8]> = SmallVec::new();
-    {
-        let mut w = WAITERS.lock();
-        let mut i = 0;
-        while i < w.len() {
-            if pred(&w[i]) {
-                woken.push(w.swap_remove(i));
-            } else {
-                i += 1;
-            }
-        }
-    }
-    for x in woken {
-        unparked(&x);
-        push(x.task.worker, x.task);
-    }
-}
-
-/// Resumes parked blocks whose deadline has passed and sets NEXT_DEADLINE to the next one.
-fn wake_expired() {
-    let now = Instant::now();
-    let mut next: Option<Instant> = None;
-    let mut woken = Vec::new();
-    {
-        let mut w = WAITERS.lock();
-        let mut i = 0;
-        while i < w.len() {
-            if w[i].until <= now {
-                woken.push(w.swap_remove(i));
-            } else {
-                next = Some(next.map_or(w[i].until, |n| n.min(w[i].until)));
-                i += 1;
-            }
-        }
-        NEXT_DEADLINE.store(next.map_or(u64::MAX, ns), Ordering::SeqCst);
-    }
-    for x in woken {
-        unparked(&x);
-        push(x.task.worker, x.task);
-    }
-}
-
-/// Blocks parked right now (host tasks not counted).
-pub(crate) fn parked_count() -> usize {
-    PARKED
-        .load(Ordering::SeqCst)
-        .saturating_sub(HOST_PARKED.load(Ordering::SeqCst))
 }

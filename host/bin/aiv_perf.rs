@@ -14,7 +14,7 @@
 //! for all_reduce the buffer; both rounded down to whole elements. busbw = algbw x (n-1)/n for
 //! all_gather and x 2(n-1)/n for all_reduce. dmabw is what the kernels' DMA moved on the twin,
 //! all ranks together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second, the
-//! unit in which memcpy bandwidth is quoted (`ascendc_sys::gm_traffic`). Exits 1 if any element
+//! unit in which memcpy bandwidth is quoted (`ascendc_sys::Twin::gm_traffic`). Exits 1 if any element
 //! is wrong, 2 on bad arguments.
 
 use std::io::Write;
@@ -285,16 +285,16 @@ struct Row {
 }
 
 fn run(o: &Opts) -> Result<Vec<Row>, String> {
-    // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
-    // (on by default in the library, for development and tests) are opt-in here.
-    ascendc_sys::set_hazard_check(o.twin_checks);
-    ascendc_sys::set_race_check(o.twin_checks);
     let cfg = Config {
         buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
         cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
         ..Config::default()
     };
     let world = World::sim_with(o.ranks, cfg).map_err(|e| e.to_string())?;
+    // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
+    // (on by default in the library, for development and tests) are opt-in here.
+    world.twin().set_hazard_check(o.twin_checks);
+    world.twin().set_race_check(o.twin_checks);
     let es = o.dtype.size();
     let max_count = per_rank_count(o, o.end);
     let bufs: Vec<RankBufs> = world
@@ -339,7 +339,7 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             // Every rank's warm-up has finished (and moved its last byte) before rank 0 reads
             // the twin's DMA counters; nobody starts before that reading.
             barrier.wait();
-            let dma0 = ascendc_sys::gm_traffic();
+            let dma0 = world.twin().gm_traffic();
             barrier.wait();
             let t0 = Instant::now();
             for _ in 0..o.iters {
@@ -348,7 +348,7 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
             comm.synchronize()?;
             barrier.wait();
             let dt = t0.elapsed();
-            let dma1 = ascendc_sys::gm_traffic();
+            let dma1 = world.twin().gm_traffic();
             let dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
             let mut wrong = 0;
             if o.check {

@@ -2,11 +2,22 @@
 #![allow(dead_code)]
 
 use aiv_comm::ffi::{aiv_twin_selftest, AivTwinTestArgs};
-use ascendc_sys::{Device, DeviceConfig, GmBuffer, TwinError};
+use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin, TwinError};
 
-/// A fresh simulated device.
+/// A fresh simulated device of a twin of its own.
 pub fn device(rank: u32) -> Device {
-    Device::new(rank, DeviceConfig::default()).expect("device")
+    Twin::new()
+        .device(rank, DeviceConfig::default())
+        .expect("device")
+}
+
+/// `n` fresh simulated devices (ranks 0..n) of one new twin, so kernels of one reach the others'
+/// memory.
+pub fn devices(n: u32) -> Vec<Device> {
+    let twin = Twin::new();
+    (0..n)
+        .map(|r| twin.device(r, DeviceConfig::default()).expect("device"))
+        .collect()
 }
 
 /// Bytes of a plain-old-data value.

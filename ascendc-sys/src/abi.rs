@@ -1,0 +1,398 @@
+//! The C ABI the twin's AscendC headers call (asc_twin_abi.h): thin shims over the mechanisms.
+//!
+//! Every function returns 0 on success. On misuse it records a [`FaultKind`] for the running
+//! block's launch and returns non-zero; the header then throws and the block ends. A panic in
+//! the twin's Rust code is caught here (it must not unwind into C++) and becomes a
+//! [`FaultKind::TwinPanic`] of the block. Every call is a preemption point (block.rs).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::atomics::{AtomicOp, AtomicType};
+use crate::block::{self, BlockCtx};
+use crate::error::FaultKind;
+use crate::guard::{RuntimeCall, RC_STACK_OVERFLOW};
+
+/// Mirror of `struct AscTwinCopy` in asc_twin_abi.h.
+#[repr(C)]
+pub struct AscTwinCopy {
+    pub(crate) api: u32,
+    pub(crate) dir: u32,
+    pub(crate) ub: *mut u8,
+    pub(crate) ub_cap: u64,
+    pub(crate) gm: *mut u8,
+    pub(crate) elem_size: u32,
+    pub(crate) block_count: u32,
+    pub(crate) block_len: u32,
+    pub(crate) src_stride: u64,
+    pub(crate) dst_stride: u64,
+    pub(crate) is_pad: u32,
+    pub(crate) left_pad: u32,
+    pub(crate) right_pad: u32,
+    pub(crate) pad_value: u64,
+}
+
+/// The message of a caught panic.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".into())
+}
+
+/// Runs `f` with the calling block's context; records its fault under `op` and returns 1 on
+/// error. Outside a kernel (no context) returns 3.
+fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) -> i32 {
+    let p = block::current();
+    if p.is_null() {
+        return 3;
+    }
+    // SAFETY: the scheduler points the current context at the running block's own BlockCtx and
+    // never dereferences it while the block lives (block.rs); this call is the only user of it
+    // until it returns, suspensions inside `f` included.
+    let ctx = unsafe { &mut *p };
+    // Raw pointers, not Arc clones: the launch's count is shared by every block of the launch,
+    // and touching it on every twin call would bounce its cache line between the workers.
+    // Both stay alive for the whole call: the context holds them and is not dropped before
+    // the block ends.
+    let depth: *const std::sync::atomic::AtomicU32 = &ctx.status.depth;
+    let launch: *const crate::launch::LaunchShared = &*ctx.launch;
+    // SAFETY: see above.
+    let (depth, launch) = unsafe { (&*depth, &*launch) };
+    let _runtime = RuntimeCall::enter(depth);
+    if launch.is_aborted() {
+        return 1;
+    }
+    let block = ctx.block;
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        ctx.tick();
+        f(ctx)
+    }));
+    match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(FaultKind::Aborted)) => 1,
+        Ok(Err(kind)) => {
+            launch.record(block, op, kind);
+            1
+        }
+        Err(payload) => {
+            launch.record(
+                block,
+                op,
+                FaultKind::TwinPanic {
+                    message: panic_message(payload.as_ref()),
+                },
+            );
+            1
+        }
+    }
+}
+
+/// The block's coroutine returned `rc`: end-of-kernel work and checks, then the context goes.
+pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
+    let block = ctx.block;
+    let launch = ctx.launch.clone();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // Dirty scalar-cache lines reach GM when the kernel ends; deferred UB copies die with it.
+        let flushed = crate::dcache::flush(&mut ctx, None);
+        crate::lazy::finish(&ctx.twin.lazy, &mut ctx.lazy);
+        if let Some(mut r) = ctx.race.take() {
+            r.finish(&ctx.twin.race);
+        }
+        match rc {
+            0 => flushed
+                .and_then(|()| ctx.pipes.at_end())
+                .map_err(|k| ("kernel end", k)),
+            RC_STACK_OVERFLOW => Err(("kernel body", FaultKind::StackOverflow)),
+            2 => Err(("kernel body", FaultKind::UnknownException)),
+            _ => Ok(()),
+        }
+    }));
+    match r {
+        Ok(Err((op, kind))) => launch.record(block, op, kind),
+        Err(payload) => launch.record(
+            block,
+            "kernel end",
+            FaultKind::TwinPanic {
+                message: panic_message(payload.as_ref()),
+            },
+        ),
+        _ => {}
+    }
+}
+
+/// Copy request from DataCopy / DataCopyPad.
+///
+/// # Safety
+/// `req` must point to a valid `AscTwinCopy`.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_copy(req: *const AscTwinCopy) -> i32 {
+    // SAFETY: the caller passes a valid descriptor.
+    let r = unsafe { &*req };
+    with_ctx(crate::dma::op_name(r.api, r.dir), |ctx| {
+        crate::dma::copy(ctx, r)
+    })
+}
+
+/// Scalar GM access (GlobalTensor::GetValue / SetValue) through the scalar data cache.
+///
+/// # Safety
+/// `value` must point to `size` writable/readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_gm_scalar(
+    is_store: u32,
+    gm_ptr: *mut u8,
+    value: *mut u8,
+    size: u32,
+) -> i32 {
+    let op = if is_store != 0 {
+        "GlobalTensor::SetValue"
+    } else {
+        "GlobalTensor::GetValue"
+    };
+    with_ctx(op, |ctx| {
+        let n = (size as usize).min(8);
+        // SAFETY: the caller passes `size` valid bytes; at most 8 are used (larger sizes are
+        // refused by `scalar`, which sees `size` through the slice length only when <= 8).
+        let v = unsafe { std::slice::from_raw_parts_mut(value, n) };
+        if size as usize != n {
+            return Err(FaultKind::MisalignedGm {
+                addr: gm_ptr as u64,
+                align: size,
+            });
+        }
+        crate::dcache::scalar(ctx, is_store != 0, gm_ptr as usize, v)
+    })
+}
+
+/// DataCacheCleanAndInvalid on the line holding `gm_ptr`: writes it back if dirty, drops it.
+#[no_mangle]
+pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
+    with_ctx("DataCacheCleanAndInvalid", |ctx| {
+        crate::dcache::flush(ctx, Some(gm_ptr as usize))
+    })
+}
+
+/// SetAtomicAdd/Max/Min<T> (op 1..=3, dtype code) and SetAtomicNone (op 0).
+#[no_mangle]
+pub extern "C" fn asc_twin_set_atomic(op: u32, dtype: u32) -> i32 {
+    let name = match op {
+        0 => "SetAtomicNone",
+        1 => "SetAtomicAdd",
+        2 => "SetAtomicMax",
+        _ => "SetAtomicMin",
+    };
+    with_ctx(name, |ctx| {
+        let op = match op {
+            0 => {
+                ctx.atomic = None;
+                return Ok(());
+            }
+            1 => AtomicOp::Add,
+            2 => AtomicOp::Max,
+            _ => AtomicOp::Min,
+        };
+        let ty = match dtype {
+            1 => AtomicType::F32,
+            2 => AtomicType::F16,
+            3 => AtomicType::Bf16,
+            4 => AtomicType::I32,
+            5 => AtomicType::I16,
+            6 => AtomicType::I8,
+            7 => {
+                return Err(FaultKind::UnsupportedAtomic {
+                    dtype: "an integer type other than int32_t/int16_t/int8_t".into(),
+                })
+            }
+            _ => {
+                return Err(FaultKind::UnsupportedAtomic {
+                    dtype: "a non-arithmetic or 64-bit floating type".into(),
+                })
+            }
+        };
+        ctx.atomic = Some((op, ty));
+        Ok(())
+    })
+}
+
+/// SetFlag (op 0), WaitFlag (op 1) and PipeBarrier (op 2, `event` = pipe_t).
+#[no_mangle]
+pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
+    let name = match op {
+        0 => "SetFlag",
+        1 => "WaitFlag",
+        _ => "PipeBarrier",
+    };
+    with_ctx(name, |ctx| {
+        let hz = ctx.hazards.as_deref_mut();
+        match op {
+            0 => ctx.pipes.set_flag(hz, event, id),
+            1 => ctx.pipes.wait_flag(hz, event, id),
+            _ => {
+                ctx.pipes.barrier(hz, event);
+                Ok(())
+            }
+        }
+    })
+}
+
+/// A scalar or vector access to UB, for the pipe-hazard checker and deferred staging: kind 0
+/// scalar read (LocalTensor::GetValue), 1 scalar write (SetValue), 2 vector write, 3 vector read.
+#[no_mangle]
+pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i32 {
+    let name = match kind {
+        0 => "LocalTensor::GetValue",
+        1 => "LocalTensor::SetValue",
+        _ => "vector instruction",
+    };
+    with_ctx(name, |ctx| {
+        match kind {
+            1 | 2 => crate::lazy::before_ub_write(&mut ctx.lazy, ub as usize, bytes as usize),
+            _ => crate::lazy::before_ub_read(&mut ctx.lazy, ub as usize, bytes as usize),
+        }
+        let Some(hz) = ctx.hazards.as_mut() else {
+            return Ok(());
+        };
+        let base = ctx.ub as usize;
+        let a = ub as usize;
+        if a < base || a + bytes as usize > base + ctx.ub_len {
+            return Ok(()); // bounds are the tensor's job
+        }
+        let access = match kind {
+            0 => crate::hazard::Access::ScalarRead,
+            1 => crate::hazard::Access::ScalarWrite,
+            2 => crate::hazard::Access::VWrite,
+            _ => crate::hazard::Access::VRead,
+        };
+        let off = a - base;
+        hz.access(access, off, off + bytes as usize)
+            .map_err(|reason| FaultKind::PipeHazard { reason })
+    })
+}
+
+/// Base address and size of the running block's Unified Buffer.
+///
+/// # Safety
+/// `base` and `size` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_ub_arena(base: *mut *mut u8, size: *mut u64) -> i32 {
+    with_ctx("TPipe", |ctx| {
+        // SAFETY: the caller passes writable out-pointers.
+        unsafe {
+            *base = ctx.ub;
+            *size = ctx.ub_len as u64;
+        }
+        Ok(())
+    })
+}
+
+/// A misuse detected by the twin's C++ headers.
+///
+/// # Safety
+/// `message` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_fail(
+    op: u32,
+    message: *const std::ffi::c_char,
+    value: u64,
+    limit: u64,
+) -> i32 {
+    let name = match op {
+        0 => "TPipe::InitBuffer",
+        1 => "LocalTensor",
+        2 => "GlobalTensor",
+        3 => "TQue",
+        _ => "Duplicate",
+    };
+    // SAFETY: the caller passes a NUL-terminated string literal.
+    let reason = unsafe { std::ffi::CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned();
+    let rc = with_ctx(name, |_| {
+        Err(FaultKind::Misuse {
+            reason,
+            value,
+            limit,
+        })
+    });
+    rc.max(1)
+}
+
+/// Runs `f` with the running block's context if there is one (for calls that cannot fail).
+fn peek<R>(f: impl FnOnce(&mut BlockCtx) -> R) -> Option<R> {
+    let p = block::current();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: as in `with_ctx`.
+    let ctx = unsafe { &mut *p };
+    let depth: *const std::sync::atomic::AtomicU32 = &ctx.status.depth;
+    // SAFETY: the context holds its status for the whole call (see `with_ctx`).
+    let _runtime = RuntimeCall::enter(unsafe { &*depth });
+    catch_unwind(AssertUnwindSafe(|| f(ctx))).ok()
+}
+
+/// GetBlockIdx.
+#[no_mangle]
+pub extern "C" fn asc_twin_block_idx() -> i64 {
+    peek(|c| c.block as i64).unwrap_or(0)
+}
+
+/// GetBlockNum.
+#[no_mangle]
+pub extern "C" fn asc_twin_block_num() -> i64 {
+    peek(|c| c.launch.block_dim as i64).unwrap_or(0)
+}
+
+/// GetSystemCycle: a monotonic 50 MHz counter ([`crate::SYSTEM_CYCLE_HZ`]) since the twin was
+/// created, as on Atlas A2. A preemption point: a kernel spinning on the clock gives way.
+#[no_mangle]
+pub extern "C" fn asc_twin_system_cycle() -> i64 {
+    peek(|c| {
+        c.tick();
+        let ns = c.twin.epoch.elapsed().as_nanos() as u64;
+        (ns / (1_000_000_000 / crate::SYSTEM_CYCLE_HZ)) as i64
+    })
+    .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DeviceConfig, Twin, TwinError};
+
+    /// A kernel whose twin call panics inside the twin's Rust code.
+    unsafe extern "C" fn panicking_kernel(_args: *mut u8) {
+        with_ctx("TestCall", |_| panic!("injected twin bug"));
+    }
+
+    /// A kernel that only asks for its block index (a call that cannot fail).
+    unsafe extern "C" fn quiet_kernel(_args: *mut u8) {
+        asc_twin_block_idx();
+    }
+
+    #[test]
+    fn a_panic_inside_a_twin_call_is_a_named_fault_not_an_abort() {
+        let twin = Twin::new();
+        let dev = twin.device(2, DeviceConfig::default()).unwrap();
+        // SAFETY: the kernels take no arguments and touch no memory.
+        let r = unsafe { dev.launch("panicky", panicking_kernel, 3, std::ptr::null_mut()) };
+        match r {
+            Err(TwinError::Fault(f)) => {
+                assert_eq!(
+                    (f.kernel.as_str(), f.rank, f.op.as_str()),
+                    ("panicky", 2, "TestCall")
+                );
+                assert!(f.block < 3);
+                match &f.kind {
+                    FaultKind::TwinPanic { message } => {
+                        assert!(message.contains("injected twin bug"), "{message}")
+                    }
+                    k => panic!("{k:?}"),
+                }
+            }
+            other => panic!("expected a fault, got {other:?}"),
+        }
+        // SAFETY: as above.
+        unsafe { dev.launch("quiet", quiet_kernel, 3, std::ptr::null_mut()) }.unwrap();
+    }
+}

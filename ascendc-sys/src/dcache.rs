@@ -1,0 +1,117 @@
+//! The scalar data cache: GlobalTensor::GetValue / SetValue and DataCacheCleanAndInvalid.
+//!
+//! The AIV scalar unit reaches GM through a data cache (64-byte lines) that DMA (MTE2/MTE3)
+//! writes do not update and that scalar stores write back lazily. The twin models it per block:
+//! a GetValue returns the cached line if present (stale if another core or a DMA wrote GM
+//! since), a SetValue stays in the cache until DataCacheCleanAndInvalid of its line or the end
+//! of the kernel, and a write-back writes the whole line (the AscendC docs warn that cores
+//! writing different bytes of one line can overwrite each other). Kernels that poll flags with
+//! GetValue without DataCacheCleanAndInvalid therefore hang on the twin as on hardware.
+//!
+//! GM race checker: on flag memory, a line fill acquires and a write-back releases; on data
+//! memory, each GetValue is checked as a read of its bytes and each write-back as a write of
+//! the whole line.
+
+use crate::block::{BlockCtx, CacheLine};
+use crate::error::FaultKind;
+use crate::mem;
+
+const LINE: usize = 64;
+
+/// GetValue (`store` false: reads `size` bytes into `value`) or SetValue (writes them).
+pub(crate) fn scalar(
+    ctx: &mut BlockCtx,
+    store: bool,
+    addr: usize,
+    value: &mut [u8],
+) -> Result<(), FaultKind> {
+    let size = value.len();
+    if size == 0 || size > 8 || !addr.is_multiple_of(size) {
+        return Err(FaultKind::MisalignedGm {
+            addr: addr as u64,
+            align: size as u32,
+        });
+    }
+    let Some(found) = ctx.twin.mem.lookup(addr, size) else {
+        return Err(FaultKind::GmOutOfBounds {
+            addr: addr as u64,
+            len: size as u64,
+        });
+    };
+    if !found.sync && !store {
+        if let Some(rc) = ctx.race.as_mut() {
+            rc.access(&ctx.twin.race, addr, size, false, false)
+                .map_err(|reason| FaultKind::GmRace { reason })?;
+        }
+    }
+    let line = addr & !(LINE - 1);
+    let off = addr - line;
+    let fresh = !ctx.dcache.contains_key(&line);
+    if fresh {
+        let mut data = [0u8; LINE];
+        // A line may straddle the allocation end; fill only the valid bytes.
+        let (from, n) = if ctx.twin.mem.check(line, LINE) {
+            (line, LINE)
+        } else {
+            (addr, size)
+        };
+        // SAFETY: the range was bounds-checked; atomic word loads race with nothing undefined.
+        unsafe { mem::atomic_read(data.as_mut_ptr().add(from - line), from as *const u8, n) };
+        ctx.dcache.insert(line, CacheLine { data, dirty: false });
+        if found.sync {
+            if let Some(rc) = ctx.race.as_mut() {
+                rc.acquire(&ctx.twin.race, line, LINE);
+            }
+        }
+    }
+    let entry = ctx.dcache.get_mut(&line).expect("inserted above");
+    if store {
+        entry.data[off..off + size].copy_from_slice(value);
+        entry.dirty = true;
+        return Ok(());
+    }
+    value.copy_from_slice(&entry.data[off..off + size]);
+    let seen: [u8; 8] = {
+        let mut s = [0u8; 8];
+        s[..size].copy_from_slice(value);
+        s
+    };
+    crate::poll::observe(ctx, addr, &seen[..size], fresh, Some(&found))
+}
+
+/// Writes dirty lines of the block's scalar data cache back to GM and drops them: the line of
+/// `addr` (DataCacheCleanAndInvalid of a single line), or every line (None: entire cache, or
+/// the kernel's end).
+pub(crate) fn flush(ctx: &mut BlockCtx, addr: Option<usize>) -> Result<(), FaultKind> {
+    let lines: smallvec::SmallVec<[usize; 8]> = match addr {
+        Some(a) => smallvec::smallvec![a & !(LINE - 1)],
+        None => ctx.dcache.keys().copied().collect(),
+    };
+    for l in lines {
+        let Some(c) = ctx.dcache.remove(&l) else {
+            continue;
+        };
+        if !c.dirty {
+            continue;
+        }
+        // The line was read from GM by this block; its allocation may be gone only if the
+        // kernel outlived its buffers (a host bug), and then nothing is written.
+        let Some(found) = ctx.twin.mem.lookup(l, LINE) else {
+            continue;
+        };
+        if let Some(rc) = ctx.race.as_mut() {
+            if found.sync {
+                rc.release(&ctx.twin.race, l, LINE);
+            } else {
+                rc.access(&ctx.twin.race, l, LINE, true, false)
+                    .map_err(|reason| FaultKind::GmRace { reason })?;
+            }
+        }
+        let meta = found.meta();
+        ctx.twin.before_write(Some(meta), l, LINE);
+        // SAFETY: bounds checked just above; a line is a small (atomic) access.
+        unsafe { mem::write(l as *mut u8, c.data.as_ptr(), LINE) };
+        ctx.twin.after_write(Some(meta), l, LINE);
+    }
+    Ok(())
+}

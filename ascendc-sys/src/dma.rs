@@ -1,0 +1,408 @@
+//! DataCopy and DataCopyPad between GM and UB (MTE2 loads, MTE3 stores), with the Atlas A2 rules
+//! of the AscendC docs:
+//!
+//! * UB addresses 32-byte aligned (every form);
+//! * DataCopy (contiguous and `DataCopyParams`): GM address aligned to `sizeof(T)`; the
+//!   contiguous form moves whole 32-byte blocks (the NPU silently drops a ragged rest: the twin
+//!   reports it); the strided form counts lengths and gaps in 32-byte blocks, blockCount
+//!   0..=4095, and blockCount or blockLen 0 makes it a no-op;
+//! * DataCopyPad (`DataCopyExtParams`): any GM address, blockLen in bytes (0..=2097151, a
+//!   multiple of `sizeof(T)`), GM strides in bytes, UB strides in 32-byte blocks; GM -> UB lands
+//!   each block at a 32-byte boundary with left/right padding (at most 32 bytes each) and a
+//!   dummy tail up to the next boundary.
+
+use smallvec::SmallVec;
+
+use crate::abi::AscTwinCopy;
+use crate::block::BlockCtx;
+use crate::error::FaultKind;
+use crate::hazard::Access;
+use crate::mem::{self, Found, SMALL_ACCESS};
+
+pub(crate) const API_DATA_COPY: u32 = 0;
+pub(crate) const API_STRIDED: u32 = 1;
+pub(crate) const API_PAD: u32 = 2;
+pub(crate) const GM_TO_UB: u32 = 0;
+const BLK: usize = 32;
+/// Largest blockCount of DataCopy/DataCopyPad (12-bit field).
+const MAX_BLOCK_COUNT: u32 = 4095;
+/// Largest blockLen of DataCopyPad in bytes.
+const MAX_PAD_BLOCK_LEN: u32 = 2_097_151;
+/// Filler the twin writes where the hardware leaves unspecified ("random") bytes in UB.
+pub const POISON: u8 = 0xA5;
+
+/// The AscendC call a copy descriptor comes from.
+pub(crate) fn op_name(api: u32, dir: u32) -> &'static str {
+    match (api, dir) {
+        (API_DATA_COPY, GM_TO_UB) => "DataCopy(GM->UB)",
+        (API_DATA_COPY, _) => "DataCopy(UB->GM)",
+        (API_STRIDED, GM_TO_UB) => "DataCopy(GM->UB, DataCopyParams)",
+        (API_STRIDED, _) => "DataCopy(UB->GM, DataCopyParams)",
+        (API_PAD, GM_TO_UB) => "DataCopyPad(GM->UB)",
+        (_, _) => "DataCopyPad(UB->GM)",
+    }
+}
+
+/// One contiguous piece of a DMA: GM byte offset from `gm`, UB byte offset from `ub`, length.
+#[derive(Clone, Copy)]
+struct Burst {
+    gm: usize,
+    ub: usize,
+    len: usize,
+    /// DataCopyPad GM->UB: UB bytes this burst occupies (padding and dummy included).
+    ub_span: usize,
+}
+
+fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
+    let es = r.elem_size.max(1) as usize;
+    let mut out = SmallVec::new();
+    match r.api {
+        API_DATA_COPY => {
+            let len = r.block_len as usize;
+            if !len.is_multiple_of(BLK) {
+                return Err(FaultKind::BadLength {
+                    len: len as u64,
+                    reason: format!(
+                        "DataCopy moves whole 32-byte blocks; the NPU would silently copy only {} bytes (use DataCopyPad for ragged lengths)",
+                        len / BLK * BLK
+                    ),
+                });
+            }
+            if len > 0 {
+                out.push(Burst {
+                    gm: 0,
+                    ub: 0,
+                    len,
+                    ub_span: len,
+                });
+            }
+        }
+        API_STRIDED => {
+            if r.block_count > MAX_BLOCK_COUNT {
+                return Err(FaultKind::BadLength {
+                    len: r.block_count as u64,
+                    reason: format!("DataCopyParams.blockCount must be 0..={MAX_BLOCK_COUNT}"),
+                });
+            }
+            let len = r.block_len as usize * BLK;
+            let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
+                (r.src_stride as usize * BLK, r.dst_stride as usize * BLK)
+            } else {
+                (r.dst_stride as usize * BLK, r.src_stride as usize * BLK)
+            };
+            // blockCount or blockLen 0: a no-op on Atlas A2 (AscendC docs).
+            if len > 0 {
+                for i in 0..r.block_count as usize {
+                    out.push(Burst {
+                        gm: i * (len + gm_gap),
+                        ub: i * (len + ub_gap),
+                        len,
+                        ub_span: len,
+                    });
+                }
+            }
+        }
+        API_PAD => {
+            if r.block_count > MAX_BLOCK_COUNT {
+                return Err(FaultKind::BadLength {
+                    len: r.block_count as u64,
+                    reason: format!("DataCopyExtParams.blockCount must be 0..={MAX_BLOCK_COUNT}"),
+                });
+            }
+            if r.block_len > MAX_PAD_BLOCK_LEN {
+                return Err(FaultKind::BadLength {
+                    len: r.block_len as u64,
+                    reason: format!(
+                        "DataCopyExtParams.blockLen must be at most {MAX_PAD_BLOCK_LEN} bytes"
+                    ),
+                });
+            }
+            let len = r.block_len as usize;
+            if !len.is_multiple_of(es) {
+                return Err(FaultKind::BadLength {
+                    len: len as u64,
+                    reason: format!(
+                        "DataCopyExtParams.blockLen must be a multiple of sizeof(T) = {es}"
+                    ),
+                });
+            }
+            let (lp, rp) = if r.dir == GM_TO_UB {
+                (r.left_pad as usize * es, r.right_pad as usize * es)
+            } else {
+                (0, 0)
+            };
+            if lp > BLK || rp > BLK {
+                return Err(FaultKind::BadLength {
+                    len: lp.max(rp) as u64,
+                    reason: "leftPadding/rightPadding may cover at most 32 bytes each".into(),
+                });
+            }
+            let span = (lp + len + rp).div_ceil(BLK) * BLK;
+            let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
+                (r.src_stride as usize, r.dst_stride as usize * BLK)
+            } else {
+                (r.dst_stride as usize, r.src_stride as usize * BLK)
+            };
+            if len > 0 {
+                for i in 0..r.block_count as usize {
+                    out.push(Burst {
+                        gm: i * (len + gm_gap),
+                        ub: i * (span + ub_gap),
+                        len,
+                        ub_span: span,
+                    });
+                }
+            }
+        }
+        other => {
+            return Err(FaultKind::Misuse {
+                reason: "unknown copy api".into(),
+                value: other as u64,
+                limit: 0,
+            })
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one DataCopy / DataCopyPad of the block.
+pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind> {
+    let ub_base = ctx.ub as usize;
+    let ub_addr = r.ub as usize;
+    if ub_addr < ub_base || ub_addr > ub_base + ctx.ub_len {
+        return Err(FaultKind::UbOutOfBounds {
+            offset: ub_addr.wrapping_sub(ub_base) as u64,
+            len: 0,
+            limit: 0,
+        });
+    }
+    let ub_off = ub_addr - ub_base;
+    if !ub_off.is_multiple_of(BLK) {
+        return Err(FaultKind::MisalignedUb {
+            offset: ub_off as u64,
+        });
+    }
+    let es = r.elem_size.max(1) as usize;
+    let gm_addr = r.gm as usize;
+    if r.api != API_PAD && !gm_addr.is_multiple_of(es) {
+        return Err(FaultKind::MisalignedGm {
+            addr: gm_addr as u64,
+            align: es as u32,
+        });
+    }
+    let bursts = plan(r)?;
+    let Some(last) = bursts.last().copied() else {
+        return Ok(());
+    };
+    let ub_limit = (r.ub_cap as usize).min(ctx.ub_len - ub_off);
+    let ub_end = last.ub + last.ub_span;
+    if ub_end > ub_limit {
+        return Err(FaultKind::UbOutOfBounds {
+            offset: ub_off as u64,
+            len: ub_end as u64,
+            limit: ub_limit as u64,
+        });
+    }
+    let gm_end = last.gm + last.len;
+    let Some(found) = ctx.twin.mem.lookup(gm_addr, gm_end) else {
+        return Err(FaultKind::GmOutOfBounds {
+            addr: gm_addr as u64,
+            len: gm_end as u64,
+        });
+    };
+    ctx.jitter();
+    let load = r.dir == GM_TO_UB;
+    let moved: usize = bursts.iter().map(|b| b.len).sum();
+    let counted = match (load, ctx.atomic.is_some()) {
+        (true, _) => (moved, 0),
+        (false, false) => (0, moved),
+        (false, true) => (moved, moved),
+    };
+    ctx.twin
+        .traffic
+        .count(Some(ctx.worker), counted.0, counted.1);
+    if let Some(hz) = ctx.hazards.as_mut() {
+        for b in &bursts {
+            let (kind, len) = if load {
+                (Access::Mte2Write, b.ub_span)
+            } else {
+                (Access::Mte3Read, b.len)
+            };
+            let from = ub_off + b.ub;
+            hz.access(kind, from, from + len)
+                .map_err(|reason| FaultKind::PipeHazard { reason })?;
+        }
+    }
+    // GM race checker: flag memory is synchronisation (stores release before they land, loads
+    // acquire after the data is read, below); every access to data memory is checked first, so
+    // a racy copy is reported before it happens.
+    let atomic = ctx.atomic.is_some();
+    if let Some(rc) = ctx.race.as_mut() {
+        let shadow = &ctx.twin.race;
+        for b in &bursts {
+            let a = gm_addr + b.gm;
+            match (found.sync, load) {
+                (true, true) => {}
+                (true, false) => rc.release(shadow, a, b.len),
+                (false, _) => rc
+                    .access(shadow, a, b.len, !load, atomic)
+                    .map_err(|reason| FaultKind::GmRace { reason })?,
+            }
+        }
+    }
+    if load {
+        load_bursts(ctx, r, &bursts, &found)
+    } else {
+        store_bursts(ctx, r, &bursts, &found)
+    }
+}
+
+fn load_bursts(
+    ctx: &mut BlockCtx,
+    r: &AscTwinCopy,
+    bursts: &[Burst],
+    found: &Found,
+) -> Result<(), FaultKind> {
+    let es = r.elem_size.max(1) as usize;
+    let gm_addr = r.gm as usize;
+    let ub_addr = r.ub as usize;
+    let last = *bursts.last().expect("at least one burst");
+    let deferrable = ctx.lazy_on
+        && r.api != API_PAD
+        && bursts.len() == 1
+        && last.len == last.ub_span
+        && last.len >= crate::lazy::MIN_LAZY;
+    if deferrable {
+        crate::lazy::stage(
+            &ctx.twin.lazy,
+            &mut ctx.lazy,
+            found.meta_arc(),
+            gm_addr + last.gm,
+            ub_addr + last.ub,
+            last.len,
+        );
+        return Ok(());
+    }
+    let lp = if r.api == API_PAD {
+        r.left_pad as usize * es
+    } else {
+        0
+    };
+    for b in bursts {
+        let ub = ub_addr + b.ub;
+        crate::lazy::before_ub_write(&mut ctx.lazy, ub, b.ub_span);
+        // SAFETY: the GM burst is inside a live allocation (looked up above) and the UB span
+        // [ub, ub + ub_span) inside the tensor's buffer (checked by `copy`); a bulk read of data
+        // memory was checked for races by `copy` (with the checker on).
+        unsafe { mem::read((ub + lp) as *mut u8, r.gm.add(b.gm), b.len) };
+        if r.api == API_PAD {
+            fill_pad(r, ub, lp, b.len, b.ub_span);
+        }
+    }
+    if found.sync {
+        if let Some(rc) = ctx.race.as_mut() {
+            for b in bursts {
+                rc.acquire(&ctx.twin.race, gm_addr + b.gm, b.len);
+            }
+        }
+    }
+    if bursts.len() == 1 && last.len <= SMALL_ACCESS {
+        // SAFETY: just written above, inside UB.
+        // The block's UB is not part of its context, and only the block itself writes it.
+        let seen = unsafe { std::slice::from_raw_parts((ub_addr + lp) as *const u8, last.len) };
+        crate::poll::observe(ctx, gm_addr, seen, true, Some(found))?;
+    } else {
+        ctx.progress();
+    }
+    Ok(())
+}
+
+fn store_bursts(
+    ctx: &mut BlockCtx,
+    r: &AscTwinCopy,
+    bursts: &[Burst],
+    found: &Found,
+) -> Result<(), FaultKind> {
+    let gm_addr = r.gm as usize;
+    let ub_addr = r.ub as usize;
+    let last = *bursts.last().expect("at least one burst");
+    if let Some((_, ty)) = ctx.atomic {
+        let ts = ty.size();
+        if !gm_addr.is_multiple_of(ts) || !last.gm.is_multiple_of(ts) {
+            return Err(FaultKind::MisalignedGm {
+                addr: gm_addr as u64,
+                align: ts as u32,
+            });
+        }
+        if !last.len.is_multiple_of(ts) {
+            return Err(FaultKind::BadLength {
+                len: last.len as u64,
+                reason: format!("atomic store of {ty:?} needs a multiple of {ts} bytes"),
+            });
+        }
+    }
+    let twin = &ctx.twin;
+    let meta = found.meta();
+    // One store of `len` bytes from `src` (UB, or the GM source of a deferred UB copy) to `dst`,
+    // reducing when an atomic mode is set.
+    let atomic = ctx.atomic;
+    let store = |dst: usize, src: usize, len: usize| {
+        match atomic {
+            // SAFETY: the GM and UB ranges were checked by `copy`, the alignment for the atomic
+            // type above; a staged source is GM its snapshot keeps unwritten meanwhile, and does
+            // not overlap dst (before_write materialised any snapshot of dst).
+            Some((op, ty)) => unsafe {
+                crate::atomics::reduce_store(
+                    &twin.stripes,
+                    op,
+                    ty,
+                    dst as *mut u8,
+                    src as *const u8,
+                    len,
+                )
+            },
+            // SAFETY: as above; a bulk store to data memory was checked for races by `copy`.
+            None => unsafe { mem::write(dst as *mut u8, src as *const u8, len) },
+        }
+        twin.after_write(Some(meta), dst, len);
+    };
+    for b in bursts {
+        let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
+        twin.before_write(Some(meta), dst, b.len);
+        if !crate::lazy::with_source(&mut ctx.lazy, ub, b.len, |src| store(dst, src, b.len)) {
+            store(dst, ub, b.len);
+        }
+    }
+    Ok(())
+}
+
+/// Writes DataCopyPad's left/right padding and 32-byte dummy tail around one burst in UB.
+fn fill_pad(r: &AscTwinCopy, ub: usize, lp: usize, len: usize, span: usize) {
+    let es = r.elem_size.max(1) as usize;
+    let rp = r.right_pad as usize * es;
+    let value = r.pad_value.to_le_bytes();
+    let fill = |from: usize, to: usize, pattern: &dyn Fn(usize) -> u8| {
+        for i in from..to {
+            // SAFETY: [ub, ub + span) is inside the tensor's UB buffer (checked by `copy`).
+            unsafe { *((ub + i) as *mut u8) = pattern(i) };
+        }
+    };
+    if r.is_pad != 0 {
+        let pad = |i: usize| value[(i % es).min(7)];
+        fill(0, lp, &pad);
+        fill(lp + len, span, &pad);
+    } else if lp == 0 && rp == 0 {
+        // Documented: with no padding requested, the dummy tail repeats the first element.
+        if len > 0 {
+            // SAFETY: the first element was just copied in.
+            let first: SmallVec<[u8; 8]> = (0..es)
+                .map(|i| unsafe { *((ub + i) as *const u8) })
+                .collect();
+            fill(len, span, &|i| first[i % es]);
+        }
+    } else {
+        // Unspecified on hardware ("random"): poison so kernels cannot come to rely on it.
+        fill(0, lp, &|_| POISON);
+        fill(lp + len, span, &|_| POISON);
+    }
+}

@@ -1,0 +1,331 @@
+//! A twin: one isolated instance of the CPU twin of the AIV device.
+//!
+//! Everything the twin keeps (its devices' GM registry, the race checker's shadow state, the
+//! deferred-staging list, the atomic units' page locks, the DMA counters, the knobs, the worker
+//! pool and its watchdog, the launches an abort must reach) belongs to one [`Twin`] and is freed
+//! with it. Two twins in one process share nothing: a kernel of one cannot reach the other's
+//! memory, a knob set on one does not change the other, and a stall in one is reported while
+//! the other runs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::atomics::Stripes;
+use crate::device::{Device, DeviceConfig};
+use crate::error::{FaultKind, TwinError};
+use crate::knobs::{period_ms, Knobs, TwinConfig};
+use crate::launch::LaunchShared;
+use crate::meta::RegionMeta;
+use crate::race::RaceShadow;
+use crate::sched::{Pool, Stuck};
+use crate::traffic::{GmTraffic, Traffic};
+
+/// Source of unique twin ids (ids only name registries; no state hangs off this counter).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One instance of the CPU twin: the devices created from it, their memory, checkers and
+/// worker threads. Cloning gives another handle to the same twin; it is freed (its threads
+/// stopped) when the last handle, device, buffer and running block are gone.
+#[derive(Clone)]
+pub struct Twin {
+    pub(crate) inner: Arc<TwinInner>,
+}
+
+pub(crate) struct TwinInner {
+    pub id: u64,
+    pub knobs: Knobs,
+    pub mem: crate::mem::Memory,
+    pub race: RaceShadow,
+    pub lazy: crate::lazy::Live,
+    pub stripes: Stripes,
+    pub traffic: Traffic,
+    /// Launches running now (for [`Twin::abort`] and the watchdog).
+    pub launches: Mutex<Vec<Weak<LaunchShared>>>,
+    /// Why the twin was aborted, if it was.
+    pub aborted: Mutex<Option<String>>,
+    /// Launches waiting for free cores, for stall reports: (rank, kernel, cores wanted).
+    pub core_waits: Mutex<Vec<(u32, &'static str, u32)>>,
+    /// Origin of `GetSystemCycle`.
+    pub epoch: Instant,
+    pub pool: Pool,
+}
+
+impl Default for Twin {
+    fn default() -> Self {
+        Twin::new()
+    }
+}
+
+impl Twin {
+    /// A new twin with the settings of the `AIV_TWIN_*` environment variables
+    /// ([`TwinConfig::from_env`]).
+    pub fn new() -> Twin {
+        Twin::with_config(TwinConfig::from_env())
+    }
+
+    /// A new twin with `config`.
+    pub fn with_config(config: TwinConfig) -> Twin {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let inner = Arc::new_cyclic(|weak: &Weak<TwinInner>| {
+            let w = weak.clone();
+            let pool = Pool::new(
+                config.workers,
+                &format!("twin{id}"),
+                period_ms(config.watchdog),
+                Box::new(move |stuck, stalled_for| {
+                    if let Some(t) = w.upgrade() {
+                        t.stalled(stuck, stalled_for);
+                    }
+                }),
+            );
+            TwinInner {
+                id,
+                knobs: Knobs::new(&config),
+                mem: crate::mem::Memory::new(id),
+                race: RaceShadow::default(),
+                lazy: crate::lazy::Live::default(),
+                stripes: Stripes::default(),
+                traffic: Traffic::new(config.workers.max(1)),
+                launches: Mutex::new(Vec::new()),
+                aborted: Mutex::new(None),
+                core_waits: Mutex::new(Vec::new()),
+                epoch: Instant::now(),
+                pool,
+            }
+        });
+        Twin { inner }
+    }
+
+    /// A simulated NPU of this twin with rank `rank`.
+    pub fn device(&self, rank: u32, config: DeviceConfig) -> Result<Device, TwinError> {
+        Device::new(self.inner.clone(), rank, config)
+    }
+
+    /// A number that identifies this twin among all twins of the process.
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// Turns the intra-core pipe-hazard checker on or off for launches that start afterwards.
+    pub fn set_hazard_check(&self, on: bool) {
+        self.inner.knobs.hazards.store(on, Ordering::Relaxed);
+    }
+
+    /// Turns the GM race checker (happens-before over flags between blocks and ranks) on or off
+    /// for launches that start afterwards.
+    pub fn set_race_check(&self, on: bool) {
+        self.inner.knobs.races.store(on, Ordering::Relaxed);
+    }
+
+    /// Turns deferred GM -> UB staging on or off for launches that start afterwards. With it, a
+    /// large DataCopy GM -> UB records a snapshot and the following DataCopy UB -> GM copies GM
+    /// to GM directly; results are identical either way.
+    pub fn set_lazy_staging(&self, on: bool) {
+        self.inner.knobs.lazy.store(on, Ordering::Relaxed);
+    }
+
+    /// Injects random delays of up to `max_us` microseconds before about one in four GM accesses
+    /// of every block of launches that start afterwards (0 = off). Tests use it to shake out
+    /// ordering bugs that a lucky schedule would hide.
+    pub fn set_jitter_us(&self, max_us: u32) {
+        self.inner.knobs.jitter_us.store(max_us, Ordering::Relaxed);
+    }
+
+    /// Sets the stall watchdog: when live blocks of this twin make no progress (no GM write, no
+    /// changed read, no block starting or ending) for `period`, every stuck launch fails with
+    /// [`FaultKind::Deadlock`] (all stuck blocks parked on polls) or [`FaultKind::Livelock`]
+    /// (some keep running), naming every stuck block and what it reads. `None` turns it off.
+    pub fn set_watchdog(&self, period: Option<Duration>) {
+        let ms = period_ms(period);
+        self.inner.knobs.watchdog_ms.store(ms, Ordering::Relaxed);
+        self.inner
+            .pool
+            .shared()
+            .watchdog_ms
+            .store(ms, Ordering::Relaxed);
+    }
+
+    /// The watchdog period (None: off).
+    pub fn watchdog(&self) -> Option<Duration> {
+        self.inner.knobs.watchdog()
+    }
+
+    /// GM traffic of this twin's kernels so far (see [`GmTraffic`]); subtract two readings to
+    /// measure a span.
+    pub fn gm_traffic(&self) -> GmTraffic {
+        self.inner.traffic.total()
+    }
+
+    /// Stops every running launch of this twin and makes its later launches fail at once, each
+    /// with [`FaultKind::PeerAborted`] carrying `reason` (the first reason given wins).
+    ///
+    /// For a host that knows one rank has failed: on the NPU its peers would wait for it until
+    /// their deadlines; on the twin they can be told at once.
+    pub fn abort(&self, reason: &str) {
+        self.inner.abort(reason);
+    }
+
+    /// Why the twin was aborted, if it was.
+    pub fn aborted(&self) -> Option<String> {
+        self.inner.aborted.lock().clone()
+    }
+
+    /// Runs `f` as a host task of this twin: a coroutine on worker `affinity % workers`, next to
+    /// the blocks.
+    ///
+    /// Host code that launches kernels and waits for them (a stream's tasks) runs here without an
+    /// OS thread of its own: waiting for a launch or a [`crate::HostSignal`] suspends the
+    /// coroutine instead of blocking a thread. `f` must not block its thread on anything that
+    /// only the pool's blocks or host tasks can release (use a `HostSignal` for that); a panic in
+    /// `f` is caught and printed, and ends only `f`.
+    pub fn spawn_host_task(&self, affinity: usize, f: Box<dyn FnOnce() + Send>) {
+        self.inner.pool.shared().spawn_host(affinity, f);
+    }
+
+    /// Worker threads of this twin.
+    pub fn workers(&self) -> usize {
+        self.inner.pool.shared().workers()
+    }
+
+    /// Live GM allocations of this twin and their bytes.
+    pub fn memory_usage(&self) -> (usize, usize) {
+        self.inner.mem.usage()
+    }
+
+    /// Converts `GetSystemCycle` cycles to microseconds (A2: 50 cycles per µs).
+    pub fn cycles_to_us(cycles: u64) -> u64 {
+        crate::cycles_to_us(cycles)
+    }
+}
+
+impl std::fmt::Debug for Twin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Twin {{ id: {} }}", self.inner.id)
+    }
+}
+
+impl TwinInner {
+    /// Materialises the deferred snapshots of GM `[addr, addr + len)` (in the allocation with
+    /// counters `meta`) before anything writes there.
+    pub fn before_write(&self, meta: Option<&RegionMeta>, addr: usize, len: usize) {
+        crate::lazy::before_gm_write(&self.lazy, meta, addr, len);
+    }
+
+    /// After a kernel's GM write: wakes the blocks parked on the range and counts the progress.
+    pub fn after_write(&self, meta: Option<&RegionMeta>, addr: usize, len: usize) {
+        let pool = self.pool.shared();
+        pool.notify(addr, len, meta);
+        pool.progress();
+    }
+
+    /// After a host GM write: wakes the blocks parked on the range; progress only if it woke
+    /// one (a host writing memory no block waits for does not unstick anything).
+    pub fn after_host_write(&self, meta: Option<&RegionMeta>, addr: usize, len: usize) {
+        let pool = self.pool.shared();
+        if pool.notify(addr, len, meta) {
+            pool.progress();
+        }
+    }
+
+    /// Registers a launch that starts now; Err(reason) if the twin was aborted.
+    pub fn start_launch(&self, l: &Arc<LaunchShared>) -> Result<(), String> {
+        let mut a = self.launches.lock();
+        if let Some(r) = self.aborted.lock().clone() {
+            return Err(r);
+        }
+        a.retain(|w| w.strong_count() > 0);
+        a.push(Arc::downgrade(l));
+        Ok(())
+    }
+
+    fn active(&self) -> Vec<Arc<LaunchShared>> {
+        self.launches
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    pub fn abort(&self, reason: &str) {
+        {
+            let _launches = self.launches.lock();
+            let mut a = self.aborted.lock();
+            if a.is_some() {
+                return;
+            }
+            *a = Some(reason.to_string());
+        }
+        for l in self.active() {
+            l.record(
+                u32::MAX,
+                "launch",
+                FaultKind::PeerAborted {
+                    reason: reason.to_string(),
+                },
+            );
+        }
+        self.pool.shared().wake_all();
+    }
+
+    /// The watchdog found live blocks without progress for `stalled_for`: every launch with a
+    /// stuck block fails, naming all of them.
+    fn stalled(&self, stuck: Vec<Stuck>, stalled_for: Duration) {
+        if stuck.is_empty() {
+            return;
+        }
+        let owner = |addr: usize| {
+            self.mem
+                .owner(addr)
+                .map_or_else(|| "no rank's".to_string(), |r| format!("rank {r}'s"))
+        };
+        let mut lines: Vec<String> = stuck
+            .iter()
+            .map(|s| {
+                let who = format!(
+                    "rank {} block {} (kernel `{}`)",
+                    s.status.rank, s.status.block, s.status.kernel
+                );
+                match s.parked_on {
+                    Some((addr, len)) => format!(
+                        "{who} is parked on a poll of GM {addr:#x} ({len} bytes of {} memory), unchanged for {stalled_for:?}",
+                        owner(addr)
+                    ),
+                    None => {
+                        let reads = s.status.spinning.lock().clone();
+                        if reads.is_empty() {
+                            format!("{who} runs without progress (no GM write, no changed read) for {stalled_for:?}")
+                        } else {
+                            let list: Vec<String> = reads
+                                .iter()
+                                .map(|&(a, l)| format!("{a:#x} ({l} bytes of {} memory)", owner(a)))
+                                .collect();
+                            format!(
+                                "{who} spins reading GM {}, unchanged for {stalled_for:?}",
+                                list.join(", ")
+                            )
+                        }
+                    }
+                }
+            })
+            .collect();
+        for &(rank, kernel, cores) in self.core_waits.lock().iter() {
+            lines.push(format!(
+                "rank {rank}: a launch of `{kernel}` waits for {cores} free cores, held by the launches above"
+            ));
+        }
+        let all_parked = stuck.iter().all(|s| s.parked_on.is_some());
+        let kind = if all_parked {
+            FaultKind::Deadlock { waiters: lines }
+        } else {
+            FaultKind::Livelock { blocks: lines }
+        };
+        for s in &stuck {
+            if let Ok(l) = s.status.launch.clone().downcast::<LaunchShared>() {
+                l.record(s.status.block, "watchdog", kind.clone());
+            }
+        }
+    }
+}
