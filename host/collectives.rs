@@ -1,11 +1,12 @@
 //! AllGather and AllReduce: validation, chunking, one launch per chunk.
 
+use crate::buffer::{BufferAccess, DeviceBuffer};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::link::reduce_codes;
 use crate::plan::{all_reduce_kind, plan_chunks, Kind};
-use crate::world::{Communicator, DeviceBuffer};
+use crate::world::Communicator;
 
 /// Bytes of `count` elements of `dtype`, or an error if that overflows.
 pub(crate) fn elem_bytes(count: usize, dtype: DataType) -> Result<usize> {
@@ -71,14 +72,18 @@ impl Communicator {
                 bytes: (c.count * es) as u64,
                 ..template
             };
-            let keep = (send.clone(), recv.clone());
-            // SAFETY: the caller guarantees `kernel` takes an AivCollArgs; `keep` holds the
-            // buffers its addresses point into until the launch has run.
+            // SAFETY: the caller guarantees `kernel` takes an AivCollArgs; its addresses point
+            // into `send` and `recv` (claimed for the launch) and the world's HCCL buffers and
+            // sync areas.
             unsafe {
-                self.launch_with_tags(name, kernel, n, 1, keep, move |comm| ffi::AivCollArgs {
-                    comm,
-                    ..args
-                })?
+                self.launch_with_tags(
+                    name,
+                    kernel,
+                    n,
+                    1,
+                    &[BufferAccess::Read(send), BufferAccess::Write(recv)],
+                    move |comm| ffi::AivCollArgs { comm, ..args },
+                )?
             };
         }
         Ok(())
@@ -132,13 +137,7 @@ impl Communicator {
         needed: usize,
         dtype: DataType,
     ) -> Result<()> {
-        if buf.rank() != self.rank() {
-            return Err(Error::WrongDevice {
-                what,
-                buffer_rank: buf.rank(),
-                comm_rank: self.rank(),
-            });
-        }
+        self.check_owner(what, buf, true)?;
         if buf.len() < needed {
             return Err(Error::BufferTooSmall {
                 what,

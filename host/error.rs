@@ -109,6 +109,28 @@ pub enum Error {
         /// Needed alignment.
         align: usize,
     },
+    /// A buffer belongs to another world (even a dropped one): its memory is not reachable by
+    /// this world's kernels.
+    #[error("{what} belongs to another World")]
+    WrongWorld {
+        /// Which argument.
+        what: &'static str,
+    },
+    /// An operation on a link to a peer waited for the operation enqueued before it on the same
+    /// link (from another stream), which did not run within the exec timeout.
+    #[error("rank {rank}: `{op}` on stream `{stream}` waited {waited_ms} ms for the earlier operation on its link to rank {peer} (enqueued on another stream) to run: order the streams with an Event, or use one stream per link")]
+    LinkTurnTimeout {
+        /// The rank.
+        rank: u32,
+        /// The waiting stream.
+        stream: String,
+        /// The peer of the link.
+        peer: u32,
+        /// The waiting operation (`send`, `recv`, `tx_ack`, ...).
+        op: &'static str,
+        /// How long it waited.
+        waited_ms: u64,
+    },
     /// A buffer belongs to another rank's device.
     #[error("{what} lives on rank {buffer_rank} but the communicator is rank {comm_rank}")]
     WrongDevice {

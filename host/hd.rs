@@ -21,11 +21,12 @@
 
 use parking_lot::Mutex;
 
+use crate::buffer::DeviceBuffer;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::link::{CommStream, Event};
-use crate::world::{Communicator, DeviceBuffer};
+use crate::world::Communicator;
 
 /// The sub-streams and events of a communicator's HD AllReduce, created on first use.
 pub(crate) struct HdStreams {
@@ -90,9 +91,11 @@ impl Communicator {
         let n = self.size() as usize;
         let rank = self.rank() as usize;
         let main = self.stream().clone();
-        let keep = (send.clone(), recv.clone());
+        // Claims for the tasks that read the input and the ones that write the output.
+        let reads = || vec![send.use_read()];
+        let writes = || vec![recv.use_write()];
         if n == 1 {
-            // SAFETY: both ranges were validated against buffers that `keep` holds.
+            // SAFETY: both ranges were validated against the buffers the claims hold.
             unsafe {
                 main.copy_raw(
                     "final",
@@ -101,7 +104,7 @@ impl Communicator {
                     bytes as u64,
                     0,
                     ffi::AIV_OP_NONE,
-                    keep,
+                    vec![send.use_read(), recv.use_write()],
                 )
             };
             return Ok(());
@@ -118,8 +121,8 @@ impl Communicator {
                 k + 1
             )));
         }
-        let peers = &self.launcher.peers;
-        let seg = |r: usize, i: usize| peers.hccl[r] + (i * seg_bytes) as u64;
+        let world = &self.launcher.world;
+        let seg = |r: usize, i: usize| world.hccl_addr(r) + (i * seg_bytes) as u64;
         let extra_partner = rank ^ p2; // valid when < n
         for c0 in (0..count.max(1)).step_by(cap) {
             if count == 0 {
@@ -128,23 +131,15 @@ impl Communicator {
             let cb = (cap.min(count - c0) * es) as u64;
             let input = send.addr() + (c0 * es) as u64;
             let output = recv.addr() + (c0 * es) as u64;
-            let kp = keep.clone();
             // SAFETY (every copy_raw below): addresses are inside the validated user buffers
-            // (held by `keep`) or inside the world's HCCL buffers (alive as long as the world).
+            // (held by the tasks' claims) or inside the world's HCCL buffers (which every task
+            // holds through its stream's launcher).
             unsafe {
                 // ---- pre-step ----
                 if rank >= p2 {
                     let q = extra_partner as u32;
                     main.rx_ack(q, "pre-step")?;
-                    main.copy_raw(
-                        "pre-step",
-                        seg(q as usize, 0),
-                        input,
-                        cb,
-                        dt,
-                        opc,
-                        kp.clone(),
-                    );
+                    main.copy_raw("pre-step", seg(q as usize, 0), input, cb, dt, opc, reads());
                     main.tx_data_signal(q, "pre-step")?;
                 } else {
                     main.copy_raw(
@@ -154,7 +149,7 @@ impl Communicator {
                         cb,
                         dt,
                         ffi::AIV_OP_NONE,
-                        kp.clone(),
+                        reads(),
                     );
                     if extra_partner < n {
                         main.tx_ack(extra_partner as u32, "pre-step")?;
@@ -167,7 +162,7 @@ impl Communicator {
                         cb,
                         dt,
                         ffi::AIV_OP_NONE,
-                        (),
+                        Vec::new(),
                     );
                 }
                 // ---- exchange steps ----
@@ -183,7 +178,7 @@ impl Communicator {
                                 cb,
                                 dt,
                                 ffi::AIV_OP_NONE,
-                                (),
+                                Vec::new(),
                             );
                         }
                         main.post(&hd.start_tx, &stage);
@@ -201,7 +196,7 @@ impl Communicator {
                             cb,
                             dt,
                             opc,
-                            (),
+                            Vec::new(),
                         );
                         hd.tx.tx_data_signal(p, &stage)?;
                         hd.tx.post(&hd.done_tx, &stage);
@@ -211,7 +206,15 @@ impl Communicator {
                 }
                 // ---- final ----
                 if rank < p2 {
-                    main.copy_raw("final", output, seg(rank, k), cb, dt, ffi::AIV_OP_NONE, kp);
+                    main.copy_raw(
+                        "final",
+                        output,
+                        seg(rank, k),
+                        cb,
+                        dt,
+                        ffi::AIV_OP_NONE,
+                        writes(),
+                    );
                     if extra_partner < n {
                         main.tx_data_signal(extra_partner as u32, "final")?;
                         main.rx_ack(extra_partner as u32, "final")?;
@@ -226,7 +229,7 @@ impl Communicator {
                         cb,
                         dt,
                         ffi::AIV_OP_NONE,
-                        kp,
+                        writes(),
                     );
                     main.tx_ack(q, "final")?;
                 }

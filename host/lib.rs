@@ -27,22 +27,27 @@
 
 #![warn(missing_docs)]
 
+mod buffer;
 mod collectives;
 pub use collectives::AllReduceAlgo;
+pub mod diag;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
 mod hd;
+mod launcher;
 pub mod link;
 pub mod plan;
 mod stream;
 pub mod tags;
 pub mod trace;
+mod turns;
 pub mod world;
 
+pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Result};
 pub use link::{CommStream, Event};
 pub use world::{
-    Communicator, Config, DeviceBuffer, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT,
+    Communicator, Config, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT,
 };

@@ -4,7 +4,9 @@
 //! streams; a rank has a main stream and may create sub-streams; an [`Event`] posted on one stream
 //! and waited on another orders them (`LocalNotify::Post` / `Wait`). Tasks run as small kernel
 //! launches on the device (copy, reduce, link signals with a peer) or as host steps (event post
-//! and wait). Within a stream, program order; across streams, nothing but events.
+//! and wait). Within a stream, program order; across streams, events; and on each link to a peer
+//! (send/recv, acks, data signals), the order in which the operations were enqueued, whatever
+//! streams they are on (`turns.rs`).
 
 use std::sync::Arc;
 
@@ -12,43 +14,20 @@ use ascendc_sys::{GmBuffer, KernelFn};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
+use crate::buffer::{DeviceBuffer, Use};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::launcher::{Blocks, Launcher};
 use crate::stream::Stream;
 use crate::trace::TraceEvent;
-use crate::world::{Communicator, DeviceBuffer, Launcher};
+use crate::turns::Turn;
+use crate::world::Communicator;
 
-/// Blocks of the copy / reduce task kernels.
+/// Blocks of the copy / reduce task kernels (at most: they take what is free, see `Blocks`).
 const TASK_BLOCKS: u32 = 8;
 /// Chunks of one send/recv message; a chunk's flag value is `(message << 20) | chunk`.
 const MAX_P2P_CHUNKS: usize = 1 << 20;
-
-/// Sequence numbers of LINK signals, per peer: what this rank sent and expects.
-pub(crate) struct LinkSeqs {
-    tx: Vec<[i32; ffi::AIV_LINK_KINDS as usize]>,
-    rx: Vec<[i32; ffi::AIV_LINK_KINDS as usize]>,
-}
-
-impl Default for LinkSeqs {
-    fn default() -> Self {
-        let n = ffi::AIV_MAX_RANKS as usize;
-        LinkSeqs {
-            tx: vec![[0; ffi::AIV_LINK_KINDS as usize]; n],
-            rx: vec![[0; ffi::AIV_LINK_KINDS as usize]; n],
-        }
-    }
-}
-
-impl LinkSeqs {
-    /// The next sequence number of (`peer`, `kind`) in one direction, in program order.
-    fn next(&mut self, tx: bool, peer: u32, kind: u32) -> i32 {
-        let v = if tx { &mut self.tx } else { &mut self.rx };
-        let c = &mut v[peer as usize][kind as usize];
-        *c = c.wrapping_add(1);
-        *c
-    }
-}
 
 /// What a stream's tasks need: the rank's launcher and the stream's own argument slot.
 pub(crate) struct StreamCtx {
@@ -74,18 +53,34 @@ impl StreamCtx {
         block_dim: u32,
         args: &A,
     ) -> Result<()> {
+        self.launch_on(name, kernel, Blocks::Exactly(block_dim), args)
+    }
+
+    /// [`StreamCtx::launch`] with a choice of block count.
+    pub fn launch_on<A: Pod>(
+        &self,
+        name: &'static str,
+        kernel: KernelFn,
+        blocks: Blocks,
+        args: &A,
+    ) -> Result<()> {
         self.launcher
-            .launch(&self.args, self.diag.clone(), name, kernel, block_dim, args)
+            .launch(&self.args, self.diag.clone(), name, kernel, blocks, args)
     }
 
     /// The communicator part of a kernel's arguments for a launch on this stream.
     pub fn comm_args(&self, tag: i32) -> ffi::AivCommArgs {
         self.launcher.comm_args(tag, self.diag.start)
     }
+
+    /// The stream itself.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
 }
 
 /// A stream of one rank: tasks run in the order they are enqueued, one at a time.
-/// Cheap to clone (shared).
+/// Cheap to clone (shared). Dropping it does not stop what was enqueued.
 #[derive(Clone)]
 pub struct CommStream {
     pub(crate) inner: Arc<StreamCtx>,
@@ -93,14 +88,19 @@ pub struct CommStream {
 
 /// A local notify between streams of one rank (`LocalNotify` of HCCL): [`CommStream::post`]
 /// signals it once, [`CommStream::wait`] consumes one signal, waiting until it has been posted.
-/// Waits are served in the order they were enqueued.
+/// Waits are served in the order they were enqueued. If the stream that was to post fails
+/// first, the waits fail at once with that stream's error.
 #[derive(Clone)]
 pub struct Event {
     name: Arc<str>,
-    /// Posts so far.
+    /// Posts so far (`u64::MAX`: a post will never come, see `failed`).
     posted: Arc<ascendc_sys::HostSignal>,
     /// Waits enqueued so far (each takes the next ticket).
     waits: Arc<Mutex<u64>>,
+    /// Posts enqueued so far (run or not).
+    enqueued: Arc<std::sync::atomic::AtomicU64>,
+    /// The error of the stream whose post was dropped unrun.
+    failed: Arc<Mutex<Option<Error>>>,
 }
 
 impl Event {
@@ -110,12 +110,35 @@ impl Event {
             name: name.into(),
             posted: Arc::new(ascendc_sys::HostSignal::new(0)),
             waits: Arc::new(Mutex::new(0)),
+            enqueued: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            failed: Arc::new(Mutex::new(None)),
         }
     }
 
     /// The event's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+}
+
+/// A post task's promise: if the task is dropped unrun (its stream failed), the event's
+/// waiters learn why instead of waiting for their deadline.
+struct PostGuard {
+    ev: Event,
+    ctx: Arc<StreamCtx>,
+    ran: bool,
+}
+
+impl Drop for PostGuard {
+    fn drop(&mut self) {
+        if !self.ran {
+            let cause = self.ctx.stream.first_error().unwrap_or(Error::CommFailed {
+                rank: self.ctx.launcher.rank,
+                cause: format!("stream `{}` stopped before posting", self.ctx.name),
+            });
+            self.ev.failed.lock().get_or_insert(cause);
+            self.ev.posted.update(|_| u64::MAX);
+        }
     }
 }
 
@@ -127,19 +150,19 @@ impl CommStream {
             let r = MAIN_DIAG.end + (index - 1) % SUB_DIAG_RECORDS;
             r..r + 1
         };
-        Ok(CommStream {
-            inner: Arc::new(StreamCtx {
-                name: name.to_string(),
-                launcher: launcher.clone(),
-                args: launcher.device.alloc(4096)?,
-                stream: Stream::new(
-                    launcher.twin.clone(),
-                    format!("aiv-r{}-{name}", launcher.rank),
-                    launcher.rank as usize + index as usize,
-                ),
-                diag,
-            }),
-        })
+        let inner = Arc::new(StreamCtx {
+            name: name.to_string(),
+            launcher: launcher.clone(),
+            args: launcher.device.alloc(4096)?,
+            stream: Stream::new(
+                launcher.world.twin.clone(),
+                format!("aiv-r{}-{name}", launcher.rank),
+                launcher.rank as usize + index as usize,
+            ),
+            diag,
+        });
+        launcher.streams.lock().push(Arc::downgrade(&inner));
+        Ok(CommStream { inner })
     }
 
     /// The stream's name.
@@ -152,20 +175,27 @@ impl CommStream {
         self.inner.stream.synchronize()
     }
 
-    /// Enqueues a task labelled `stage` / `task` (recorded when tracing is on).
+    /// Enqueues a task labelled `stage` / `task` (recorded when tracing is on). `uses` are the
+    /// task's claims on device buffers: it starts once no conflicting host copy runs, and
+    /// releases them when done (or dropped unrun).
     pub(crate) fn task(
         &self,
         stage: &str,
         task: &str,
+        uses: Vec<Use>,
         f: impl FnOnce(&StreamCtx) -> Result<()> + Send + 'static,
     ) {
         let ctx = self.inner.clone();
         let stage = stage.to_string();
         let task = task.to_string();
         self.inner.stream.enqueue(move || {
-            let trace = ctx.launcher.trace.clone();
+            for u in &uses {
+                u.begin();
+            }
+            let trace = &ctx.launcher.world.trace;
             let start = trace.enabled().then(|| trace.now_us());
             let r = f(&ctx);
+            drop(uses);
             if let Some(start_us) = start {
                 trace.push(TraceEvent {
                     rank: ctx.launcher.rank,
@@ -181,13 +211,7 @@ impl CommStream {
     }
 
     fn check_usable(&self) -> Result<()> {
-        match self.inner.launcher.failed.lock().clone() {
-            Some(cause) => Err(Error::CommFailed {
-                rank: self.inner.launcher.rank,
-                cause,
-            }),
-            None => Ok(()),
-        }
+        self.inner.launcher.check_usable()
     }
 
     fn check_peer(&self, peer: u32) -> Result<()> {
@@ -201,17 +225,42 @@ impl CommStream {
         Ok(())
     }
 
-    /// Posts `event` once this stream reaches this point.
-    pub fn post(&self, event: &Event, stage: &str) {
-        let ev = event.clone();
-        self.task(stage, &format!("post {}", event.name), move |_| {
-            ev.posted.update(|p| p + 1);
-            Ok(())
-        });
+    fn check_world(&self, what: &'static str, b: &DeviceBuffer) -> Result<()> {
+        if b.world_id() != self.inner.launcher.world.twin.id() {
+            return Err(Error::WrongWorld { what });
+        }
+        Ok(())
     }
 
-    /// Makes this stream wait, at this point, for one post of `event` (in enqueue order). Waiting
-    /// longer than the communicator's exec timeout fails the stream with [`Error::EventTimeout`].
+    /// Posts `event` once this stream reaches this point.
+    pub fn post(&self, event: &Event, stage: &str) {
+        event
+            .enqueued
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut guard = PostGuard {
+            ev: event.clone(),
+            ctx: self.inner.clone(),
+            ran: false,
+        };
+        self.task(
+            stage,
+            &format!("post {}", event.name),
+            Vec::new(),
+            move |_| {
+                guard.ran = true;
+                guard.ev.posted.update(|p| p.saturating_add(1));
+                Ok(())
+            },
+        );
+    }
+
+    /// Makes this stream wait, at this point, for one post of `event` (in enqueue order).
+    ///
+    /// If no matching post has been enqueued within the communicator's exec timeout, the stream
+    /// fails with [`Error::EventTimeout`]. If the post is enqueued but its stream is still busy,
+    /// the wait goes on (up to twice the exec timeout): that stream's own device waits reach
+    /// their deadlines first and, if they fail, this wait fails at once with their error, which
+    /// names the peer and flag the work was waiting for.
     pub fn wait(&self, event: &Event, stage: &str) {
         let ticket = {
             let mut w = event.waits.lock();
@@ -219,27 +268,42 @@ impl CommStream {
             *w
         };
         let ev = event.clone();
-        self.task(stage, &format!("wait {}", event.name), move |ctx| {
-            let timeout = ctx.launcher.exec_timeout;
-            let deadline = std::time::Instant::now() + timeout;
-            if ev.posted.wait_until(Some(deadline), |p| p >= ticket) {
-                Ok(())
-            } else {
-                Err(Error::EventTimeout {
-                    rank: ctx.launcher.rank,
-                    stream: ctx.name.clone(),
-                    event: ev.name.to_string(),
-                    waited_ms: timeout.as_millis() as u64,
-                })
-            }
-        });
+        self.task(
+            stage,
+            &format!("wait {}", event.name),
+            Vec::new(),
+            move |ctx| {
+                let timeout = ctx.launcher.world.exec_timeout;
+                let start = std::time::Instant::now();
+                let mut posted = ev.posted.wait_until(Some(start + timeout), |p| p >= ticket);
+                if !posted && ev.enqueued.load(std::sync::atomic::Ordering::SeqCst) >= ticket {
+                    posted = ev
+                        .posted
+                        .wait_until(Some(start + 2 * timeout), |p| p >= ticket);
+                }
+                if let Some(e) = ev.failed.lock().clone() {
+                    return Err(e);
+                }
+                if posted {
+                    Ok(())
+                } else {
+                    Err(Error::EventTimeout {
+                        rank: ctx.launcher.rank,
+                        stream: ctx.name.clone(),
+                        event: ev.name.to_string(),
+                        waited_ms: start.elapsed().as_millis() as u64,
+                    })
+                }
+            },
+        );
     }
 
     /// Device-to-device copy of `bytes` from `src` to `dst` (GM addresses of any rank), as a
-    /// CpGM2GM launch.
+    /// CpGM2GM launch on as many free cores as there are, up to 8.
     ///
     /// # Safety
-    /// Both ranges must be inside live GM allocations until the task has run.
+    /// Both ranges must be inside live GM allocations until the task has run: inside the
+    /// buffers claimed by `uses`, or the world's HCCL buffers.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn copy_raw(
         &self,
@@ -249,15 +313,14 @@ impl CommStream {
         bytes: u64,
         dtype: u32,
         op: u32,
-        keep: impl Send + 'static,
+        uses: Vec<Use>,
     ) {
         let task = if op == ffi::AIV_OP_NONE {
             "copy"
         } else {
             "reduce"
         };
-        self.task(stage, task, move |ctx| {
-            let _keep = keep;
+        self.task(stage, task, uses, move |ctx| {
             if bytes == 0 {
                 return Ok(());
             }
@@ -268,17 +331,17 @@ impl CommStream {
                 dtype,
                 op,
             };
-            ctx.launch(
-                "aiv_copy",
-                ffi::aiv_copy,
-                TASK_BLOCKS.min(ctx.launcher.device.cores()),
-                &args,
-            )
+            // Any number of blocks can run the copy: taking only the free cores means a copy
+            // never waits for cores held by waiting tasks of other streams (which might wait
+            // for it).
+            ctx.launch_on("aiv_copy", ffi::aiv_copy, Blocks::UpTo(TASK_BLOCKS), &args)
         });
     }
 
     /// Enqueues a device-to-device copy of `bytes` from `src` to `dst` (either may live on any
-    /// rank of the world, as HCCS peers' memory is reachable from the AIV cores).
+    /// rank of the world, as HCCS peers' memory is reachable from the AIV cores). The ranges
+    /// must not overlap unless they are the same range (copying a range onto itself changes
+    /// nothing).
     pub fn copy(
         &self,
         dst: &DeviceBuffer,
@@ -287,10 +350,13 @@ impl CommStream {
         stage: &str,
     ) -> Result<()> {
         self.check_usable()?;
+        self.check_world("copy dst", dst)?;
+        self.check_world("copy src", src)?;
         check_len("copy dst", dst, bytes)?;
         check_len("copy src", src, bytes)?;
-        let keep = (dst.clone(), src.clone());
-        // SAFETY: the ranges were checked against the buffers, which `keep` holds until the
+        check_disjoint("copy", dst, src, bytes)?;
+        let uses = vec![src.use_read(), dst.use_write()];
+        // SAFETY: the ranges were checked against the buffers, which `uses` hold until the
         // task has run.
         unsafe {
             self.copy_raw(
@@ -300,13 +366,14 @@ impl CommStream {
                 bytes as u64,
                 0,
                 ffi::AIV_OP_NONE,
-                keep,
+                uses,
             )
         };
         Ok(())
     }
 
-    /// Enqueues `dst = dst op src` over `count` elements (atomic reduce on the store).
+    /// Enqueues `dst = dst op src` over `count` elements (atomic reduce on the store). The ranges
+    /// must not overlap unless they are the same range.
     pub fn reduce(
         &self,
         dst: &DeviceBuffer,
@@ -318,7 +385,9 @@ impl CommStream {
     ) -> Result<()> {
         self.check_usable()?;
         let (opc, dt) = reduce_codes(dtype, op)?;
-        let bytes = count * dtype.size();
+        let bytes = crate::collectives::elem_bytes(count, dtype)?;
+        self.check_world("reduce dst", dst)?;
+        self.check_world("reduce src", src)?;
         check_len("reduce dst", dst, bytes)?;
         check_len("reduce src", src, bytes)?;
         for (what, b) in [("reduce dst", dst), ("reduce src", src)] {
@@ -330,23 +399,26 @@ impl CommStream {
                 });
             }
         }
-        let keep = (dst.clone(), src.clone());
+        check_disjoint("reduce", dst, src, bytes)?;
+        let uses = vec![src.use_read(), dst.use_write()];
         // SAFETY: as in `copy`.
-        unsafe { self.copy_raw(stage, dst.addr(), src.addr(), bytes as u64, dt, opc, keep) };
+        unsafe { self.copy_raw(stage, dst.addr(), src.addr(), bytes as u64, dt, opc, uses) };
         Ok(())
     }
 
     fn signal(&self, peer: u32, kind: u32, wait: bool, stage: &str) -> Result<()> {
         self.check_usable()?;
         self.check_peer(peer)?;
-        let seq = self.inner.launcher.links.lock().next(!wait, peer, kind);
+        let turn = self.inner.launcher.links.lock().next((peer, kind, !wait));
+        let seq = turn.n as u32 as i32;
         let task = match (kind, wait) {
             (ffi::AIV_LINK_ACK, false) => "tx_ack",
             (ffi::AIV_LINK_ACK, true) => "rx_ack",
             (_, false) => "tx_data_signal",
             (_, true) => "rx_data_signal",
         };
-        self.task(stage, task, move |ctx| {
+        self.task(stage, task, Vec::new(), move |ctx| {
+            wait_turn(ctx, &turn, peer, task)?;
             let args = ffi::AivSignalArgs {
                 comm: ctx.comm_args(0),
                 peer: peer as i32,
@@ -354,7 +426,9 @@ impl CommStream {
                 seq,
                 is_wait: wait as i32,
             };
-            ctx.launch("aiv_link_signal", ffi::aiv_link_signal, 1, &args)
+            let r = ctx.launch("aiv_link_signal", ffi::aiv_link_signal, 1, &args);
+            drop(turn);
+            r
         });
         Ok(())
     }
@@ -386,20 +460,22 @@ impl CommStream {
         if peer == l.rank {
             return Err(Error::SelfPeer { rank: peer });
         }
+        let what = if send { "send buffer" } else { "recv buffer" };
+        self.check_world(what, buf)?;
         if buf.rank() != l.rank {
             return Err(Error::WrongDevice {
-                what: if send { "send buffer" } else { "recv buffer" },
+                what,
                 buffer_rank: buf.rank(),
                 comm_rank: l.rank,
             });
         }
-        check_len(if send { "send buffer" } else { "recv buffer" }, buf, bytes)?;
+        check_len(what, buf, bytes)?;
         // Each destination has its own staging slot in every HCCL buffer.
-        let slot = l.peers.hccl_bytes / l.size as usize / 32 * 32;
+        let hccl_bytes = l.world.hccl_bytes;
+        let slot = hccl_bytes / l.size as usize / 32 * 32;
         if slot == 0 {
             return Err(Error::Config(format!(
-                "HCCL buffer of {} bytes has no room for a send slot per rank",
-                l.peers.hccl_bytes
+                "HCCL buffer of {hccl_bytes} bytes has no room for a send slot per rank"
             )));
         }
         let chunks = bytes.div_ceil(slot).max(1);
@@ -413,34 +489,42 @@ impl CommStream {
         } else {
             ffi::AIV_LINK_P2P_DONE
         };
-        let msg = l.links.lock().next(send, peer, kind);
+        // One turn for the whole message: its chunks run in order on this stream, and the
+        // next message on the link (from any stream) waits until the last of them is done.
+        let turn = l.links.lock().next((peer, kind, send));
+        let msg = turn.n as u32;
+        let name = if send { "send" } else { "recv" };
         for k in 0..chunks {
             let off = k * slot;
             let n = slot.min(bytes - off);
             let addr = buf.addr() + off as u64;
-            let seq = ((msg as u32) << 20 | k as u32) as i32;
-            let keep = buf.clone();
+            let seq = (msg << 20 | k as u32) as i32;
+            let uses = vec![if send {
+                buf.use_read()
+            } else {
+                buf.use_write()
+            }];
             let total = bytes as u64;
-            self.task(
-                if send { "send" } else { "recv" },
-                if send { "send" } else { "recv" },
-                move |ctx| {
-                    let args = ffi::AivP2PArgs {
-                        comm: ctx.comm_args(0),
-                        buf: addr,
-                        bytes: n as u64,
-                        total,
-                        slot_bytes: slot as u64,
-                        peer: peer as i32,
-                        seq,
-                        is_send: send as i32,
-                        reserved: 0,
-                    };
-                    let r = ctx.launch("aiv_p2p", ffi::aiv_p2p, 1, &args);
-                    drop(keep);
-                    r
-                },
-            );
+            let turn = turn.clone();
+            self.task(name, name, uses, move |ctx| {
+                if k == 0 {
+                    wait_turn(ctx, &turn, peer, name)?;
+                }
+                let args = ffi::AivP2PArgs {
+                    comm: ctx.comm_args(0),
+                    buf: addr,
+                    bytes: n as u64,
+                    total,
+                    slot_bytes: slot as u64,
+                    peer: peer as i32,
+                    seq,
+                    is_send: send as i32,
+                    reserved: 0,
+                };
+                let r = ctx.launch("aiv_p2p", ffi::aiv_p2p, 1, &args);
+                drop(turn);
+                r
+            });
         }
         Ok(())
     }
@@ -449,7 +533,8 @@ impl CommStream {
     /// [`CommStream::recv`] of the same size (else both sides get [`Error::SizeMismatch`] and
     /// nothing is written). Each chunk completes when the receiver has read it. Sends and recvs
     /// between two ranks that should overlap (both directions at once, rings) go on different
-    /// streams.
+    /// streams. Sends to one peer from several streams of a rank run in the order they were
+    /// enqueued (each waits for the one before), and match the peer's recvs in that order.
     ///
     /// Chunks are staged in this rank's HCCL buffer, in a slot per destination (buffer / ranks
     /// bytes each); collectives use the same buffer, so do not run them at the same time as
@@ -464,6 +549,21 @@ impl CommStream {
     }
 }
 
+/// Waits for `turn` (see `turns.rs`) within the exec timeout.
+fn wait_turn(ctx: &StreamCtx, turn: &Turn, peer: u32, op: &'static str) -> Result<()> {
+    let timeout = ctx.launcher.world.exec_timeout;
+    if turn.wait(timeout) {
+        return Ok(());
+    }
+    Err(Error::LinkTurnTimeout {
+        rank: ctx.launcher.rank,
+        stream: ctx.name.clone(),
+        peer,
+        op,
+        waited_ms: timeout.as_millis() as u64,
+    })
+}
+
 fn check_len(what: &'static str, b: &DeviceBuffer, needed: usize) -> Result<()> {
     if b.len() < needed {
         return Err(Error::BufferTooSmall {
@@ -471,6 +571,18 @@ fn check_len(what: &'static str, b: &DeviceBuffer, needed: usize) -> Result<()> 
             needed,
             len: b.len(),
         });
+    }
+    Ok(())
+}
+
+/// Refuses overlapping `dst` and `src` ranges of `bytes`, unless they are the same range.
+fn check_disjoint(op: &str, dst: &DeviceBuffer, src: &DeviceBuffer, bytes: usize) -> Result<()> {
+    if dst.overlaps(src, bytes, bytes) && dst.addr() != src.addr() {
+        return Err(Error::Overlap(format!(
+            "{op} source {:#x} and destination {:#x} overlap ({bytes} bytes): the copy moves pieces through UB in order and would read bytes it already overwrote",
+            src.addr(),
+            dst.addr()
+        )));
     }
     Ok(())
 }
@@ -501,6 +613,7 @@ impl Communicator {
     /// Up to 16 sub-streams have diagnostic records of their own; beyond that they share, so a
     /// wait timeout may be reported by a sibling sub-stream (the communicator fails either way).
     pub fn create_stream(&self, name: &str) -> Result<CommStream> {
+        self.check_usable()?;
         let index = {
             let mut n = self.launcher.streams_created.lock();
             *n += 1;

@@ -13,9 +13,11 @@ struct State {
     queue: VecDeque<Task>,
     /// A host task is draining `queue` (at most one per stream, so tasks run in order).
     draining: bool,
-    /// Tasks enqueued and not yet finished.
+    /// Tasks enqueued and not yet finished (or dropped).
     pending: usize,
     error: Option<Error>,
+    /// Cancelled for good: every task from now on is dropped unrun.
+    cancelled: bool,
 }
 
 struct Inner {
@@ -29,18 +31,20 @@ struct Inner {
 /// An in-order queue of device work (kernel launches and the host steps around them).
 ///
 /// [`Stream::enqueue`] returns at once; tasks run one after another, in the order they were
-/// enqueued. They run as a host task of the twin's worker pool ([`ascendc_sys::Twin::spawn_host_task`]),
-/// next to the kernel blocks they launch: a launch and the wait for its end cost coroutine
-/// switches, not OS thread hand-offs. After a task fails, the following tasks are skipped (not
-/// run) until [`Stream::synchronize`] reports the error, as a CUDA/ACL stream stops at its first
-/// error. A task that panics fails the stream with [`Error::Internal`].
+/// enqueued. They run as a host task of the twin's worker pool
+/// ([`ascendc_sys::Twin::spawn_host_task`]), next to the kernel blocks they launch: a launch and
+/// the wait for its end cost coroutine switches, not OS thread hand-offs. After a task fails,
+/// the following tasks are dropped unrun until [`Stream::synchronize`] reports the error, as a
+/// CUDA/ACL stream stops at its first error. A task that panics fails the stream with
+/// [`Error::Internal`]. Dropping the handle does not stop the work already enqueued: each task
+/// owns what it needs.
 pub struct Stream {
     inner: Arc<Inner>,
 }
 
 impl Stream {
     /// A new stream named `name` (named when one of its tasks panics), whose tasks run on the
-    /// twin worker `affinity % workers`.
+    /// worker `affinity % workers` of `twin`.
     pub fn new(twin: ascendc_sys::Twin, name: String, affinity: usize) -> Stream {
         Stream {
             inner: Arc::new(Inner {
@@ -52,6 +56,7 @@ impl Stream {
                     draining: false,
                     pending: 0,
                     error: None,
+                    cancelled: false,
                 }),
                 cv: Condvar::new(),
             }),
@@ -62,6 +67,9 @@ impl Stream {
     pub fn enqueue(&self, task: impl FnOnce() -> Result<()> + Send + 'static) {
         let start = {
             let mut st = self.inner.state.lock();
+            if st.cancelled {
+                return; // dropped unrun
+            }
             st.pending += 1;
             st.queue.push_back(Box::new(task));
             !std::mem::replace(&mut st.draining, true)
@@ -80,6 +88,40 @@ impl Stream {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// The first error of the stream, if it has one (not cleared).
+    pub fn first_error(&self) -> Option<Error> {
+        self.inner.state.lock().error.clone()
+    }
+
+    /// True while tasks are enqueued or running.
+    pub fn busy(&self) -> bool {
+        self.inner.state.lock().pending > 0
+    }
+
+    /// Waits until no task is pending (keeps the error for `synchronize`).
+    pub fn wait_idle(&self) {
+        drop(self.idle());
+    }
+
+    /// Stops the stream for good: queued tasks and every later one are dropped unrun, the task
+    /// running now finishes, and `synchronize` reports `error` (unless an earlier error came
+    /// first).
+    pub fn cancel(&self, error: Error) {
+        let dropped: Vec<Task> = {
+            let mut st = self.inner.state.lock();
+            st.cancelled = true;
+            st.error.get_or_insert(error);
+            let q: Vec<Task> = st.queue.drain(..).collect();
+            st.pending -= q.len();
+            if st.pending == 0 {
+                self.inner.cv.notify_all();
+            }
+            q
+        };
+        // Dropped outside the lock: a task's claims release buffers (and may wake others).
+        drop(dropped);
     }
 
     /// Waits until no task is pending; returns the locked state.
@@ -106,6 +148,7 @@ fn drain(inner: &Inner) {
             }
         };
         let result = if skip {
+            drop(task);
             Ok(())
         } else {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)).unwrap_or_else(|p| {
@@ -127,16 +170,6 @@ fn drain(inner: &Inner) {
         st.pending -= 1;
         if st.pending == 0 {
             inner.cv.notify_all();
-        }
-    }
-}
-
-impl Drop for Stream {
-    /// Waits for the tasks still queued (they may use memory the owner frees next), unless
-    /// dropped by one of the pool's host tasks, which must not block its worker.
-    fn drop(&mut self) {
-        if !ascendc_sys::in_host_task() {
-            drop(self.idle());
         }
     }
 }

@@ -445,21 +445,92 @@ fn bad_input_returns_typed_errors_and_touches_nothing() {
 }
 
 #[test]
-fn hccl_buffsize_environment_sets_the_buffer() {
-    // Only this test touches HCCL_BUFFSIZE.
-    std::env::set_var("HCCL_BUFFSIZE", "3");
-    let w = World::sim_with(
-        2,
+fn hccl_buffsize_and_exec_timeout_are_read_as_hccl_reads_them() {
+    use std::time::Duration;
+    let env = |vars: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let c = Config::default();
+    let e = env(&[("HCCL_BUFFSIZE", "3"), ("HCCL_EXEC_TIMEOUT", "1.25")]);
+    assert_eq!(c.buffer_bytes_with(e).unwrap(), 3 << 20);
+    assert_eq!(c.timeout_with(e).unwrap(), Duration::from_millis(1250));
+    let none = env(&[]);
+    assert_eq!(
+        c.buffer_bytes_with(none).unwrap(),
+        aiv_comm::DEFAULT_BUFFER_BYTES
+    );
+    assert_eq!(
+        c.timeout_with(none).unwrap(),
+        aiv_comm::DEFAULT_EXEC_TIMEOUT
+    );
+    for (v, secs) in [("30", 30.0), (".5", 0.5), ("0.01", 0.01), ("7.", 7.0)] {
+        let t = Config::default()
+            .timeout_with(|_| Some(v.to_string()))
+            .unwrap();
+        assert_eq!(t, Duration::from_secs_f64(secs), "{v}");
+    }
+    // The Config wins over the environment.
+    let explicit = Config {
+        buffer_bytes: Some(1 << 20),
+        exec_timeout: Some(Duration::from_secs(2)),
+        ..Config::default()
+    };
+    assert_eq!(explicit.buffer_bytes_with(e).unwrap(), 1 << 20);
+    assert_eq!(explicit.timeout_with(e).unwrap(), Duration::from_secs(2));
+    // Malformed or out-of-range values are errors, not silently replaced.
+    for bad in ["0.001", "abc", "-1", "1e3", "", "0", "0.00"] {
+        assert!(
+            matches!(
+                c.timeout_with(|_| Some(bad.to_string())),
+                Err(Error::Config(_))
+            ),
+            "HCCL_EXEC_TIMEOUT={bad}"
+        );
+    }
+    assert!(matches!(
+        c.buffer_bytes_with(|_| Some("lots".into())),
+        Err(Error::Config(_))
+    ));
+}
+
+#[test]
+fn configurations_that_cannot_work_are_refused_when_the_world_is_made() {
+    use std::time::Duration;
+    let bad = [
         Config {
-            cores: 8,
+            exec_timeout: Some(Duration::from_micros(5)), // below the twin's deadline resolution
             ..Config::default()
         },
-    )
-    .unwrap();
-    std::env::remove_var("HCCL_BUFFSIZE");
-    assert_eq!(w.comms()[0].buffer_bytes(), 3 << 20);
-    let w = World::sim_with(1, Config::default()).unwrap();
-    assert_eq!(w.comms()[0].buffer_bytes(), aiv_comm::DEFAULT_BUFFER_BYTES);
+        Config {
+            tag_limit: 0,
+            ..Config::default()
+        },
+        Config {
+            tag_limit: -5,
+            ..Config::default()
+        },
+        Config {
+            cores: 1, // 2 ranks need 2 cores
+            ..Config::default()
+        },
+        Config {
+            cores: 0,
+            ..Config::default()
+        },
+    ];
+    for cfg in bad {
+        match World::sim_with(2, cfg.clone()) {
+            Err(Error::Config(msg)) => assert!(!msg.is_empty()),
+            other => panic!(
+                "{cfg:?}: expected a configuration error, got {:?}",
+                other.err()
+            ),
+        }
+    }
 }
 
 // ---- halving-doubling AllReduce across streams ----
@@ -577,4 +648,105 @@ fn hd_trace_on_5_ranks_has_every_stage_in_order() {
     let json = w.trace_chrome_json();
     assert!(json.starts_with("{\"traceEvents\":[{\"name\":"), "{json}");
     assert!(json.contains("\"tid\":\"hd-tx\"") && json.contains("\"stage\":\"step 2\""));
+}
+
+#[test]
+fn hd_all_reduce_runs_with_as_few_cores_as_ranks() {
+    for ranks in [2usize, 3, 5] {
+        let w = World::sim_with(
+            ranks,
+            Config {
+                buffer_bytes: Some(12 * 1024),
+                cores: ranks as u32,
+                exec_timeout: Some(std::time::Duration::from_secs(20)),
+                ..Config::default()
+            },
+        )
+        .unwrap();
+        all_reduce_algo_case(
+            &w,
+            5000,
+            DataType::I32,
+            ReduceOp::Sum,
+            false,
+            AllReduceAlgo::Hd,
+        );
+    }
+}
+
+#[test]
+fn a_rank_missing_from_hd_is_named_in_every_error() {
+    use std::time::Duration;
+    let w = World::sim_with(
+        4,
+        Config {
+            buffer_bytes: Some(16 * 1024),
+            exec_timeout: Some(Duration::from_millis(300)),
+            cores: 16,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        if c.rank() == 3 {
+            return Ok(()); // never joins
+        }
+        let x = c.alloc_from(&[1i32; 64])?;
+        c.all_reduce_hd(&x, &x, 64, DataType::I32, ReduceOp::Sum)?;
+        c.synchronize()
+    });
+    let errors: Vec<String> = res[..3]
+        .iter()
+        .map(|r| r.as_ref().unwrap_err().to_string())
+        .collect();
+    for e in &errors {
+        assert!(
+            !e.contains("hd done") && !e.contains("hd start"),
+            "an internal event name leaked: {e}"
+        );
+    }
+    assert!(
+        errors.iter().any(|e| e.contains("from rank 3")),
+        "nobody names the missing rank: {errors:?}"
+    );
+}
+
+#[test]
+fn a_panicking_rank_stops_its_peers_at_once() {
+    use std::time::{Duration, Instant};
+    let w = World::sim_with(
+        3,
+        Config {
+            buffer_bytes: Some(16 * 1024),
+            exec_timeout: Some(Duration::from_secs(60)),
+            cores: 8,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        w.run(|c| -> aiv_comm::Result<()> {
+            if c.rank() == 1 {
+                std::thread::sleep(Duration::from_millis(50));
+                panic!("rank 1 gives up");
+            }
+            let x = c.alloc_from(&[1.0f32; 1000])?;
+            c.all_reduce(&x, &x, 1000, DataType::F32, ReduceOp::Sum)?;
+            c.synchronize()
+        })
+    }));
+    let payload = caught.expect_err("run re-raises the rank's panic");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"rank 1 gives up"));
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "the peers waited {:?} for the panicked rank",
+        t0.elapsed()
+    );
+    // The peers' communicators name the cause.
+    let cause = w.comms()[0].failure().unwrap();
+    assert!(
+        cause.contains("rank 1") && cause.contains("panicked"),
+        "{cause}"
+    );
 }

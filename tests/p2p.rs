@@ -314,3 +314,103 @@ fn streams_that_outnumber_the_cores_take_turns() {
             .all(|&x| x == i as u32 + 1));
     }
 }
+
+#[test]
+fn sends_to_one_peer_from_two_streams_arrive_in_enqueue_order() {
+    // 8 KiB buffer on 2 ranks: 4 KiB slots, so each 10 000-byte message takes 3 chunks.
+    let len = 10_000;
+    for round in 0..10u64 {
+        let w = world(2, 8 * 1024);
+        w.twin().set_jitter_us(50);
+        let msgs: Vec<Vec<u8>> = (0..6).map(|k| pattern(len, round * 10 + k)).collect();
+        let got = w.run(|c| -> aiv_comm::Result<Vec<Vec<u8>>> {
+            if c.rank() == 0 {
+                let streams = [c.create_stream("a")?, c.create_stream("b")?];
+                let bufs: Vec<_> = msgs
+                    .iter()
+                    .map(|m| c.alloc_from(m))
+                    .collect::<aiv_comm::Result<_>>()?;
+                for (k, b) in bufs.iter().enumerate() {
+                    streams[k % 2].send(b, len, 1)?;
+                }
+                for s in &streams {
+                    s.synchronize()?;
+                }
+                Ok(Vec::new())
+            } else {
+                let outs: Vec<_> = (0..6)
+                    .map(|_| c.alloc(len))
+                    .collect::<aiv_comm::Result<_>>()?;
+                for o in &outs {
+                    c.recv(o, 0)?;
+                }
+                c.synchronize()?;
+                outs.iter().map(|o| o.to_vec()).collect()
+            }
+        });
+        let outs = got[1].as_ref().unwrap();
+        for (k, o) in outs.iter().enumerate() {
+            assert_eq!(o, &msgs[k], "round {round}: message {k} came out of order");
+        }
+        got[0].as_ref().unwrap();
+    }
+}
+
+#[test]
+fn acks_to_one_peer_from_two_streams_keep_their_order() {
+    for _ in 0..10 {
+        let w = world(2, 8 * 1024);
+        w.twin().set_jitter_us(50);
+        let t0 = Instant::now();
+        let r = w.run(|c| -> aiv_comm::Result<()> {
+            if c.rank() == 0 {
+                let a = c.create_stream("a")?;
+                let b = c.create_stream("b")?;
+                for k in 0..8 {
+                    if k % 3 == 0 { &b } else { &a }.tx_ack(1, "ack")?;
+                }
+                a.synchronize()?;
+                b.synchronize()
+            } else {
+                for _ in 0..8 {
+                    c.stream().rx_ack(0, "ack")?;
+                }
+                c.synchronize()
+            }
+        });
+        for x in r {
+            x.unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn overlapping_copies_and_overflowing_counts_are_refused() {
+    let w = world(1, 8 * 1024);
+    let c = &w.comms()[0];
+    let b = c.alloc_from(&pattern(4096, 9)).unwrap();
+    let s = c.stream();
+    let shifted = b.view(8, 4000).unwrap();
+    for (dst, src) in [(&shifted, &b), (&b, &shifted)] {
+        assert!(matches!(
+            s.copy(dst, src, 3000, "copy"),
+            Err(Error::Overlap(_))
+        ));
+    }
+    assert!(matches!(
+        s.reduce(&shifted, &b, 100, DataType::I32, ReduceOp::Sum, "reduce"),
+        Err(Error::Overlap(_))
+    ));
+    // Exactly the same range is allowed (and changes nothing).
+    s.copy(&b, &b, 4096, "copy").unwrap();
+    // A count whose byte size overflows is an error, not a short reduce.
+    let huge = (1usize << 62) + 8;
+    assert!(matches!(
+        s.reduce(&b, &b, huge, DataType::F32, ReduceOp::Sum, "reduce"),
+        Err(Error::Length(_))
+    ));
+    c.synchronize().unwrap();
+    assert_eq!(b.to_vec::<u8>().unwrap(), pattern(4096, 9));
+    assert!(c.failure().is_none());
+}

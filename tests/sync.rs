@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use aiv_comm::ffi::{self, AivSyncTestArgs};
-use aiv_comm::{Communicator, Config, DeviceBuffer, Error, World};
+use aiv_comm::{BufferAccess, Communicator, Config, DeviceBuffer, Error, World};
 
 fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
     let w = World::sim_with(
@@ -33,14 +33,15 @@ fn launch(
 ) -> aiv_comm::Result<DeviceBuffer> {
     let result = comm.alloc(blocks as usize * 32)?;
     let addr = result.addr();
-    // SAFETY: aiv_sync_selftest takes an AivSyncTestArgs; `result` is kept alive by `keep`.
+    // SAFETY: aiv_sync_selftest takes an AivSyncTestArgs; it writes `result` (claimed) and
+    // otherwise touches the world's HCCL buffers and sync areas.
     unsafe {
         comm.launch_with_tags(
             "aiv_sync_selftest",
             ffi::aiv_sync_selftest,
             blocks,
             rounds as i32,
-            result.clone(),
+            &[BufferAccess::Write(&result)],
             move |c| AivSyncTestArgs {
                 comm: c,
                 result: addr,
@@ -201,7 +202,7 @@ fn a_faulting_rank_stops_its_waiting_peers_at_once() {
                     ffi::aiv_twin_selftest,
                     1,
                     1,
-                    (),
+                    &[],
                     |_| ffi::AivTwinTestArgs {
                         mode: ffi::AIV_TT_LONE_WAIT,
                         ..Default::default()
@@ -269,7 +270,7 @@ fn a_panicking_stream_task_fails_its_stream_not_the_process() {
             ffi::aiv_sync_selftest,
             1,
             1,
-            result.clone(),
+            &[BufferAccess::Write(&result)],
             move |c: ffi::AivCommArgs| -> AivSyncTestArgs {
                 let _ = (c, addr);
                 panic!("argument builder failed");

@@ -159,6 +159,7 @@ impl Device {
             len: bytes,
             rank: self.inner.rank,
             twin: twin.clone(),
+            host: parking_lot::RwLock::new(()),
         })
     }
 
@@ -182,7 +183,10 @@ impl Device {
     /// # Safety
     /// `kernel` must be a kernel compiled against the twin's headers and `args` whatever that
     /// kernel expects (normally a GM pointer to its argument block), valid until this returns;
-    /// every GM address the kernel reaches must stay allocated until this returns.
+    /// every GM address the kernel reaches must stay allocated until this returns, and no host
+    /// copy ([`GmBuffer::read`], [`GmBuffer::write`]) may touch bytes the kernel writes, nor
+    /// write bytes it reads, while it runs (flags the kernel polls excepted: small host writes
+    /// are atomic).
     pub unsafe fn launch(
         &self,
         name: &'static str,
@@ -402,12 +406,15 @@ pub struct GmBuffer {
     len: usize,
     rank: u32,
     twin: Arc<TwinInner>,
+    /// Host copies: reads share it, writes take it alone, so two host threads never race.
+    host: parking_lot::RwLock<()>,
 }
 
-// SAFETY: the buffer is plain memory owned by this value; host accesses go through `read` and
-// `write`, which copy with defined operations (word-wise atomics for small ranges; plain copies
-// for bulk ranges, which the caller must not run while a kernel writes the same bytes, see
-// their docs), so the handle may be shared and sent between threads.
+// SAFETY: the buffer is plain memory owned by this value. Host accesses go through `read`,
+// `write` and `fill`, which exclude each other's conflicting copies (the `host` lock) and use
+// word-wise atomics for small ranges; kernels reach the memory only through `Device::launch`,
+// whose contract forbids host copies of the bytes a running kernel writes. So the handle may be
+// shared and sent between threads.
 unsafe impl Send for GmBuffer {}
 // SAFETY: as above.
 unsafe impl Sync for GmBuffer {}
@@ -460,42 +467,48 @@ impl GmBuffer {
         }
     }
 
-    /// Copies `data` into the buffer at `offset` (host -> device).
+    /// Copies `data` into the buffer at `offset` (host -> device), excluding other host copies
+    /// of this buffer meanwhile.
     ///
-    /// This is a host access at once, not ordered with kernels: a kernel reading or writing the
-    /// same bytes meanwhile makes the result undefined (word-sized atomic stores for at most
-    /// 2 KiB, which a polling kernel may read safely; a plain copy beyond that). aiv-comm's
-    /// device buffers order host copies with their streams.
+    /// Not ordered with kernels: the caller of [`Device::launch`] promises that no host copy
+    /// touches what its kernel writes while it runs (small copies, at most 2 KiB, are word-wise
+    /// atomic stores, which a kernel polling them may read). aiv-comm's device buffers order
+    /// host copies with their streams.
     pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), TwinError> {
         self.check(offset, data.len())?;
         if data.is_empty() {
             return Ok(());
         }
+        let _excl = self.host.write();
         let dst = self.ptr as usize + offset;
         let meta = self.twin.mem.lookup(dst, data.len());
         let meta = meta.as_ref().map(|f| f.meta());
         self.twin.before_write(meta, dst, data.len());
-        // SAFETY: bounds checked above; `data` is a separate host slice; concurrency as the
-        // docs of this method state.
+        // SAFETY: bounds checked above; `data` is a separate host slice; no other host copy of
+        // this buffer runs meanwhile (the lock) and no kernel touches these bytes (the contract
+        // of `Device::launch`).
         unsafe { crate::mem::write(dst as *mut u8, data.as_ptr(), data.len()) };
         self.twin.after_host_write(meta, dst, data.len());
         Ok(())
     }
 
-    /// Copies bytes from the buffer at `offset` into `out` (device -> host). The same
-    /// concurrency rule as [`GmBuffer::write`] applies.
+    /// Copies bytes from the buffer at `offset` into `out` (device -> host), beside other host
+    /// reads but excluding host writes of this buffer. The same rule about kernels as
+    /// [`GmBuffer::write`] applies.
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), TwinError> {
         self.check(offset, out.len())?;
         if out.is_empty() {
             return Ok(());
         }
-        // SAFETY: bounds checked above; `out` is a separate host slice; concurrency as the docs
-        // of `write` state.
+        let _shared = self.host.read();
+        // SAFETY: bounds checked above; `out` is a separate host slice; no host write runs
+        // meanwhile (the lock) and no kernel writes these bytes (the contract of
+        // `Device::launch`).
         unsafe { crate::mem::read(out.as_mut_ptr(), self.ptr.add(offset), out.len()) };
         Ok(())
     }
 
-    /// Sets `bytes` bytes at `offset` to `value` (same rule as [`GmBuffer::write`]).
+    /// Sets `bytes` bytes at `offset` to `value` (same rules as [`GmBuffer::write`]).
     pub fn fill(&self, offset: usize, bytes: usize, value: u8) -> Result<(), TwinError> {
         self.check(offset, bytes)?;
         const CHUNK: usize = 64 * 1024;

@@ -1,0 +1,328 @@
+//! Device buffers: GM on one rank, owned jointly by the host handles and the tasks that use it.
+//!
+//! Every task that references a buffer holds a [`Use`] of it from the moment it is enqueued
+//! until it has run (or was dropped unrun): the memory cannot be freed under a running kernel.
+//! Host copies and tasks exclude each other where they conflict: a host read waits for the
+//! enqueued tasks that write the buffer, a host write for every enqueued task that uses it, and
+//! a task about to start waits for the host copies in progress that conflict with it. So a host
+//! copy never races a kernel's DMA, whatever threads the program uses. Claims are per allocation
+//! (a view's claim covers the whole allocation), which is conservative.
+
+use std::sync::Arc;
+
+use ascendc_sys::{GmBuffer, HostSignal};
+use bytemuck::Pod;
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+
+/// Who uses an allocation now.
+#[derive(Default)]
+struct Claims {
+    /// Enqueued (or running) tasks that read it.
+    task_reads: usize,
+    /// Enqueued (or running) tasks that write it.
+    task_writes: usize,
+    /// Host reads in progress.
+    host_reads: usize,
+    /// Host writes in progress.
+    host_writes: usize,
+}
+
+/// One GM allocation of a world and its claims.
+pub(crate) struct Alloc {
+    gm: GmBuffer,
+    /// The world (twin) the memory belongs to.
+    world: u64,
+    claims: Mutex<Claims>,
+    /// Bumped on every change of `claims`, for waiters.
+    changed: HostSignal,
+}
+
+impl Alloc {
+    /// Waits until `ready` holds for the claims, then applies `then` (atomically with the
+    /// check; None: nothing to change).
+    fn wait_then(&self, ready: impl Fn(&Claims) -> bool, then: Option<fn(&mut Claims)>) {
+        loop {
+            let seen = self.changed.get();
+            {
+                let mut c = self.claims.lock();
+                if ready(&c) {
+                    if let Some(f) = then {
+                        f(&mut c);
+                        break;
+                    }
+                    return;
+                }
+            }
+            self.changed.wait_until(None, |v| v != seen);
+        }
+        self.changed.update(|v| v.wrapping_add(1));
+    }
+
+    fn change(&self, f: impl FnOnce(&mut Claims)) {
+        f(&mut self.claims.lock());
+        self.changed.update(|v| v.wrapping_add(1));
+    }
+}
+
+/// A device buffer: a range of GM on one rank's device. Cheap to clone (shared).
+///
+/// Host copies ([`DeviceBuffer::write`], [`DeviceBuffer::read`], [`DeviceBuffer::fill`],
+/// [`DeviceBuffer::to_vec`]) are ordered with the work enqueued on it: a read waits for the
+/// enqueued tasks that write the buffer, a write for every enqueued task that uses it. So
+/// `to_vec` after a collective returns its result even without `synchronize` (which still
+/// reports the collective's errors).
+///
+/// ```
+/// use aiv_comm::{World, DataType, ReduceOp};
+/// let world = World::sim(2).unwrap();
+/// let c = &world.comms()[0];
+/// let x = c.alloc_from(&[1.0f32; 8]).unwrap();
+/// assert_eq!(x.len(), 32);
+/// x.write(2, &[5.0f32]).unwrap();
+/// assert_eq!(x.to_vec::<f32>().unwrap()[2], 5.0);
+/// ```
+#[derive(Clone)]
+pub struct DeviceBuffer {
+    alloc: Arc<Alloc>,
+    offset: usize,
+    len: usize,
+}
+
+/// How a kernel of yours uses a device buffer (for [`crate::Communicator::launch_with_tags`]):
+/// the buffer stays allocated until the launch has run, and host copies are ordered with it.
+#[derive(Clone, Copy, Debug)]
+pub enum BufferAccess<'a> {
+    /// The kernel only reads the buffer.
+    Read(&'a DeviceBuffer),
+    /// The kernel writes (and may read) the buffer.
+    Write(&'a DeviceBuffer),
+}
+
+impl BufferAccess<'_> {
+    pub(crate) fn buffer(&self) -> &DeviceBuffer {
+        match self {
+            BufferAccess::Read(b) | BufferAccess::Write(b) => b,
+        }
+    }
+
+    pub(crate) fn claim(&self) -> Use {
+        match self {
+            BufferAccess::Read(b) => b.use_read(),
+            BufferAccess::Write(b) => b.use_write(),
+        }
+    }
+}
+
+/// A task's claim on a buffer (see the module docs): held from enqueue until the task is done.
+pub(crate) struct Use {
+    alloc: Arc<Alloc>,
+    write: bool,
+}
+
+impl Use {
+    /// The task is about to start: waits for the conflicting host copies in progress.
+    pub fn begin(&self) {
+        let write = self.write;
+        self.alloc.wait_then(
+            |c| c.host_writes == 0 && (!write || c.host_reads == 0),
+            None,
+        );
+    }
+}
+
+impl Drop for Use {
+    fn drop(&mut self) {
+        let write = self.write;
+        self.alloc.change(|c| {
+            if write {
+                c.task_writes -= 1;
+            } else {
+                c.task_reads -= 1;
+            }
+        });
+    }
+}
+
+/// A host copy in progress (see [`DeviceBuffer::read`] and friends).
+struct HostCopy<'a> {
+    alloc: &'a Alloc,
+    write: bool,
+}
+
+impl<'a> HostCopy<'a> {
+    /// Waits for the conflicting enqueued tasks, then claims the buffer for a host copy.
+    fn start(alloc: &'a Alloc, write: bool) -> HostCopy<'a> {
+        let claim: fn(&mut Claims) = if write {
+            |c| c.host_writes += 1
+        } else {
+            |c| c.host_reads += 1
+        };
+        alloc.wait_then(
+            |c| c.task_writes == 0 && (!write || c.task_reads == 0),
+            Some(claim),
+        );
+        HostCopy { alloc, write }
+    }
+}
+
+impl Drop for HostCopy<'_> {
+    fn drop(&mut self) {
+        let write = self.write;
+        self.alloc.change(|c| {
+            if write {
+                c.host_writes -= 1;
+            } else {
+                c.host_reads -= 1;
+            }
+        });
+    }
+}
+
+impl DeviceBuffer {
+    pub(crate) fn new(gm: GmBuffer) -> DeviceBuffer {
+        let len = gm.len();
+        DeviceBuffer {
+            alloc: Arc::new(Alloc {
+                world: gm.twin_id(),
+                gm,
+                claims: Mutex::new(Claims::default()),
+                changed: HostSignal::new(0),
+            }),
+            offset: 0,
+            len,
+        }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the buffer has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Rank of the device holding it.
+    pub fn rank(&self) -> u32 {
+        self.alloc.gm.rank()
+    }
+
+    /// GM address of its first byte.
+    pub fn addr(&self) -> u64 {
+        self.alloc.gm.addr() as u64 + self.offset as u64
+    }
+
+    /// Identifies the world whose memory this is (see [`crate::World::id`]).
+    pub fn world_id(&self) -> u64 {
+        self.alloc.world
+    }
+
+    /// A sub-range `[offset, offset + len)` of this buffer (shares the memory).
+    pub fn view(&self, offset: usize, len: usize) -> Result<DeviceBuffer> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(DeviceBuffer {
+                alloc: self.alloc.clone(),
+                offset: self.offset + offset,
+                len,
+            }),
+            _ => Err(Error::Length(format!(
+                "view {offset}..{} of a {}-byte buffer",
+                offset.saturating_add(len),
+                self.len
+            ))),
+        }
+    }
+
+    /// A claim for a task that reads the buffer (taken when the task is enqueued).
+    pub(crate) fn use_read(&self) -> Use {
+        self.alloc.change(|c| c.task_reads += 1);
+        Use {
+            alloc: self.alloc.clone(),
+            write: false,
+        }
+    }
+
+    /// A claim for a task that writes (or reads and writes) the buffer.
+    pub(crate) fn use_write(&self) -> Use {
+        self.alloc.change(|c| c.task_writes += 1);
+        Use {
+            alloc: self.alloc.clone(),
+            write: true,
+        }
+    }
+
+    /// Copies `data` into the buffer starting at element `elem_offset` (host -> device), after
+    /// every enqueued task that uses the buffer.
+    pub fn write<T: Pod>(&self, elem_offset: usize, data: &[T]) -> Result<()> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let off = self.byte_range(elem_offset, std::mem::size_of::<T>(), bytes.len())?;
+        let _copy = HostCopy::start(&self.alloc, true);
+        self.alloc.gm.write(off, bytes)?;
+        Ok(())
+    }
+
+    /// Copies elements starting at `elem_offset` into `out` (device -> host), after every
+    /// enqueued task that writes the buffer.
+    pub fn read<T: Pod>(&self, elem_offset: usize, out: &mut [T]) -> Result<()> {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        let off = self.byte_range(elem_offset, std::mem::size_of::<T>(), bytes.len())?;
+        let _copy = HostCopy::start(&self.alloc, false);
+        self.alloc.gm.read(off, bytes)?;
+        Ok(())
+    }
+
+    /// The whole buffer as elements of `T` (trailing bytes that do not fill a `T` are left out),
+    /// after every enqueued task that writes the buffer.
+    pub fn to_vec<T: Pod + Default>(&self) -> Result<Vec<T>> {
+        let mut v = vec![T::default(); self.len / std::mem::size_of::<T>().max(1)];
+        self.read(0, &mut v)?;
+        Ok(v)
+    }
+
+    /// Sets every byte to `value`, after every enqueued task that uses the buffer.
+    pub fn fill(&self, value: u8) -> Result<()> {
+        let _copy = HostCopy::start(&self.alloc, true);
+        self.alloc.gm.fill(self.offset, self.len, value)?;
+        Ok(())
+    }
+
+    fn byte_range(&self, elem_offset: usize, es: usize, bytes: usize) -> Result<usize> {
+        let start = elem_offset.checked_mul(es);
+        match start.and_then(|s| s.checked_add(bytes)) {
+            Some(end) if end <= self.len => Ok(self.offset + elem_offset * es),
+            _ => Err(Error::Length(format!(
+                "host copy of {bytes} bytes at element {elem_offset} does not fit a {}-byte buffer",
+                self.len
+            ))),
+        }
+    }
+
+    pub(crate) fn same_allocation(&self, other: &DeviceBuffer) -> bool {
+        Arc::ptr_eq(&self.alloc, &other.alloc)
+    }
+
+    /// True if the two ranges share a byte.
+    pub(crate) fn overlaps(&self, other: &DeviceBuffer, len: usize, other_len: usize) -> bool {
+        let (a, b) = (self.addr(), other.addr());
+        self.same_allocation(other)
+            && len > 0
+            && other_len > 0
+            && a < b + other_len as u64
+            && b < a + len as u64
+    }
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceBuffer {{ rank: {}, addr: {:#x}, len: {} }}",
+            self.rank(),
+            self.addr(),
+            self.len
+        )
+    }
+}

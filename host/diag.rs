@@ -1,0 +1,100 @@
+//! Diagnostic records kernels leave in a rank's sync area, turned into errors in the user's
+//! terms: which rank waited for whom, on which flag, for what.
+
+use crate::error::Error;
+use crate::ffi;
+
+/// What the sync-area cell at byte `cell` is, in words a user can act on.
+pub fn cell_name(cell: u64) -> String {
+    let fb = ffi::AIV_FLAG_BYTES as u64;
+    let c = cell;
+    let index = |base: u32| (c - base as u64) / fb;
+    if c < ffi::AIV_ONE2N_OFFSET as u64 {
+        let i = index(ffi::AIV_PAIR_OFFSET);
+        format!(
+            "pairwise cell from rank {}, slot {}",
+            i / ffi::AIV_PAIR_SLOTS as u64,
+            i % ffi::AIV_PAIR_SLOTS as u64
+        )
+    } else if c < ffi::AIV_COUNT_OFFSET as u64 {
+        format!("broadcast cell, slot {}", index(ffi::AIV_ONE2N_OFFSET))
+    } else if c < ffi::AIV_BARRIER_OFFSET as u64 {
+        format!("counting cell, slot {}", index(ffi::AIV_COUNT_OFFSET))
+    } else if c < ffi::AIV_WRAP_OFFSET as u64 {
+        format!("barrier cell of block {}", index(ffi::AIV_BARRIER_OFFSET))
+    } else if c < ffi::AIV_LINK_OFFSET as u64 {
+        format!("tag-wrap cell from rank {}", index(ffi::AIV_WRAP_OFFSET))
+    } else if c < ffi::AIV_DIAG_OFFSET as u64 {
+        let i = index(ffi::AIV_LINK_OFFSET);
+        let from = i / ffi::AIV_LINK_KINDS as u64;
+        let what = match (i % ffi::AIV_LINK_KINDS as u64) as u32 {
+            ffi::AIV_LINK_P2P_DATA => "send -> recv \"chunk staged\" cell",
+            ffi::AIV_LINK_P2P_DONE => "recv -> send \"chunk read\" cell",
+            ffi::AIV_LINK_ACK => "ack cell (tx_ack / rx_ack)",
+            _ => "data-signal cell (tx_data_signal / rx_data_signal)",
+        };
+        format!("{what} from rank {from}")
+    } else {
+        "diagnostics record".to_string()
+    }
+}
+
+/// The error a diagnostic record describes.
+pub(crate) fn diag_error(d: &ffi::AivDiag) -> Error {
+    if d.kind as u32 == ffi::AIV_DIAG_SIZE {
+        return Error::SizeMismatch {
+            rank: d.rank as u32,
+            peer: d.peer as u32,
+            mine: d.waited_cycles,
+            theirs: d.cell,
+        };
+    }
+    let what = match d.kind as u32 {
+        ffi::AIV_DIAG_WAIT => "Wait",
+        ffi::AIV_DIAG_WAIT_NV1 => "WaitNv1",
+        ffi::AIV_DIAG_WAIT_1VN => "Wait1vN",
+        ffi::AIV_DIAG_BARRIER => "BarrierAll",
+        ffi::AIV_DIAG_LINK => "link wait",
+        _ => "tag wrap",
+    };
+    let us = ascendc_sys::cycles_to_us(d.waited_cycles);
+    Error::WaitTimeout {
+        rank: d.rank as u32,
+        block: d.block as u32,
+        peer: d.peer as u32,
+        cell: d.cell,
+        cell_name: cell_name(d.cell),
+        expected: d.expected,
+        observed: d.observed,
+        what,
+        waited_ms: us / 1000,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_region_has_a_name_with_the_right_rank() {
+        let fb = ffi::AIV_FLAG_BYTES as u64;
+        assert_eq!(
+            cell_name(ffi::AIV_PAIR_OFFSET as u64 + (2 * ffi::AIV_PAIR_SLOTS as u64 + 5) * fb),
+            "pairwise cell from rank 2, slot 5"
+        );
+        let link = |from: u64, kind: u32| {
+            cell_name(
+                ffi::AIV_LINK_OFFSET as u64
+                    + (from * ffi::AIV_LINK_KINDS as u64 + kind as u64) * fb,
+            )
+        };
+        assert_eq!(
+            link(3, ffi::AIV_LINK_ACK),
+            "ack cell (tx_ack / rx_ack) from rank 3"
+        );
+        assert!(link(7, ffi::AIV_LINK_DATA).starts_with("data-signal cell"));
+        assert!(link(7, ffi::AIV_LINK_DATA).ends_with("from rank 7"));
+        assert!(link(0, ffi::AIV_LINK_P2P_DATA).contains("chunk staged"));
+        assert_eq!(cell_name(ffi::AIV_DIAG_OFFSET as u64), "diagnostics record");
+    }
+}

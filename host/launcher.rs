@@ -1,0 +1,199 @@
+//! What a rank's streams need to launch kernels: the world's shared device resources, the
+//! rank's device, its failure state, its streams, and the diagnostics kernels leave behind.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use ascendc_sys::{Device, GmBuffer, KernelFn, Twin};
+use bytemuck::Pod;
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::link::StreamCtx;
+
+/// How many blocks a launch runs on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Blocks {
+    /// Exactly this many, co-resident (the kernel's blocks work together).
+    Exactly(u32),
+    /// As many free cores as there are, from 1 up to this many (the kernel divides its work by
+    /// `GetBlockNum()`): never waits for cores other launches hold, as long as one is free.
+    UpTo(u32),
+}
+
+/// Device resources of a world shared by all its ranks' tasks: every rank's HCCL buffer and
+/// sync area live here, owned, so no rank's memory can go while any task of any rank runs
+/// (every task holds its stream, which holds its rank's launcher, which holds this).
+pub(crate) struct WorldShared {
+    pub twin: Twin,
+    /// Each rank's HCCL buffer.
+    pub hccl: Vec<GmBuffer>,
+    /// Each rank's sync area (flag memory).
+    pub sync: Vec<GmBuffer>,
+    pub hccl_bytes: usize,
+    pub timeout_cycles: i64,
+    pub exec_timeout: Duration,
+    pub trace: crate::trace::Trace,
+}
+
+impl WorldShared {
+    /// GM address of rank `r`'s HCCL buffer.
+    pub fn hccl_addr(&self, r: usize) -> u64 {
+        self.hccl[r].addr() as u64
+    }
+}
+
+/// One rank's launch machinery.
+pub(crate) struct Launcher {
+    pub rank: u32,
+    pub size: u32,
+    pub device: Device,
+    pub world: Arc<WorldShared>,
+    /// The first failure of this rank (then every later call fails with it).
+    pub failed: Mutex<Option<String>>,
+    pub links: Mutex<crate::turns::Links>,
+    /// Every stream of this rank (main and created), for closing the world.
+    pub streams: Mutex<Vec<Weak<StreamCtx>>>,
+    pub streams_created: Mutex<u32>,
+}
+
+impl Launcher {
+    /// Marks the rank failed with `cause` (the first cause wins).
+    pub fn fail(&self, cause: &str) {
+        let mut f = self.failed.lock();
+        if f.is_none() {
+            *f = Some(cause.to_string());
+        }
+    }
+
+    /// `Err(CommFailed)` if the rank failed earlier.
+    pub fn check_usable(&self) -> Result<()> {
+        match self.failed.lock().clone() {
+            Some(cause) => Err(Error::CommFailed {
+                rank: self.rank,
+                cause,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The rank's live streams.
+    pub fn live_streams(&self) -> Vec<Arc<StreamCtx>> {
+        let mut s = self.streams.lock();
+        s.retain(|w| w.strong_count() > 0);
+        s.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The communicator part of every kernel's arguments, for a launch with `tag` whose blocks
+    /// write diagnostics from record `diag_base` on.
+    pub fn comm_args(&self, tag: i32, diag_base: u32) -> ffi::AivCommArgs {
+        let w = &self.world;
+        let mut c = ffi::AivCommArgs {
+            hccl_bytes: w.hccl_bytes as u64,
+            timeout_cycles: w.timeout_cycles,
+            rank: self.rank as i32,
+            rank_size: self.size as i32,
+            tag,
+            diag_base: diag_base as i32,
+            ..Default::default()
+        };
+        for r in 0..self.size as usize {
+            c.hccl[r] = w.hccl_addr(r);
+            c.sync[r] = w.sync[r].addr() as u64;
+        }
+        c
+    }
+
+    /// Writes `args` to a stream's argument slot, launches `kernel`, then checks the sync area's
+    /// diagnostics. Any failure but a send/recv size mismatch fails this rank and stops its
+    /// peers' launches at once (on the NPU they would wait for their deadlines).
+    pub fn launch<A: Pod>(
+        &self,
+        slot: &GmBuffer,
+        diag: std::ops::Range<u32>,
+        name: &'static str,
+        kernel: KernelFn,
+        blocks: Blocks,
+        args: &A,
+    ) -> Result<()> {
+        let r = self.launch_inner(slot, diag, name, kernel, blocks, args);
+        if let Err(e) = &r {
+            if matches!(e, Error::SizeMismatch { .. }) {
+                return r;
+            }
+            let from_peer = matches!(
+                e,
+                Error::Device(ascendc_sys::TwinError::Fault(ascendc_sys::KernelFault {
+                    kind: ascendc_sys::FaultKind::PeerAborted { .. },
+                    ..
+                }))
+            );
+            if !from_peer {
+                self.world
+                    .twin
+                    .abort(&format!("rank {} failed: {e}", self.rank));
+            }
+            self.fail(&e.to_string());
+        }
+        r
+    }
+
+    fn launch_inner<A: Pod>(
+        &self,
+        slot: &GmBuffer,
+        diag: std::ops::Range<u32>,
+        name: &'static str,
+        kernel: KernelFn,
+        blocks: Blocks,
+        args: &A,
+    ) -> Result<()> {
+        slot.write(0, bytemuck::bytes_of(args))?;
+        // SAFETY: every kernel of launch.h takes the GM address of its argument struct, which
+        // `slot` holds for the whole synchronous launch (no host copy touches it meanwhile: the
+        // stream runs one task at a time); the struct type matches the kernel by construction
+        // of the callers in this crate; the memory the arguments point to is held by the task
+        // (its buffer claims) and the world (HCCL buffers, sync areas).
+        let (launched, block_dim) = unsafe {
+            match blocks {
+                Blocks::Exactly(n) => (self.device.launch(name, kernel, n, slot.addr()), n),
+                Blocks::UpTo(n) => {
+                    match self.device.launch_flexible(name, kernel, n, slot.addr()) {
+                        Ok(used) => (Ok(()), used),
+                        Err(e) => (Err(e), n),
+                    }
+                }
+            }
+        };
+        // Block b writes record diag.start + b: only the launch's blocks can have written one.
+        let used = diag.start..diag.end.min(diag.start.saturating_add(block_dim));
+        if let Some(timeout) = self.take_diagnostic(used)? {
+            return Err(timeout);
+        }
+        launched.map_err(Error::from)
+    }
+
+    /// Reads (and clears) the first valid diagnostic record among `records` of this rank's
+    /// sync area (each stream owns its own records, so concurrent streams never see each
+    /// other's).
+    fn take_diagnostic(&self, records: std::ops::Range<u32>) -> Result<Option<Error>> {
+        const REC: usize = ffi::AIV_DIAG_BYTES as usize;
+        let mut buf = [0u8; ffi::AIV_MAX_BLOCKS as usize * REC];
+        let n = records.len().min(ffi::AIV_MAX_BLOCKS as usize);
+        let base = ffi::AIV_DIAG_OFFSET as usize + records.start as usize * REC;
+        let raw = &mut buf[..n * REC];
+        let sync = &self.world.sync[self.rank as usize];
+        sync.read(base, raw)?;
+        let mut first = None;
+        for b in 0..n {
+            let d: ffi::AivDiag = bytemuck::pod_read_unaligned(&raw[b * REC..(b + 1) * REC]);
+            if d.magic as u32 == ffi::AIV_DIAG_MAGIC && first.is_none() {
+                first = Some(crate::diag::diag_error(&d));
+            }
+        }
+        if first.is_some() {
+            sync.fill(base, n * REC, 0)?;
+        }
+        Ok(first)
+    }
+}
