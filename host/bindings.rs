@@ -12,6 +12,8 @@
 
 pub const AIV_FLAG_BYTES: u32 = 32;
 pub const AIV_FLAG_LANES: u32 = 8;
+pub const AIV_FLAG_PAYLOAD: u32 = 2;
+pub const AIV_PAYLOAD_LANES: u32 = 6;
 pub const AIV_MAX_RANKS: u32 = 32;
 pub const AIV_MAX_BLOCKS: u32 = 48;
 pub const AIV_PAIR_SLOTS: u32 = 48;
@@ -21,20 +23,20 @@ pub const AIV_PAIR_OFFSET: u32 = 0;
 pub const AIV_ONE2N_OFFSET: u32 = 49152;
 pub const AIV_COUNT_OFFSET: u32 = 50688;
 pub const AIV_BARRIER_OFFSET: u32 = 50944;
-pub const AIV_WRAP_OFFSET: u32 = 52480;
 pub const AIV_LINK_KINDS: u32 = 4;
-pub const AIV_LINK_OFFSET: u32 = 53504;
-pub const AIV_DIAG_OFFSET: u32 = 57600;
-pub const AIV_DIAG_BYTES: u32 = 64;
-pub const AIV_SYNC_AREA_BYTES: u32 = 60672;
+pub const AIV_LINK_OFFSET: u32 = 52480;
+pub const AIV_SYNC_AREA_BYTES: u32 = 56576;
+pub const AIV_DIAG_BYTES: u32 = 96;
+pub const AIV_DIAG_AREA_BYTES: u32 = 4608;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
 pub const AIV_DIAG_WAIT: AivDiagKind = 1;
 pub const AIV_DIAG_WAIT_NV1: AivDiagKind = 2;
 pub const AIV_DIAG_WAIT_1VN: AivDiagKind = 3;
 pub const AIV_DIAG_BARRIER: AivDiagKind = 4;
-pub const AIV_DIAG_WRAP: AivDiagKind = 5;
+pub const AIV_DIAG_CHAIN: AivDiagKind = 5;
 pub const AIV_DIAG_LINK: AivDiagKind = 6;
 pub const AIV_DIAG_SIZE: AivDiagKind = 7;
+pub const AIV_DIAG_MISMATCH: AivDiagKind = 8;
 pub type AivDiagKind = ::std::os::raw::c_uint;
 pub const AIV_LINK_P2P_DATA: AivLinkKind = 0;
 pub const AIV_LINK_P2P_DONE: AivLinkKind = 1;
@@ -49,12 +51,13 @@ pub struct AivDiag {
     pub rank: i32,
     pub block: i32,
     pub peer: i32,
-    pub expected: i32,
-    pub observed: i32,
     pub reserved: i32,
     pub cell: u64,
+    pub expected: i64,
+    pub observed: i64,
     pub waited_cycles: u64,
-    pub pad: [u64; 2usize],
+    pub seen: [i32; 6usize],
+    pub pad: [i32; 4usize],
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
@@ -63,10 +66,10 @@ pub struct AivCommArgs {
     pub hccl: [u64; 32usize],
     pub hccl_bytes: u64,
     pub timeout_cycles: i64,
+    pub diag: u64,
+    pub tag: i64,
     pub rank: i32,
     pub rank_size: i32,
-    pub tag: i32,
-    pub diag_base: i32,
 }
 pub const AIV_TT_COPY: AivTwinTestMode = 0;
 pub const AIV_TT_PAD_IN: AivTwinTestMode = 1;
@@ -91,6 +94,9 @@ pub const AIV_TT_SNAP_PEER: AivTwinTestMode = 19;
 pub const AIV_TT_SNAP_SELF: AivTwinTestMode = 20;
 pub const AIV_TT_SNAP_EDIT: AivTwinTestMode = 21;
 pub const AIV_TT_STACK_OVERFLOW: AivTwinTestMode = 22;
+pub const AIV_TT_DOUBLE_SET: AivTwinTestMode = 23;
+pub const AIV_TT_SET_NO_WAIT: AivTwinTestMode = 24;
+pub const AIV_TT_EVENT_ID_8: AivTwinTestMode = 25;
 pub type AivTwinTestMode = ::std::os::raw::c_uint;
 pub const AIV_DT_F32: AivDtype = 0;
 pub const AIV_DT_F16: AivDtype = 1;
@@ -151,6 +157,7 @@ pub struct AivCollArgs {
     pub op: u32,
     pub algo: u32,
     pub elem_size: u32,
+    pub fp: [i32; 6usize],
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
@@ -160,25 +167,26 @@ pub struct AivP2PArgs {
     pub bytes: u64,
     pub total: u64,
     pub slot_bytes: u64,
+    pub seq: i64,
     pub peer: i32,
-    pub seq: i32,
     pub is_send: i32,
-    pub reserved: i32,
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct AivSignalArgs {
     pub comm: AivCommArgs,
+    pub seq: i64,
     pub peer: i32,
     pub kind: i32,
-    pub seq: i32,
     pub is_wait: i32,
+    pub reserved: i32,
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
-pub struct AivWrapArgs {
+pub struct AivHandshakeArgs {
     pub comm: AivCommArgs,
-    pub epoch: i32,
+    pub fp: [i32; 6usize],
+    pub partner: i32,
     pub reserved: i32,
 }
 pub const AIV_ST_PINGPONG: AivSyncTestMode = 0;
@@ -187,25 +195,24 @@ pub const AIV_ST_COUNT: AivSyncTestMode = 2;
 pub const AIV_ST_TIMEOUT: AivSyncTestMode = 3;
 pub const AIV_ST_BARRIER: AivSyncTestMode = 4;
 pub const AIV_ST_PUBLISH: AivSyncTestMode = 5;
+pub const AIV_ST_ONE_WAITS: AivSyncTestMode = 6;
 pub type AivSyncTestMode = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct AivSyncTestArgs {
     pub comm: AivCommArgs,
     pub result: u64,
+    pub tag_base: i64,
     pub mode: u32,
     pub rounds: u32,
     pub wrong_tag: u32,
-    pub reserved: u32,
+    pub bytes: u32,
 }
 extern "C" {
     pub fn aiv_twin_selftest(args: *mut u8);
 }
 extern "C" {
     pub fn aiv_copy(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_sync_wrap(args: *mut u8);
 }
 extern "C" {
     pub fn aiv_all_gather(args: *mut u8);
@@ -218,6 +225,9 @@ extern "C" {
 }
 extern "C" {
     pub fn aiv_link_signal(args: *mut u8);
+}
+extern "C" {
+    pub fn aiv_handshake(args: *mut u8);
 }
 extern "C" {
     pub fn aiv_sync_selftest(args: *mut u8);

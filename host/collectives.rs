@@ -1,9 +1,11 @@
 //! AllGather and AllReduce: validation, chunking, one launch per chunk.
 
-use crate::buffer::{BufferAccess, DeviceBuffer};
+use crate::buffer::DeviceBuffer;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::fingerprint::{Algo, Call, CallOp};
+use crate::launcher::Blocks;
 use crate::link::reduce_codes;
 use crate::plan::{all_reduce_kind, plan_chunks, Kind};
 use crate::world::Communicator;
@@ -46,8 +48,9 @@ impl std::str::FromStr for AllReduceAlgo {
 
 impl Communicator {
     /// Enqueues one launch of `kernel` (one block per rank, one fresh tag) per chunk of `count`
-    /// elements; `template` carries the call-wide fields, the chunk's input/output/bytes are set
-    /// here. `send` and `recv` are held until their launches have run.
+    /// elements; `template` carries the call-wide fields, the chunk's input/output/bytes and
+    /// fingerprint (from `call`) are set here. `send` and `recv` are claimed until their
+    /// launches have run.
     ///
     /// # Safety
     /// `kernel` must take an `AivCollArgs`.
@@ -57,34 +60,44 @@ impl Communicator {
         name: &'static str,
         kernel: ascendc_sys::KernelFn,
         kind: Kind,
-        count: usize,
-        dtype: DataType,
+        call: Call,
         send: &DeviceBuffer,
         recv: &DeviceBuffer,
         template: ffi::AivCollArgs,
     ) -> Result<()> {
-        let es = dtype.size();
+        let es = call.dtype.size();
         let n = self.size();
-        for c in plan_chunks(kind, count, dtype, n as usize, self.buffer_bytes())? {
+        let chunks = plan_chunks(
+            kind,
+            call.count as usize,
+            call.dtype,
+            n as usize,
+            self.buffer_bytes(),
+        )?;
+        let total = chunks.len() as u32;
+        for c in chunks {
+            let fp = Call {
+                chunk: c.index as u32,
+                chunks: total,
+                ..call
+            }
+            .encode();
             let args = ffi::AivCollArgs {
                 input: send.addr() + (c.offset * es) as u64,
                 output: recv.addr() + (c.offset * es) as u64,
                 bytes: (c.count * es) as u64,
+                fp,
                 ..template
             };
-            // SAFETY: the caller guarantees `kernel` takes an AivCollArgs; its addresses point
-            // into `send` and `recv` (claimed for the launch) and the world's HCCL buffers and
-            // sync areas.
-            unsafe {
-                self.launch_with_tags(
-                    name,
-                    kernel,
-                    n,
-                    1,
-                    &[BufferAccess::Read(send), BufferAccess::Write(recv)],
-                    move |comm| ffi::AivCollArgs { comm, ..args },
-                )?
-            };
+            let uses = vec![send.use_read(), recv.use_write()];
+            let tag = self.reserve_tags(1)?;
+            self.main.task(name, name, uses, move |ctx| {
+                let args = ffi::AivCollArgs {
+                    comm: ctx.comm_args(tag),
+                    ..args
+                };
+                ctx.launch_on(name, kernel, Blocks::Exactly(n), &args, Some(&fp))
+            });
         }
         Ok(())
     }
@@ -194,14 +207,22 @@ impl Communicator {
             elem_size: es as u32,
             ..Default::default()
         };
+        let call = Call {
+            op: CallOp::AllGather,
+            count: count as u64,
+            dtype,
+            redop: None,
+            algo: Algo::None,
+            chunk: 0,
+            chunks: 0,
+        };
         // SAFETY: aiv_all_gather takes an AivCollArgs.
         unsafe {
             self.launch_chunks(
                 "aiv_all_gather",
                 ffi::aiv_all_gather,
                 Kind::AllGather,
-                count,
-                dtype,
+                call,
                 send,
                 recv,
                 template,
@@ -243,15 +264,17 @@ impl Communicator {
         let n = self.size() as usize;
         let es = dtype.size();
         let kind = match algo {
-            AllReduceAlgo::Hd => return self.enqueue_hd(send, recv, count, dtype, opc, dt, bytes),
+            AllReduceAlgo::Hd => {
+                return self.enqueue_hd(send, recv, count, dtype, op, opc, dt, bytes)
+            }
             AllReduceAlgo::Auto => all_reduce_kind(bytes, n),
             AllReduceAlgo::OneShot => Kind::AllReduceOneShot,
             AllReduceAlgo::TwoShot => Kind::AllReduceTwoShot,
         };
-        let algo = if kind == Kind::AllReduceOneShot {
-            ffi::AIV_AR_ONE_SHOT
+        let (algo, fp_algo) = if kind == Kind::AllReduceOneShot {
+            (ffi::AIV_AR_ONE_SHOT, Algo::OneShot)
         } else {
-            ffi::AIV_AR_TWO_SHOT
+            (ffi::AIV_AR_TWO_SHOT, Algo::TwoShot)
         };
         let template = ffi::AivCollArgs {
             dtype: dt,
@@ -260,14 +283,22 @@ impl Communicator {
             elem_size: es as u32,
             ..Default::default()
         };
+        let call = Call {
+            op: CallOp::AllReduce,
+            count: count as u64,
+            dtype,
+            redop: Some(op),
+            algo: fp_algo,
+            chunk: 0,
+            chunks: 0,
+        };
         // SAFETY: aiv_all_reduce takes an AivCollArgs.
         unsafe {
             self.launch_chunks(
                 "aiv_all_reduce",
                 ffi::aiv_all_reduce,
                 kind,
-                count,
-                dtype,
+                call,
                 send,
                 recv,
                 template,

@@ -20,11 +20,9 @@ pub fn cell_name(cell: u64) -> String {
         format!("broadcast cell, slot {}", index(ffi::AIV_ONE2N_OFFSET))
     } else if c < ffi::AIV_BARRIER_OFFSET as u64 {
         format!("counting cell, slot {}", index(ffi::AIV_COUNT_OFFSET))
-    } else if c < ffi::AIV_WRAP_OFFSET as u64 {
-        format!("barrier cell of block {}", index(ffi::AIV_BARRIER_OFFSET))
     } else if c < ffi::AIV_LINK_OFFSET as u64 {
-        format!("tag-wrap cell from rank {}", index(ffi::AIV_WRAP_OFFSET))
-    } else if c < ffi::AIV_DIAG_OFFSET as u64 {
+        format!("barrier cell of block {}", index(ffi::AIV_BARRIER_OFFSET))
+    } else if c < ffi::AIV_SYNC_AREA_BYTES as u64 {
         let i = index(ffi::AIV_LINK_OFFSET);
         let from = i / ffi::AIV_LINK_KINDS as u64;
         let what = match (i % ffi::AIV_LINK_KINDS as u64) as u32 {
@@ -35,27 +33,39 @@ pub fn cell_name(cell: u64) -> String {
         };
         format!("{what} from rank {from}")
     } else {
-        "diagnostics record".to_string()
+        format!("byte {c:#x}, past the sync area")
     }
 }
 
-/// The error a diagnostic record describes.
-pub(crate) fn diag_error(d: &ffi::AivDiag) -> Error {
-    if d.kind as u32 == ffi::AIV_DIAG_SIZE {
-        return Error::SizeMismatch {
-            rank: d.rank as u32,
-            peer: d.peer as u32,
-            mine: d.waited_cycles,
-            theirs: d.cell,
-        };
+/// The error a diagnostic record describes; `mine` is the fingerprint of the failed launch's own
+/// call, for a mismatch (see `fingerprint.rs`).
+pub(crate) fn diag_error(d: &ffi::AivDiag, mine: Option<&[i32]>) -> Error {
+    match d.kind as u32 {
+        ffi::AIV_DIAG_SIZE => {
+            return Error::SizeMismatch {
+                rank: d.rank as u32,
+                peer: d.peer as u32,
+                mine: d.expected as u64,
+                theirs: d.observed as u64,
+            }
+        }
+        ffi::AIV_DIAG_MISMATCH => {
+            return Error::CollectiveMismatch {
+                rank: d.rank as u32,
+                peer: d.peer as u32,
+                mine: mine.map_or_else(|| "this call".to_string(), crate::fingerprint::describe),
+                theirs: crate::fingerprint::describe(&d.seen),
+            }
+        }
+        _ => {}
     }
     let what = match d.kind as u32 {
         ffi::AIV_DIAG_WAIT => "Wait",
         ffi::AIV_DIAG_WAIT_NV1 => "WaitNv1",
         ffi::AIV_DIAG_WAIT_1VN => "Wait1vN",
         ffi::AIV_DIAG_BARRIER => "BarrierAll",
-        ffi::AIV_DIAG_LINK => "link wait",
-        _ => "tag wrap",
+        ffi::AIV_DIAG_CHAIN => "a wait for an earlier block of the same rank",
+        _ => "link wait",
     };
     let us = ascendc_sys::cycles_to_us(d.waited_cycles);
     Error::WaitTimeout {
@@ -95,6 +105,6 @@ mod tests {
         assert!(link(7, ffi::AIV_LINK_DATA).starts_with("data-signal cell"));
         assert!(link(7, ffi::AIV_LINK_DATA).ends_with("from rank 7"));
         assert!(link(0, ffi::AIV_LINK_P2P_DATA).contains("chunk staged"));
-        assert_eq!(cell_name(ffi::AIV_DIAG_OFFSET as u64), "diagnostics record");
+        assert!(cell_name(ffi::AIV_SYNC_AREA_BYTES as u64).contains("past the sync area"));
     }
 }

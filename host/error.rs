@@ -24,13 +24,27 @@ pub enum Error {
         /// Which region that cell is in.
         cell_name: String,
         /// Tag (or count) waited for.
-        expected: i32,
+        expected: i64,
         /// Last value seen.
-        observed: i32,
-        /// The primitive: `Wait`, `WaitNv1`, `Wait1vN`, `BarrierAll` or `tag wrap`.
+        observed: i64,
+        /// The primitive: `Wait`, `WaitNv1`, `Wait1vN`, `BarrierAll`, `link wait`, or a wait for
+        /// an earlier block of the same rank (an ordered reduction).
         what: &'static str,
         /// How long it waited.
         waited_ms: u64,
+    },
+    /// Ranks issued different collectives at the same point (another operation, count, dtype,
+    /// op, algorithm or chunking): reported on every rank that saw it, naming both calls.
+    #[error("rank {rank} runs {mine} but rank {peer} runs {theirs} at the same point: every rank must issue the same collectives, with the same arguments, in the same order")]
+    CollectiveMismatch {
+        /// The reporting rank.
+        rank: u32,
+        /// The rank running another call.
+        peer: u32,
+        /// This rank's call.
+        mine: String,
+        /// The peer's call.
+        theirs: String,
     },
     /// A send and its recv disagree on the message size; reported on both ranks, nothing copied.
     #[error("rank {rank}: send/recv with rank {peer} disagree on the size: this side has {mine} bytes, rank {peer} has {theirs}")]

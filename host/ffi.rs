@@ -18,31 +18,37 @@ const_assert_eq!(size_of::<AivTwinTestArgs>(), 88);
 const_assert_eq!(offset_of!(AivTwinTestArgs, deadline_cycles), 16);
 const_assert_eq!(offset_of!(AivTwinTestArgs, mode), 24);
 const_assert_eq!(offset_of!(AivTwinTestArgs, ub_bytes), 84);
-const_assert_eq!(size_of::<AivCommArgs>(), 544);
+const_assert_eq!(size_of::<AivCommArgs>(), 552);
 const_assert_eq!(offset_of!(AivCommArgs, hccl), 256);
 const_assert_eq!(offset_of!(AivCommArgs, timeout_cycles), 520);
+const_assert_eq!(offset_of!(AivCommArgs, diag), 528);
 const_assert_eq!(offset_of!(AivCommArgs, tag), 536);
-const_assert_eq!(size_of::<AivCollArgs>(), 592);
-const_assert_eq!(offset_of!(AivCollArgs, input), 544);
-const_assert_eq!(offset_of!(AivCollArgs, elem_size), 588);
+const_assert_eq!(offset_of!(AivCommArgs, rank), 544);
+const_assert_eq!(size_of::<AivCollArgs>(), 624);
+const_assert_eq!(offset_of!(AivCollArgs, input), 552);
+const_assert_eq!(offset_of!(AivCollArgs, elem_size), 596);
+const_assert_eq!(offset_of!(AivCollArgs, fp), 600);
 const_assert_eq!(size_of::<AivCopyArgs>(), 32);
-const_assert_eq!(size_of::<AivWrapArgs>(), 552);
-const_assert_eq!(size_of::<AivSyncTestArgs>(), 568);
+const_assert_eq!(size_of::<AivSyncTestArgs>(), 584);
+const_assert_eq!(size_of::<AivHandshakeArgs>(), 584);
 const_assert_eq!(size_of::<AivDiag>(), AIV_DIAG_BYTES as usize);
-const_assert_eq!(offset_of!(AivDiag, cell), 32);
+const_assert_eq!(offset_of!(AivDiag, cell), 24);
+const_assert_eq!(offset_of!(AivDiag, expected), 32);
+const_assert_eq!(offset_of!(AivDiag, seen), 56);
 const_assert_eq!(AIV_FLAG_BYTES, 32);
+const_assert_eq!(AIV_FLAG_PAYLOAD, 2);
+const_assert_eq!(AIV_PAYLOAD_LANES, 6);
 const_assert_eq!(AIV_MAX_RANKS, 32);
 const_assert_eq!(AIV_MAX_BLOCKS, 48);
 const_assert_eq!(AIV_ONE2N_OFFSET, 32 * 48 * 32);
 const_assert_eq!(AIV_COUNT_OFFSET, AIV_ONE2N_OFFSET + 48 * 32);
 const_assert_eq!(AIV_BARRIER_OFFSET, AIV_COUNT_OFFSET + 8 * 32);
-const_assert_eq!(AIV_WRAP_OFFSET, AIV_BARRIER_OFFSET + 48 * 32);
-const_assert_eq!(AIV_LINK_OFFSET, AIV_WRAP_OFFSET + 32 * 32);
-const_assert_eq!(AIV_DIAG_OFFSET, AIV_LINK_OFFSET + 32 * 4 * 32);
-const_assert_eq!(size_of::<AivP2PArgs>(), 592);
-const_assert_eq!(offset_of!(AivP2PArgs, peer), 576);
-const_assert_eq!(size_of::<AivSignalArgs>(), 560);
-const_assert_eq!(AIV_SYNC_AREA_BYTES, AIV_DIAG_OFFSET + 48 * 64);
+const_assert_eq!(AIV_LINK_OFFSET, AIV_BARRIER_OFFSET + 48 * 32);
+const_assert_eq!(AIV_SYNC_AREA_BYTES, AIV_LINK_OFFSET + 32 * 4 * 32);
+const_assert_eq!(size_of::<AivP2PArgs>(), 600);
+const_assert_eq!(offset_of!(AivP2PArgs, seq), 584);
+const_assert_eq!(size_of::<AivSignalArgs>(), 576);
+const_assert_eq!(AIV_DIAG_AREA_BYTES, 48 * 96);
 
 macro_rules! pod {
     ($($t:ty),*) => {$(
@@ -58,9 +64,9 @@ pod!(
     AivCommArgs,
     AivCollArgs,
     AivCopyArgs,
-    AivWrapArgs,
     AivSyncTestArgs,
     AivDiag,
     AivP2PArgs,
-    AivSignalArgs
+    AivSignalArgs,
+    AivHandshakeArgs
 );

@@ -25,6 +25,7 @@ use crate::buffer::DeviceBuffer;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::fingerprint::{Algo, Call, CallOp};
 use crate::link::{CommStream, Event};
 use crate::world::Communicator;
 
@@ -72,7 +73,31 @@ impl Communicator {
         op: ReduceOp,
     ) -> Result<()> {
         let (opc, dt, bytes) = self.prepare_all_reduce(send, recv, count, dtype, op)?;
-        self.enqueue_hd(send, recv, count, dtype, opc, dt, bytes)
+        self.enqueue_hd(send, recv, count, dtype, op, opc, dt, bytes)
+    }
+
+    /// Enqueues the call check of one HD chunk: my fingerprint next to a fresh tag in my
+    /// broadcast cell, checked against `partner`'s (see `fingerprint.rs`). A rank running
+    /// another collective meanwhile fails here, as do the ranks it then fails.
+    fn enqueue_handshake(&self, partner: u32, fp: [i32; 6]) -> Result<()> {
+        let tag = self.reserve_tags(1)?;
+        self.stream()
+            .task("handshake", "aiv_handshake", Vec::new(), move |ctx| {
+                let args = ffi::AivHandshakeArgs {
+                    comm: ctx.comm_args(tag),
+                    fp,
+                    partner: partner as i32,
+                    reserved: 0,
+                };
+                ctx.launch_on(
+                    "aiv_handshake",
+                    ffi::aiv_handshake,
+                    crate::launcher::Blocks::Exactly(1),
+                    &args,
+                    Some(&fp),
+                )
+            });
+        Ok(())
     }
 
     /// Enqueues a validated HD AllReduce (device codes `opc`/`dt`, `bytes` per rank).
@@ -83,6 +108,7 @@ impl Communicator {
         recv: &DeviceBuffer,
         count: usize,
         dtype: DataType,
+        op: ReduceOp,
         opc: u32,
         dt: u32,
         bytes: usize,
@@ -124,10 +150,25 @@ impl Communicator {
         let world = &self.launcher.world;
         let seg = |r: usize, i: usize| world.hccl_addr(r) + (i * seg_bytes) as u64;
         let extra_partner = rank ^ p2; // valid when < n
-        for c0 in (0..count.max(1)).step_by(cap) {
+                                       // The handshake partner: my step-1 partner, or for an extra rank the rank it folds into
+                                       // (every rank is checked by someone, and each partner pair meets again in the chunk's
+                                       // steps, so neither overwrites its broadcast cell before the other has read it).
+        let partner = if rank < p2 { rank ^ 1 } else { extra_partner } as u32;
+        let chunks = count.div_ceil(cap) as u32;
+        for (chunk, c0) in (0..count.max(1)).step_by(cap).enumerate() {
             if count == 0 {
                 break;
             }
+            let call = Call {
+                op: CallOp::AllReduce,
+                count: count as u64,
+                dtype,
+                redop: Some(op),
+                algo: Algo::Hd,
+                chunk: chunk as u32,
+                chunks,
+            };
+            self.enqueue_handshake(partner, call.encode())?;
             let cb = (cap.min(count - c0) * es) as u64;
             let input = send.addr() + (c0 * es) as u64;
             let output = recv.addr() + (c0 * es) as u64;

@@ -44,6 +44,13 @@ impl WorldShared {
     }
 }
 
+/// A stream's own GM for its launches: the argument block and the diagnostic records (one per
+/// block, so every block of any launch has its own).
+pub(crate) struct LaunchSlots {
+    pub args: GmBuffer,
+    pub diag: GmBuffer,
+}
+
 /// One rank's launch machinery.
 pub(crate) struct Launcher {
     pub rank: u32,
@@ -56,6 +63,8 @@ pub(crate) struct Launcher {
     /// Every stream of this rank (main and created), for closing the world.
     pub streams: Mutex<Vec<Weak<StreamCtx>>>,
     pub streams_created: Mutex<u32>,
+    /// The rank's tag counter (every stream's launches draw from it).
+    pub tags: Mutex<crate::tags::Tags>,
 }
 
 impl Launcher {
@@ -78,6 +87,14 @@ impl Launcher {
         }
     }
 
+    /// Reserves `n` tags for one launch (see [`crate::tags`]).
+    pub fn reserve_tags(&self, n: i64) -> Result<i64> {
+        self.tags
+            .lock()
+            .reserve(n)
+            .ok_or_else(|| Error::Config(format!("a launch needs at least one tag, asked for {n}")))
+    }
+
     /// The rank's live streams.
     pub fn live_streams(&self) -> Vec<Arc<StreamCtx>> {
         let mut s = self.streams.lock();
@@ -86,8 +103,8 @@ impl Launcher {
     }
 
     /// The communicator part of every kernel's arguments, for a launch with `tag` whose blocks
-    /// write diagnostics from record `diag_base` on.
-    pub fn comm_args(&self, tag: i32, diag_base: u32) -> ffi::AivCommArgs {
+    /// write their diagnostic records at GM `diag`.
+    pub fn comm_args(&self, tag: i64, diag: u64) -> ffi::AivCommArgs {
         let w = &self.world;
         let mut c = ffi::AivCommArgs {
             hccl_bytes: w.hccl_bytes as u64,
@@ -95,7 +112,7 @@ impl Launcher {
             rank: self.rank as i32,
             rank_size: self.size as i32,
             tag,
-            diag_base: diag_base as i32,
+            diag,
             ..Default::default()
         };
         for r in 0..self.size as usize {
@@ -105,34 +122,38 @@ impl Launcher {
         c
     }
 
-    /// Writes `args` to a stream's argument slot, launches `kernel`, then checks the sync area's
-    /// diagnostics. Any failure but a send/recv size mismatch fails this rank and stops its
-    /// peers' launches at once (on the NPU they would wait for their deadlines).
+    /// Writes `args` to a stream's argument slot, launches `kernel`, then reads the diagnostic
+    /// records its blocks left in the stream's records. `fp`: the fingerprint of the
+    /// launch's call, for naming both calls of a mismatch. Any failure but a send/recv size
+    /// mismatch fails this rank; a fault or a mismatch also stops its peers' launches at once
+    /// (on the NPU they would wait for their deadlines), a timeout does not (see below).
     pub fn launch<A: Pod>(
         &self,
-        slot: &GmBuffer,
-        diag: std::ops::Range<u32>,
+        slots: &LaunchSlots,
+        fp: Option<&[i32]>,
         name: &'static str,
         kernel: KernelFn,
         blocks: Blocks,
         args: &A,
     ) -> Result<()> {
-        let r = self.launch_inner(slot, diag, name, kernel, blocks, args);
+        let r = self.launch_inner(slots, fp, name, kernel, blocks, args);
         if let Err(e) = &r {
-            if matches!(e, Error::SizeMismatch { .. }) {
-                return r;
-            }
-            let from_peer = matches!(
-                e,
+            match e {
+                // A size mismatch fails the pair's transfer, not the communicator.
+                Error::SizeMismatch { .. } => return r,
+                // A peer that stopped this launch has already stopped everyone.
                 Error::Device(ascendc_sys::TwinError::Fault(ascendc_sys::KernelFault {
                     kind: ascendc_sys::FaultKind::PeerAborted { .. },
                     ..
-                }))
-            );
-            if !from_peer {
-                self.world
+                })) => {}
+                // A timeout is not aborted onward: the rank waited for may itself be waiting
+                // for the one really missing, and its own timeout names that rank; stopping
+                // it now would hide the cause.
+                Error::WaitTimeout { .. } => {}
+                _ => self
+                    .world
                     .twin
-                    .abort(&format!("rank {} failed: {e}", self.rank));
+                    .abort(&format!("rank {} failed: {e}", self.rank)),
             }
             self.fail(&e.to_string());
         }
@@ -141,13 +162,14 @@ impl Launcher {
 
     fn launch_inner<A: Pod>(
         &self,
-        slot: &GmBuffer,
-        diag: std::ops::Range<u32>,
+        slots: &LaunchSlots,
+        fp: Option<&[i32]>,
         name: &'static str,
         kernel: KernelFn,
         blocks: Blocks,
         args: &A,
     ) -> Result<()> {
+        let slot = &slots.args;
         slot.write(0, bytemuck::bytes_of(args))?;
         // SAFETY: every kernel of launch.h takes the GM address of its argument struct, which
         // `slot` holds for the whole synchronous launch (no host copy touches it meanwhile: the
@@ -165,35 +187,28 @@ impl Launcher {
                 }
             }
         };
-        // Block b writes record diag.start + b: only the launch's blocks can have written one.
-        let used = diag.start..diag.end.min(diag.start.saturating_add(block_dim));
-        if let Some(timeout) = self.take_diagnostic(used)? {
-            return Err(timeout);
+        if let Some(failure) = take_diagnostic(&slots.diag, block_dim, fp)? {
+            return Err(failure);
         }
         launched.map_err(Error::from)
     }
+}
 
-    /// Reads (and clears) the first valid diagnostic record among `records` of this rank's
-    /// sync area (each stream owns its own records, so concurrent streams never see each
-    /// other's).
-    fn take_diagnostic(&self, records: std::ops::Range<u32>) -> Result<Option<Error>> {
-        const REC: usize = ffi::AIV_DIAG_BYTES as usize;
-        let mut buf = [0u8; ffi::AIV_MAX_BLOCKS as usize * REC];
-        let n = records.len().min(ffi::AIV_MAX_BLOCKS as usize);
-        let base = ffi::AIV_DIAG_OFFSET as usize + records.start as usize * REC;
-        let raw = &mut buf[..n * REC];
-        let sync = &self.world.sync[self.rank as usize];
-        sync.read(base, raw)?;
-        let mut first = None;
-        for b in 0..n {
-            let d: ffi::AivDiag = bytemuck::pod_read_unaligned(&raw[b * REC..(b + 1) * REC]);
-            if d.magic as u32 == ffi::AIV_DIAG_MAGIC && first.is_none() {
-                first = Some(crate::diag::diag_error(&d));
-            }
-        }
-        if first.is_some() {
-            sync.fill(base, n * REC, 0)?;
-        }
-        Ok(first)
+/// Reads (and clears) the first valid record of the `blocks` records a launch's blocks may have
+/// written in `diag` (the launching stream's own records: block b writes record b).
+fn take_diagnostic(diag: &GmBuffer, blocks: u32, fp: Option<&[i32]>) -> Result<Option<Error>> {
+    const REC: usize = ffi::AIV_DIAG_BYTES as usize;
+    let mut buf = [0u8; ffi::AIV_DIAG_AREA_BYTES as usize];
+    let n = (blocks as usize).min(ffi::AIV_MAX_BLOCKS as usize);
+    let raw = &mut buf[..n * REC];
+    diag.read(0, raw)?;
+    let first = raw
+        .chunks_exact(REC)
+        .map(bytemuck::pod_read_unaligned::<ffi::AivDiag>)
+        .find(|d| d.magic as u32 == ffi::AIV_DIAG_MAGIC)
+        .map(|d| crate::diag::diag_error(&d, fp));
+    if first.is_some() {
+        diag.fill(0, n * REC, 0)?;
     }
+    Ok(first)
 }

@@ -34,6 +34,7 @@ pub mod diag;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+mod fingerprint;
 mod hd;
 mod launcher;
 pub mod link;

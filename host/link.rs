@@ -10,15 +10,15 @@
 
 use std::sync::Arc;
 
-use ascendc_sys::{GmBuffer, KernelFn};
+use ascendc_sys::KernelFn;
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
-use crate::buffer::{DeviceBuffer, Use};
+use crate::buffer::{BufferAccess, DeviceBuffer, Use};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::launcher::{Blocks, Launcher};
+use crate::launcher::{Blocks, LaunchSlots, Launcher};
 use crate::stream::Stream;
 use crate::trace::TraceEvent;
 use crate::turns::Turn;
@@ -29,20 +29,14 @@ const TASK_BLOCKS: u32 = 8;
 /// Chunks of one send/recv message; a chunk's flag value is `(message << 20) | chunk`.
 const MAX_P2P_CHUNKS: usize = 1 << 20;
 
-/// What a stream's tasks need: the rank's launcher and the stream's own argument slot.
+/// What a stream's tasks need: the rank's launcher, the stream's own argument slot, and its own
+/// diagnostic records (one per block, so every block of any launch has its own).
 pub(crate) struct StreamCtx {
     pub name: String,
     pub launcher: Arc<Launcher>,
-    args: GmBuffer,
+    slots: LaunchSlots,
     stream: Stream,
-    /// The diagnostic records this stream's launches write (see `diag_base` of AivCommArgs).
-    diag: std::ops::Range<u32>,
 }
-
-/// Diagnostic records of the main stream (one per block of a collective).
-const MAIN_DIAG: std::ops::Range<u32> = 0..ffi::AIV_MAX_RANKS;
-/// Sub-streams run single-block waiting tasks; each gets one record after the main stream's.
-const SUB_DIAG_RECORDS: u32 = ffi::AIV_MAX_BLOCKS - ffi::AIV_MAX_RANKS;
 
 impl StreamCtx {
     /// Launches `kernel` with `args` through this stream's argument slot.
@@ -53,24 +47,26 @@ impl StreamCtx {
         block_dim: u32,
         args: &A,
     ) -> Result<()> {
-        self.launch_on(name, kernel, Blocks::Exactly(block_dim), args)
+        self.launch_on(name, kernel, Blocks::Exactly(block_dim), args, None)
     }
 
-    /// [`StreamCtx::launch`] with a choice of block count.
+    /// [`StreamCtx::launch`] with a choice of block count, and the fingerprint of the call the
+    /// launch belongs to (for naming both calls of a mismatch).
     pub fn launch_on<A: Pod>(
         &self,
         name: &'static str,
         kernel: KernelFn,
         blocks: Blocks,
         args: &A,
+        fp: Option<&[i32]>,
     ) -> Result<()> {
         self.launcher
-            .launch(&self.args, self.diag.clone(), name, kernel, blocks, args)
+            .launch(&self.slots, fp, name, kernel, blocks, args)
     }
 
     /// The communicator part of a kernel's arguments for a launch on this stream.
-    pub fn comm_args(&self, tag: i32) -> ffi::AivCommArgs {
-        self.launcher.comm_args(tag, self.diag.start)
+    pub fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
+        self.launcher.comm_args(tag, self.slots.diag.addr() as u64)
     }
 
     /// The stream itself.
@@ -144,22 +140,18 @@ impl Drop for PostGuard {
 
 impl CommStream {
     pub(crate) fn new(launcher: &Arc<Launcher>, name: &str, index: u32) -> Result<CommStream> {
-        let diag = if index == 0 {
-            MAIN_DIAG
-        } else {
-            let r = MAIN_DIAG.end + (index - 1) % SUB_DIAG_RECORDS;
-            r..r + 1
-        };
         let inner = Arc::new(StreamCtx {
             name: name.to_string(),
             launcher: launcher.clone(),
-            args: launcher.device.alloc(4096)?,
+            slots: LaunchSlots {
+                args: launcher.device.alloc(4096)?,
+                diag: launcher.device.alloc(ffi::AIV_DIAG_AREA_BYTES as usize)?,
+            },
             stream: Stream::new(
                 launcher.world.twin.clone(),
                 format!("aiv-r{}-{name}", launcher.rank),
                 launcher.rank as usize + index as usize,
             ),
-            diag,
         });
         launcher.streams.lock().push(Arc::downgrade(&inner));
         Ok(CommStream { inner })
@@ -229,6 +221,50 @@ impl CommStream {
         if b.world_id() != self.inner.launcher.world.twin.id() {
             return Err(Error::WrongWorld { what });
         }
+        Ok(())
+    }
+
+    /// Enqueues a launch of your own `kernel` on this stream, on `block_dim` blocks, with fresh
+    /// tags (`n` of them, from the rank's counter: every rank must enqueue its tagged launches
+    /// in the same order); `make` builds the argument struct from the communicator part.
+    /// `buffers` are the device buffers the kernel reads and writes: they stay allocated until
+    /// the launch has run, and host copies of them are ordered with it. `make` runs on the
+    /// stream, a host task of the twin's worker pool: it must not block on other streams or
+    /// threads.
+    ///
+    /// `block_dim` of 0 or above the device's cores is refused here, before anything is
+    /// enqueued. A wait of the kernel that times out in any block comes back from
+    /// [`CommStream::synchronize`] as [`Error::WaitTimeout`] naming that block.
+    ///
+    /// # Safety
+    /// `kernel` must be a kernel taking the GM address of an `A`; every GM address inside `A`
+    /// must point into `buffers` (used as declared) or the world's HCCL buffers and sync areas.
+    pub unsafe fn launch_with_tags<A: Pod + Send + 'static>(
+        &self,
+        name: &'static str,
+        kernel: KernelFn,
+        block_dim: u32,
+        n: i64,
+        buffers: &[BufferAccess],
+        make: impl FnOnce(ffi::AivCommArgs) -> A + Send + 'static,
+    ) -> Result<()> {
+        self.check_usable()?;
+        let l = &self.inner.launcher;
+        let cores = l.device.cores();
+        if block_dim == 0 || block_dim > cores {
+            return Err(Error::Config(format!(
+                "kernel `{name}`: block_dim {block_dim} refused: the device has {cores} AIV cores (need 1..={cores})"
+            )));
+        }
+        for b in buffers {
+            self.check_world("kernel buffer", b.buffer())?;
+        }
+        let uses: Vec<Use> = buffers.iter().map(BufferAccess::claim).collect();
+        let tag = l.reserve_tags(n)?;
+        self.task(name, name, uses, move |ctx| {
+            let args = make(ctx.comm_args(tag));
+            ctx.launch(name, kernel, block_dim, &args)
+        });
         Ok(())
     }
 
@@ -334,7 +370,13 @@ impl CommStream {
             // Any number of blocks can run the copy: taking only the free cores means a copy
             // never waits for cores held by waiting tasks of other streams (which might wait
             // for it).
-            ctx.launch_on("aiv_copy", ffi::aiv_copy, Blocks::UpTo(TASK_BLOCKS), &args)
+            ctx.launch_on(
+                "aiv_copy",
+                ffi::aiv_copy,
+                Blocks::UpTo(TASK_BLOCKS),
+                &args,
+                None,
+            )
         });
     }
 
@@ -410,7 +452,7 @@ impl CommStream {
         self.check_usable()?;
         self.check_peer(peer)?;
         let turn = self.inner.launcher.links.lock().next((peer, kind, !wait));
-        let seq = turn.n as u32 as i32;
+        let seq = turn.n as i64;
         let task = match (kind, wait) {
             (ffi::AIV_LINK_ACK, false) => "tx_ack",
             (ffi::AIV_LINK_ACK, true) => "rx_ack",
@@ -425,6 +467,7 @@ impl CommStream {
                 kind: kind as i32,
                 seq,
                 is_wait: wait as i32,
+                reserved: 0,
             };
             let r = ctx.launch("aiv_link_signal", ffi::aiv_link_signal, 1, &args);
             drop(turn);
@@ -492,13 +535,13 @@ impl CommStream {
         // One turn for the whole message: its chunks run in order on this stream, and the
         // next message on the link (from any stream) waits until the last of them is done.
         let turn = l.links.lock().next((peer, kind, send));
-        let msg = turn.n as u32;
+        let msg = turn.n as i64;
         let name = if send { "send" } else { "recv" };
         for k in 0..chunks {
             let off = k * slot;
             let n = slot.min(bytes - off);
             let addr = buf.addr() + off as u64;
-            let seq = (msg << 20 | k as u32) as i32;
+            let seq = msg << 20 | k as i64;
             let uses = vec![if send {
                 buf.use_read()
             } else {
@@ -519,7 +562,6 @@ impl CommStream {
                     peer: peer as i32,
                     seq,
                     is_send: send as i32,
-                    reserved: 0,
                 };
                 let r = ctx.launch("aiv_p2p", ffi::aiv_p2p, 1, &args);
                 drop(turn);

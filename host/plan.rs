@@ -3,13 +3,17 @@
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
-/// AllReduce calls on 4 ranks of at most this many bytes per rank use the one-shot kernel (every
-/// block pulls one peer's whole chunk and reduces it into the output); larger ones the two-shot
-/// kernel (reduce-scatter into slice owners, then all-gather). One-shot moves about
+/// AllReduce calls on 3 or 4 ranks of at most this many bytes per rank use the one-shot kernel
+/// (every block pulls one peer's whole chunk and reduces it into the output); larger ones the
+/// two-shot kernel (reduce-scatter into slice owners, then all-gather). One-shot moves about
 /// (ranks + 1) x the data per rank, two-shot about 3x but needs more flag rounds, so the
-/// crossover shrinks as ranks grow: with `n >= 4` ranks the limit is
-/// `ONE_SHOT_MAX_BYTES * 2 / (n - 2)` (64 KiB on 4 ranks, 21 KiB on 8, 9 KiB on 16); see
-/// [`one_shot_limit`].
+/// crossover shrinks as ranks grow: with `n >= 3` ranks the limit is
+/// `min(ONE_SHOT_MAX_BYTES, ONE_SHOT_MAX_BYTES * 2 / (n - 2))` (64 KiB on 3 and 4 ranks, 21 KiB
+/// on 8, 9 KiB on 16); see [`one_shot_limit`].
+///
+/// Since one-shot applies its adds in one fixed order (so that every rank gets the same bits),
+/// its adds run one after another: on 3 ranks it no longer beats two-shot above 64 KiB
+/// (2026-12-01, 3 ranks, µs: 128 KiB one/two 128-224 / 95-184, 1 MiB 728-1088 / 480-557).
 ///
 /// Chosen from `aiv-perf all_reduce --algo one_shot|two_shot` on the twin (2 cores, f32 sum,
 /// time per op in µs; single runs on a noisy VM, so only large gaps count). Earlier runs of
@@ -26,8 +30,6 @@ use crate::error::{Error, Result};
 /// 198/207, 353/279 and 179/148, 136/175, 237/188; 8 ranks 579/453, 713/552, 1312/611 and
 /// 404/443, 634/514, 1272/661.
 pub const ONE_SHOT_MAX_BYTES: usize = 64 * 1024;
-/// With 3 ranks one-shot moves 4x per rank against two-shot's 3x and wins up to this size.
-pub const ONE_SHOT_MAX_BYTES_3_RANKS: usize = 4 * 1024 * 1024;
 
 /// Which kernel a collective's chunks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,13 +63,12 @@ pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
 }
 
 /// Largest per-rank AllReduce (bytes) that uses the one-shot kernel on `ranks` ranks:
-/// unlimited on 1-2 ranks, [`ONE_SHOT_MAX_BYTES_3_RANKS`] on 3, and
-/// `ONE_SHOT_MAX_BYTES * 2 / (ranks - 2)` from 4 on.
+/// unlimited on 1-2 ranks (one add, nothing to order), and
+/// `min(ONE_SHOT_MAX_BYTES, ONE_SHOT_MAX_BYTES * 2 / (ranks - 2))` from 3 on.
 pub fn one_shot_limit(ranks: usize) -> usize {
     match ranks {
         0..=2 => usize::MAX,
-        3 => ONE_SHOT_MAX_BYTES_3_RANKS,
-        n => ONE_SHOT_MAX_BYTES * 2 / (n - 2),
+        n => (ONE_SHOT_MAX_BYTES * 2 / (n - 2)).min(ONE_SHOT_MAX_BYTES),
     }
 }
 
@@ -187,8 +188,8 @@ mod tests {
     #[test]
     fn one_shot_crossover_shrinks_with_ranks() {
         assert_eq!(all_reduce_kind(1 << 30, 2), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind(4 << 20, 3), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind((4 << 20) + 1, 3), Kind::AllReduceTwoShot);
+        assert_eq!(all_reduce_kind(64 << 10, 3), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind((64 << 10) + 1, 3), Kind::AllReduceTwoShot);
         assert_eq!(all_reduce_kind(64 << 10, 4), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind((64 << 10) + 1, 4), Kind::AllReduceTwoShot);
         // 8 ranks: 64 KiB x 2 / 6 = 21845 bytes.

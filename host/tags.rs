@@ -1,81 +1,57 @@
-//! Tags for soft-sync flags: issued per launch, monotonic, never cleared between launches.
+//! Tags for soft-sync flags: issued per launch, 64-bit, only growing, never cleared.
 //!
 //! Every kernel launch of a communicator gets fresh tags from [`Tags::reserve`] (one per launch
-//! for the collectives; a range when a kernel needs several rounds). Waits on the device compare
-//! wrap-safely ("reached" = the signed 32-bit difference observed - expected is >= 0), so a waiter
-//! that sees a later tag never hangs and a flag never needs clearing between launches. Within one
-//! launch different uses of flags use different cells, so tags cannot collide however many chunks
-//! a collective has: each chunk is its own launch with its own tag.
+//! for the collectives; a range when a kernel needs several rounds). A flag cell holds a 64-bit
+//! tag, and waits on the device compare wrap-safely ("reached" = the signed 64-bit difference
+//! observed - expected is >= 0), so a waiter that sees a later tag never hangs and a flag never
+//! needs clearing between launches. Within one launch different uses of flags use different
+//! cells, so tags cannot collide however many chunks a collective has: each chunk is its own
+//! launch with its own tag.
 //!
-//! ## Wrap protocol
-//! Tags run from 1 up to a limit (default [`DEFAULT_TAG_LIMIT`] = 2^30, far inside the range
-//! where the signed comparison is exact). A reservation that would pass the limit first runs the
-//! wrap kernel (`aiv_sync_wrap`) on every rank, at the same point of the launch sequence (every
-//! rank issues the same collectives in the same order, as HCCL requires):
-//! 1. cross-rank barrier on the WRAP cells with value `2*epoch + 1`: all ranks finished every
-//!    launch of the old range, so no flag of the old range is read or written again;
-//! 2. each rank clears its own flag cells (all but the WRAP cells);
-//! 3. cross-rank barrier with value `2*epoch + 2`: nobody writes into a rank's area before that
-//!    rank has cleared it.
-//!
-//! The WRAP cells hold the monotonic epoch count and are never cleared. Tags restart at 1.
-//! [`crate::Config::tag_limit`] can force a tiny limit so tests run the wrap thousands of times.
-
-/// Default largest tag before a wrap.
-pub const DEFAULT_TAG_LIMIT: i32 = 1 << 30;
+//! Why 64 bits: with 32-bit tags the counter wraps after ~10^9 launches and a wrap protocol
+//! (a cross-rank barrier kernel that clears every flag) had to run at the same point on every
+//! rank, reserved in a separate step from the launch it preceded. At 2^63 launches a wrap is out
+//! of reach (at a million launches a second, 292 000 years), so there is no wrap and no protocol.
+//! The comparison is still wrap-safe, and tested across the signed boundary.
 
 /// A communicator's tag counter.
 #[derive(Debug, Clone)]
 pub struct Tags {
-    next: i32,
-    limit: i32,
-    epoch: i32,
+    next: i64,
 }
 
-/// The result of [`Tags::reserve`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reservation {
-    /// First reserved tag; the launch owns `base .. base + n`.
-    pub base: i32,
-    /// `Some(epoch)`: run the wrap protocol with this epoch before the launch.
-    pub wrap: Option<i32>,
+impl Default for Tags {
+    fn default() -> Self {
+        Tags::new()
+    }
 }
 
 impl Tags {
-    /// A counter whose tags run from 1 to `limit` (at least 2) before wrapping.
-    pub fn new(limit: i32) -> Tags {
-        Tags {
-            next: 1,
-            limit: limit.max(2),
-            epoch: 0,
-        }
+    /// A counter whose first tag is 1.
+    pub fn new() -> Tags {
+        Tags { next: 1 }
     }
 
-    /// The largest tag before a wrap.
-    pub fn limit(&self) -> i32 {
-        self.limit
-    }
-
-    /// Wraps done so far.
-    pub fn epoch(&self) -> i32 {
-        self.epoch
-    }
-
-    /// Reserves `n` (1..=limit) consecutive tags for one launch.
-    pub fn reserve(&mut self, n: i32) -> Option<Reservation> {
-        if n < 1 || n > self.limit {
+    /// Reserves `n` (at least 1) consecutive tags for one launch; returns the first. The launch
+    /// owns `base .. base + n`.
+    pub fn reserve(&mut self, n: i64) -> Option<i64> {
+        if n < 1 {
             return None;
         }
-        let mut wrap = None;
-        if self.next > self.limit - n + 1 {
-            wrap = Some(self.epoch);
-            self.epoch = self.epoch.wrapping_add(1);
-            self.next = 1;
-        }
         let base = self.next;
-        self.next += n;
-        Some(Reservation { base, wrap })
+        self.next = self.next.checked_add(n)?;
+        Some(base)
     }
+
+    /// Tags issued so far.
+    pub fn issued(&self) -> i64 {
+        self.next - 1
+    }
+}
+
+/// Wrap-safe "observed has reached expected", as the device compares tags.
+pub fn reached(observed: i64, expected: i64) -> bool {
+    observed.wrapping_sub(expected) >= 0
 }
 
 #[cfg(test)]
@@ -83,27 +59,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_are_unique_and_wrap_at_the_limit() {
-        let mut t = Tags::new(10);
-        let mut seen = Vec::new();
-        let mut wraps = 0;
-        for i in 0..100 {
+    fn tags_are_unique_and_grow() {
+        let mut t = Tags::new();
+        let mut last = 0;
+        for i in 0..1000 {
             let n = (i % 3) + 1;
-            let r = t.reserve(n).unwrap();
-            if r.wrap.is_some() {
-                assert_eq!(r.wrap, Some(wraps));
-                wraps += 1;
-                seen.clear();
-            }
-            assert!(r.base >= 1 && r.base + n - 1 <= 10);
-            for tag in r.base..r.base + n {
-                assert!(!seen.contains(&tag), "tag {tag} reused within an epoch");
-                seen.push(tag);
-            }
+            let base = t.reserve(n).unwrap();
+            assert!(base > last);
+            last = base + n - 1;
         }
-        assert!(wraps >= 15);
-        assert_eq!(t.epoch(), wraps);
-        assert!(t.reserve(11).is_none());
+        assert_eq!(t.issued(), last);
         assert!(t.reserve(0).is_none());
+    }
+
+    #[test]
+    fn reached_is_wrap_safe_across_the_signed_boundary() {
+        assert!(reached(5, 5) && reached(6, 5) && !reached(4, 5));
+        assert!(reached(i64::MIN, i64::MAX), "one past the maximum");
+        assert!(!reached(i64::MAX, i64::MIN));
+        assert!(reached(i64::MIN + 10, i64::MAX - 10));
     }
 }

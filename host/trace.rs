@@ -61,8 +61,24 @@ impl Trace {
     }
 }
 
+/// `s` as the contents of a JSON string: quotes, backslashes and every control character
+/// escaped (RFC 8259, section 7).
 fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Chrome trace JSON ("X" complete events; pid = rank, tid = stream).
@@ -83,4 +99,29 @@ pub fn chrome_json(events: &[TraceEvent]) -> String {
         })
         .collect();
     format!("{{\"traceEvents\":[{}]}}", items.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_quotes_backslashes_and_control_characters_stay_valid_json() {
+        let nasty = "a\"b\\c\nd\te\u{1}f\u{1f}g\u{7f}h\u{e9}";
+        let e = TraceEvent {
+            rank: 1,
+            stream: nasty.into(),
+            stage: "stage \"x\"".into(),
+            task: nasty.into(),
+            start_us: 1.0,
+            end_us: 2.5,
+        };
+        let json = chrome_json(&[e]);
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        let ev = &v["traceEvents"][0];
+        assert_eq!(ev["name"], nasty);
+        assert_eq!(ev["tid"], nasty);
+        assert_eq!(ev["args"]["stage"], "stage \"x\"");
+        assert_eq!(ev["dur"], 1.5);
+    }
 }

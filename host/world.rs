@@ -7,12 +7,12 @@ use ascendc_sys::{Device, DeviceConfig, KernelFn, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
-use crate::buffer::{BufferAccess, DeviceBuffer, Use};
+use crate::buffer::{BufferAccess, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launcher::{Launcher, WorldShared};
 use crate::link::CommStream;
-use crate::tags::{Tags, DEFAULT_TAG_LIMIT};
+use crate::tags::Tags;
 
 /// Default HCCL buffer per rank: 200 MB, as HCCL (`HCCL_BUFFSIZE` = 200).
 pub const DEFAULT_BUFFER_BYTES: usize = 200 * 1024 * 1024;
@@ -42,9 +42,6 @@ pub struct Config {
     pub exec_timeout: Option<Duration>,
     /// AIV cores per simulated device (default 48, as a 910B); at least the number of ranks.
     pub cores: u32,
-    /// Largest tag before the wrap protocol runs (see [`crate::tags`]), 2..=2^30. Tests set it
-    /// tiny.
-    pub tag_limit: i32,
 }
 
 impl Default for Config {
@@ -53,7 +50,6 @@ impl Default for Config {
             buffer_bytes: None,
             exec_timeout: None,
             cores: ascendc_sys::DEFAULT_CORES,
-            tag_limit: DEFAULT_TAG_LIMIT,
         }
     }
 }
@@ -140,12 +136,6 @@ impl Config {
     }
 
     fn check(&self, ranks: usize) -> Result<()> {
-        if !(2..=DEFAULT_TAG_LIMIT).contains(&self.tag_limit) {
-            return Err(Error::Config(format!(
-                "tag_limit must be 2..={DEFAULT_TAG_LIMIT}, got {}",
-                self.tag_limit
-            )));
-        }
         if self.cores < ranks as u32 {
             return Err(Error::Config(format!(
                 "collectives run one block per rank: {ranks} ranks need {ranks} cores, the devices have {}",
@@ -171,7 +161,6 @@ impl Config {
 /// [`World`] to continue.
 pub struct Communicator {
     pub(crate) launcher: Arc<Launcher>,
-    pub(crate) tags: Mutex<Tags>,
     pub(crate) main: CommStream,
     pub(crate) hd: crate::hd::HdSlot,
 }
@@ -248,70 +237,35 @@ impl Communicator {
         Ok(())
     }
 
-    /// Reserves `n` tags for one launch, enqueueing the wrap protocol first if the range wraps.
-    pub(crate) fn reserve_tags(&self, n: i32) -> Result<i32> {
-        let r = self.tags.lock().reserve(n).ok_or_else(|| {
-            Error::Config(format!(
-                "a launch cannot use {n} tags with the configured tag limit"
-            ))
-        })?;
-        if let Some(epoch) = r.wrap {
-            self.main
-                .task("tag wrap", "aiv_sync_wrap", Vec::new(), move |ctx| {
-                    let args = ffi::AivWrapArgs {
-                        comm: ctx.comm_args(0),
-                        epoch,
-                        reserved: 0,
-                    };
-                    ctx.launch("aiv_sync_wrap", ffi::aiv_sync_wrap, 1, &args)
-                });
-        }
-        Ok(r.base)
+    /// Reserves `n` tags for one launch (see [`crate::tags`]).
+    pub(crate) fn reserve_tags(&self, n: i64) -> Result<i64> {
+        self.launcher.reserve_tags(n)
     }
 
-    /// Wraps done so far by this communicator's tag counter (see [`crate::tags`]).
-    pub fn tag_epoch(&self) -> i32 {
-        self.tags.lock().epoch()
+    /// Tags issued so far by this communicator.
+    pub fn tags_issued(&self) -> i64 {
+        self.launcher.tags.lock().issued()
     }
 
-    /// Enqueues a launch of your own `kernel` on `block_dim` blocks with fresh tags (`n` of
-    /// them); `make` builds the argument struct from the communicator part. `buffers` are the
-    /// device buffers the kernel reads and writes: they stay allocated until the launch has run,
-    /// and host copies of them are ordered with it. `make` runs on the stream, a host task of
-    /// the twin's worker pool: it must not block on other streams or threads.
-    ///
-    /// `block_dim` of 0 or above the device's cores is refused here, before anything is
-    /// enqueued.
+    /// Enqueues a launch of your own `kernel` on the main stream; see
+    /// [`CommStream::launch_with_tags`].
     ///
     /// # Safety
-    /// `kernel` must be a kernel taking the GM address of an `A`; every GM address inside `A`
-    /// must point into `buffers` (used as declared) or the world's HCCL buffers and sync areas.
+    /// As [`CommStream::launch_with_tags`].
     pub unsafe fn launch_with_tags<A: Pod + Send + 'static>(
         &self,
         name: &'static str,
         kernel: KernelFn,
         block_dim: u32,
-        n: i32,
+        n: i64,
         buffers: &[BufferAccess],
         make: impl FnOnce(ffi::AivCommArgs) -> A + Send + 'static,
     ) -> Result<()> {
-        self.check_usable()?;
-        let cores = self.launcher.device.cores();
-        if block_dim == 0 || block_dim > cores {
-            return Err(Error::Config(format!(
-                "kernel `{name}`: block_dim {block_dim} refused: the device has {cores} AIV cores (need 1..={cores})"
-            )));
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.main
+                .launch_with_tags(name, kernel, block_dim, n, buffers, make)
         }
-        for b in buffers {
-            self.check_owner("kernel buffer", b.buffer(), false)?;
-        }
-        let uses: Vec<Use> = buffers.iter().map(BufferAccess::claim).collect();
-        let tag = self.reserve_tags(n)?;
-        self.main.task(name, name, uses, move |ctx| {
-            let args = make(ctx.comm_args(tag));
-            ctx.launch(name, kernel, block_dim, &args)
-        });
-        Ok(())
     }
 }
 
@@ -405,11 +359,11 @@ impl World {
                 links: Mutex::new(crate::turns::Links::default()),
                 streams: Mutex::new(Vec::new()),
                 streams_created: Mutex::new(0),
+                tags: Mutex::new(Tags::new()),
             });
             let main = CommStream::new(&launcher, "main", 0)?;
             comms.push(Communicator {
                 launcher,
-                tags: Mutex::new(Tags::new(config.tag_limit)),
                 main,
                 hd: Mutex::new(None),
             });

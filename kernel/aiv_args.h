@@ -14,7 +14,8 @@
 
 /* What aiv_twin_selftest does; each mode pins one rule of the twin. */
 enum AivTwinTestMode {
-    AIV_TT_COPY = 0,          /* DataCopy GM->UB(+ub_off)->GM, len bytes */
+    AIV_TT_COPY = 0,          /* DataCopy GM->UB(+ub_off)->GM, len bytes, as uint8_t / uint16_t /
+                                 uint32_t elements for dtype 0 / 1 / 2 */
     AIV_TT_PAD_IN = 1,        /* DataCopyPad GM->UB with the params, then dump dump_len bytes of UB */
     AIV_TT_PAD_OUT = 2,       /* load dump_len bytes into UB, DataCopyPad UB->GM with the params */
     AIV_TT_STRIDED_IN = 3,    /* DataCopy(DataCopyParams) GM->UB, then dump dump_len bytes of UB */
@@ -44,8 +45,12 @@ enum AivTwinTestMode {
     AIV_TT_SNAP_EDIT = 21,       /* loads src[0, len) to UB, edits it (SetValue at both ends,
                                     Duplicate of 32 bytes at len / 2), stores it to dst[0, len);
                                     loads src[len, 2 len) and stores UB[len / 4] to dst[len] */
-    AIV_TT_STACK_OVERFLOW = 22   /* recurses with 4 KB frames `len` levels deep; block b writes a
+    AIV_TT_STACK_OVERFLOW = 22,  /* recurses with 4 KB frames `len` levels deep; block b writes a
                                     byte of the result to dst[64 b] */
+    /* Event-flag rules (the NPU hangs or misbehaves): */
+    AIV_TT_DOUBLE_SET = 23,      /* SetFlag<MTE2_MTE3>(1) twice, then one WaitFlag */
+    AIV_TT_SET_NO_WAIT = 24,     /* SetFlag<MTE3_MTE2>(2) never waited for */
+    AIV_TT_EVENT_ID_8 = 25       /* SetFlag/WaitFlag with event id 8 (A2 has EVENT_ID0..7) */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */
@@ -117,6 +122,10 @@ struct AivCollArgs {
     uint32_t op;         /* AivReduceOp (AllReduce) */
     uint32_t algo;       /* AivAllReduceAlgo (AllReduce) */
     uint32_t elem_size;  /* bytes per element */
+    /* The call's fingerprint (operation, count, dtype, op, algorithm, chunk; host/fingerprint.rs),
+     * stored next to the tag of every broadcast cell: a peer whose cell holds another fingerprint
+     * is running another call, and both sides fail instead of mixing data. */
+    int32_t fp[AIV_PAYLOAD_LANES];
 };
 
 /* ---- point-to-point and stream tasks (kernel/link.cpp) ---- */
@@ -128,26 +137,28 @@ struct AivP2PArgs {
     uint64_t bytes;      /* bytes of this chunk */
     uint64_t total;      /* bytes of the whole message (checked against the peer's) */
     uint64_t slot_bytes; /* staging slot per destination in every HCCL buffer */
+    int64_t seq;         /* sequence number of this chunk on the (me, peer) link */
     int32_t peer;
-    int32_t seq;         /* sequence number of this chunk on the (me, peer) link */
     int32_t is_send;
-    int32_t reserved;
 };
 
 /* A link signal: tx_ack / rx_ack / tx_data_signal / rx_data_signal with a peer. */
 struct AivSignalArgs {
     struct AivCommArgs comm;
+    int64_t seq;     /* sequence number on the (me, peer, kind) link */
     int32_t peer;
     int32_t kind;    /* AivLinkKind: AIV_LINK_ACK or AIV_LINK_DATA */
-    int32_t seq;     /* sequence number on the (me, peer, kind) link */
     int32_t is_wait; /* 0: record (tx), 1: wait (rx) */
+    int32_t reserved;
 };
 
-/* ---- aiv_sync_wrap (kernel/sync_wrap.cpp): the tag-wrap protocol ---- */
-
-struct AivWrapArgs {
+/* A call handshake (kernel/link.cpp): record my fingerprint in my broadcast cell with the
+ * launch's tag, then wait for `partner`'s and check it matches (orchestrated algorithms such
+ * as halving-doubling AllReduce, which otherwise exchange only link signals). */
+struct AivHandshakeArgs {
     struct AivCommArgs comm;
-    int32_t epoch; /* wraps done so far by this communicator */
+    int32_t fp[AIV_PAYLOAD_LANES];
+    int32_t partner;
     int32_t reserved;
 };
 
@@ -159,18 +170,21 @@ enum AivSyncTestMode {
     AIV_ST_COUNT = 2,    /* every block of ranks 1.. writes into rank 0, RecordNv1; rank 0 Wait1vN */
     AIV_ST_TIMEOUT = 3,  /* rank 0 waits for rank 1; rank 1 records nothing, or tag - 1 if wrong_tag */
     AIV_ST_BARRIER = 4,  /* every block: BarrierAll `rounds` times, checking the others arrived */
-    AIV_ST_PUBLISH = 5   /* rank 1 Records "running"; rank 0 waits for it, writes 4 KB into its HCCL
-                            buffer and Record1vN; rank 1 reads it after WaitNv1, or without waiting
-                            if wrong_tag != 0 (a GM race) */
+    AIV_ST_PUBLISH = 5,  /* rank 1 Records "running"; rank 0 waits for it, writes `bytes` into its
+                            HCCL buffer and Record1vN; rank 1 reads it after WaitNv1, or without
+                            waiting if wrong_tag != 0 (a GM race) */
+    AIV_ST_ONE_WAITS = 6 /* block `wrong_tag` of rank 0 waits for a Record from rank 1 that never
+                            comes; every other block returns at once */
 };
 
 struct AivSyncTestArgs {
     struct AivCommArgs comm;
     uint64_t result;   /* GM: one 32-byte cell per block; lane 0 = mismatches seen */
+    int64_t tag_base;  /* added to comm.tag: tests run tags across the signed 64-bit boundary */
     uint32_t mode;     /* AivSyncTestMode */
-    uint32_t rounds;   /* tags comm.tag .. comm.tag + rounds - 1 are this launch's */
+    uint32_t rounds;   /* tags tag_base + comm.tag .. + rounds - 1 are this launch's */
     uint32_t wrong_tag;
-    uint32_t reserved;
+    uint32_t bytes;    /* AIV_ST_PUBLISH: bytes published (a multiple of 32, at most 4096) */
 };
 
 #endif /* AIV_ARGS_H */

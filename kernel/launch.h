@@ -17,8 +17,6 @@ extern "C" {
 void aiv_twin_selftest(uint8_t *args);
 /* CpGM2GM over every block of the launch (AivCopyArgs). */
 void aiv_copy(uint8_t *args);
-/* Tag-wrap protocol (AivWrapArgs): cross-rank barrier, clear own flags, barrier. */
-void aiv_sync_wrap(uint8_t *args);
 /* AllGather of one chunk (AivCollArgs). */
 void aiv_all_gather(uint8_t *args);
 /* AllReduce of one chunk, one-shot or two-shot (AivCollArgs). */
@@ -27,6 +25,8 @@ void aiv_all_reduce(uint8_t *args);
 void aiv_p2p(uint8_t *args);
 /* A link signal with a peer (AivSignalArgs). */
 void aiv_link_signal(uint8_t *args);
+/* A call handshake with a partner rank (AivHandshakeArgs). */
+void aiv_handshake(uint8_t *args);
 /* Soft-sync self-tests (AivSyncTestArgs). */
 void aiv_sync_selftest(uint8_t *args);
 

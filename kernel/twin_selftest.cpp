@@ -19,6 +19,23 @@ __aicore__ inline GlobalTensor<uint8_t> Gm(uint64_t addr, uint64_t len)
     return t;
 }
 
+/* DataCopy of `len` bytes GM -> UB (+ub_off) -> GM as elements of T: the GM addresses must be
+ * aligned to sizeof(T). */
+template <typename T> __aicore__ inline void CopyAs(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
+{
+    const uint32_t count = a->len / static_cast<uint32_t>(sizeof(T));
+    LocalTensor<T> stage = ub[a->ub_off].ReinterpretCast<T>();
+    GlobalTensor<T> src;
+    src.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a->src), count);
+    GlobalTensor<T> dst;
+    dst.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a->dst), count);
+    DataCopy(stage, src, count);
+    // MTE3 must not read UB before MTE2 has filled it.
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    DataCopy(dst, stage, count);
+}
+
 /* Writes `len` bytes (a multiple of 32) of UB back to GM, after MTE2 has finished filling it. */
 __aicore__ inline void Dump(const GlobalTensor<uint8_t> &dst, const LocalTensor<uint8_t> &ub, uint32_t len)
 {
@@ -141,15 +158,27 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
     LocalTensor<uint8_t> ub = buf.Get<uint8_t>();
 
     switch (mode) {
-    case AIV_TT_COPY: {
-        LocalTensor<uint8_t> stage = ub[a->ub_off];
-        DataCopy(stage, Gm(a->src, a->len), a->len);
-        // MTE3 must not read UB before MTE2 has filled it.
-        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
-        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
-        DataCopy(Gm(a->dst, a->len), stage, a->len);
+    case AIV_TT_COPY:
+        if (a->dtype == 2) {
+            CopyAs<uint32_t>(a, ub);
+        } else if (a->dtype == 1) {
+            CopyAs<uint16_t>(a, ub);
+        } else {
+            CopyAs<uint8_t>(a, ub);
+        }
         break;
-    }
+    case AIV_TT_DOUBLE_SET:
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
+        break;
+    case AIV_TT_SET_NO_WAIT:
+        SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID2);
+        break;
+    case AIV_TT_EVENT_ID_8:
+        SetFlag<HardEvent::MTE2_MTE3>(8);
+        WaitFlag<HardEvent::MTE2_MTE3>(8);
+        break;
     case AIV_TT_PAD_IN:
         if (a->dtype == 1) {
             PadIn<uint16_t>(a, ub);

@@ -13,10 +13,10 @@ struct AivCommArgs {
     uint64_t hccl[AIV_MAX_RANKS]; /* GM address of each rank's HCCL buffer */
     uint64_t hccl_bytes;          /* size of every rank's HCCL buffer */
     int64_t timeout_cycles;       /* deadline of every wait, GetSystemCycle units (50 MHz on A2) */
+    uint64_t diag;                /* GM: this launch's AivDiag records, one per block */
+    int64_t tag;                  /* this launch's first tag (> 0, see host/tags.rs) */
     int32_t rank;                 /* this rank */
     int32_t rank_size;            /* ranks in the communicator, 1..=AIV_MAX_RANKS */
-    int32_t tag;                  /* this launch's tag (> 0, see host/tags.rs) */
-    int32_t diag_base;            /* first AivDiag record of this launch (record = diag_base + block) */
 };
 
 #endif /* AIV_COMM_ARGS_H */

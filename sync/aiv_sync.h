@@ -10,9 +10,15 @@
  *   Wait1vN(n)             wait until my counting cell holds >= n, then take n from it
  *   BarrierAll(tag)        every block of this launch on this rank arrives before any leaves
  *
- * Tags are issued by the host per launch, monotonic, and compared wrap-safely ("reached": the
- * signed 32-bit difference observed - expected is >= 0), so flags are never cleared between
- * launches and a waiter that sees a later tag does not hang. host/tags.rs documents the wrap.
+ * Tags are 64-bit, issued by the host per launch and only growing, so flags are never cleared;
+ * waits compare wrap-safely ("reached": the signed 64-bit difference observed - expected is
+ * >= 0), so a waiter that sees a later tag does not hang.
+ *
+ * Fingerprints: a collective stores its call's fingerprint (AivCollArgs.fp) in the payload lanes
+ * of its broadcast cells, next to the tag; WaitNv1Matching checks that a peer's cell holds the
+ * same call at the same tag. A peer running another call (another collective, count, dtype, op,
+ * algorithm or chunk) fails the wait on both sides with AIV_DIAG_MISMATCH instead of letting the
+ * kernels mix data.
  *
  * Ordering: every Record* first joins all pipes (PipeBarrier<PIPE_ALL>), so the block's earlier
  * GM writes are complete before the flag store; every wait polls the cell by DMA (GM -> UB) and
@@ -21,8 +27,11 @@
  * the scalar unit reads GM through a data cache that other cores' writes do not invalidate.
  *
  * Every wait has a deadline (timeout_cycles of AivCommArgs, GetSystemCycle units: 50 MHz on A2).
- * On expiry the block writes an AivDiag record into its own sync area, the wait returns false,
- * and every later primitive of this SoftSync returns false at once: the kernel should return.
+ * On expiry (or a mismatch) the block writes an AivDiag record (AivCommArgs.diag + block) and
+ * calls AscendC::Trap(): the core stops, the launch fails, and the host reads the record to name
+ * the cause. Without Trap the launch's other blocks would go on waiting for the failed block,
+ * each until its own deadline. (Primitives still return false after a failure, for builds that
+ * compile Trap to nothing.)
  */
 #ifndef AIV_SYNC_H
 #define AIV_SYNC_H
@@ -33,15 +42,18 @@
 
 namespace aiv {
 
-/* UB bytes a SoftSync needs for its scratch cells (flag cell, diag record, barrier row). */
+/* UB bytes a SoftSync needs for its scratch cells (poll cell, diag record, barrier row, store
+ * cell, count cell). */
 constexpr uint32_t SYNC_SCRATCH_BYTES = 2048;
+static_assert(3 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES <= SYNC_SCRATCH_BYTES,
+              "SoftSync scratch cells fit");
 /* Event id the primitives use for their scalar <-> DMA syncs (data movers use 0..3). */
 constexpr int32_t SYNC_EVENT = 7;
 
 /* Wrap-safe "observed has reached expected". */
-__aicore__ inline bool Reached(int32_t observed, int32_t expected)
+__aicore__ inline bool Reached(int64_t observed, int64_t expected)
 {
-    return static_cast<int32_t>(static_cast<uint32_t>(observed) - static_cast<uint32_t>(expected)) >= 0;
+    return static_cast<int64_t>(static_cast<uint64_t>(observed) - static_cast<uint64_t>(expected)) >= 0;
 }
 
 class SoftSync {
@@ -52,15 +64,23 @@ public:
         rank_ = comm->rank;
         rankSize_ = comm->rank_size;
         timeout_ = comm->timeout_cycles;
-        diagBase_ = comm->diag_base;
+        diag_addr_ = comm->diag;
         for (int32_t r = 0; r < rankSize_ && r < AIV_MAX_RANKS; r++) {
             areas_[r] = comm->sync[r];
         }
         cell_ = scratch.ReinterpretCast<int32_t>();
         diag_ = scratch[AIV_FLAG_BYTES].ReinterpretCast<int32_t>();
         wide_ = scratch[AIV_FLAG_BYTES + AIV_DIAG_BYTES].ReinterpretCast<int32_t>();
+        out_ = scratch[AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES].ReinterpretCast<int32_t>();
+        count_ = scratch[2 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES]
+                     .ReinterpretCast<int32_t>();
         for (int32_t i = 0; i < AIV_FLAG_LANES; i++) {
             cell_.SetValue(i, 0);
+            out_.SetValue(i, 0);
+            count_.SetValue(i, 0);
+        }
+        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+            outPayload_[i] = 0;
         }
         // The scalar stores above must land before the first poll's DMA writes the same cell.
         AscendC::PipeBarrier<PIPE_ALL>();
@@ -71,22 +91,50 @@ public:
     __aicore__ inline int32_t Rank() const { return rank_; }
     __aicore__ inline int32_t RankSize() const { return rankSize_; }
 
-    __aicore__ inline bool Record(int32_t peer, int32_t tag, int32_t slot = 0)
+    __aicore__ inline bool Record(int32_t peer, int64_t tag, int32_t slot = 0)
     {
         return Store(peer, PairCell(rank_, slot), tag);
     }
-    __aicore__ inline bool Wait(int32_t peer, int32_t tag, int32_t slot = 0)
+    __aicore__ inline bool Wait(int32_t peer, int64_t tag, int32_t slot = 0)
     {
         return Poll(rank_, PairCell(peer, slot), tag, AIV_DIAG_WAIT, peer);
     }
-    __aicore__ inline bool Record1vN(int32_t tag, int32_t slot = 0)
+    /* Sets my broadcast cell `slot` to `tag`, with `fp` (AIV_PAYLOAD_LANES lanes, or none). */
+    __aicore__ inline bool Record1vN(int64_t tag, int32_t slot = 0, __gm__ const int32_t *fp = nullptr)
     {
-        return Store(rank_, AIV_ONE2N_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES, tag);
+        return Store(rank_, One2NCell(slot), tag, fp);
     }
-    __aicore__ inline bool WaitNv1(int32_t peer, int32_t tag, int32_t slot = 0)
+    __aicore__ inline bool WaitNv1(int32_t peer, int64_t tag, int32_t slot = 0)
     {
-        return Poll(peer, AIV_ONE2N_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES, tag, AIV_DIAG_WAIT_NV1,
-                    peer);
+        return Poll(peer, One2NCell(slot), tag, AIV_DIAG_WAIT_NV1, peer);
+    }
+    /* WaitNv1, then checks that peer's cell holds exactly this tag and fingerprint `fp`: the
+     * same call. A mismatch records AIV_DIAG_MISMATCH and fails. */
+    __aicore__ inline bool WaitNv1Matching(int32_t peer, int64_t tag, int32_t slot, __gm__ const int32_t *fp)
+    {
+        if (!WaitNv1(peer, tag, slot)) {
+            return false;
+        }
+        bool same = SeenTag() == tag;
+        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+            same = same && Seen(AIV_FLAG_PAYLOAD + i) == fp[i];
+        }
+        if (!same) {
+            WriteDiag(AIV_DIAG_MISMATCH, peer, One2NCell(slot), tag, SeenTag(), 0);
+            return false;
+        }
+        return true;
+    }
+
+    /* Chains a rank's own blocks: Done(tag) says "block me finished its step of this launch";
+     * AfterBlock(b, tag) waits for block b's Done. Uses my PAIR cells from me to me. */
+    __aicore__ inline bool Done(int64_t tag)
+    {
+        return Store(rank_, PairCell(rank_, static_cast<int32_t>(AscendC::GetBlockIdx())), tag);
+    }
+    __aicore__ inline bool AfterBlock(int32_t block, int64_t tag)
+    {
+        return Poll(rank_, PairCell(rank_, block), tag, AIV_DIAG_CHAIN, rank_);
     }
 
     /* Atomically adds 1 to peer's counting cell `slot`. */
@@ -96,38 +144,21 @@ public:
             return false;
         }
         AscendC::PipeBarrier<PIPE_ALL>(); // earlier GM writes of this block land before the count
-        cell_.SetValue(0, 1);
-        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar store
-        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
-        AscendC::SetAtomicAdd<int32_t>();
-        AscendC::DataCopy(Gm(peer, AIV_COUNT_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES), cell_,
-                          AIV_FLAG_LANES);
-        AscendC::SetAtomicNone();
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT); // cell_ is reused by the scalar unit
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
-        return true;
+        return AddToCount(peer, CountCell(slot), 1);
     }
 
     /* Waits until my counting cell `slot` holds at least n, then subtracts n from it. */
     __aicore__ inline bool Wait1vN(int32_t n, int32_t slot = 0)
     {
-        const uint32_t off = AIV_COUNT_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES;
+        const uint32_t off = CountCell(slot);
         if (!PollCount(off, n)) {
             return false;
         }
-        cell_.SetValue(0, -n);
-        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
-        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
-        AscendC::SetAtomicAdd<int32_t>();
-        AscendC::DataCopy(Gm(rank_, off), cell_, AIV_FLAG_LANES);
-        AscendC::SetAtomicNone();
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
-        return true;
+        return AddToCount(rank_, off, -n);
     }
 
     /* All blocks of this launch on this rank reach the barrier before any passes it. */
-    __aicore__ inline bool BarrierAll(int32_t tag)
+    __aicore__ inline bool BarrierAll(int64_t tag)
     {
         const int32_t blocks = static_cast<int32_t>(AscendC::GetBlockNum());
         const int32_t me = static_cast<int32_t>(AscendC::GetBlockIdx());
@@ -140,9 +171,9 @@ public:
             AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT); // scalar reads what MTE2 loaded
             AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT);
             int32_t laggard = -1;
-            int32_t seen = 0;
+            int64_t seen = 0;
             for (int32_t b = 0; b < blocks; b++) {
-                seen = wide_.GetValue(static_cast<uint32_t>(b * AIV_FLAG_LANES));
+                seen = Tag(wide_, static_cast<uint32_t>(b * AIV_FLAG_LANES));
                 if (!Reached(seen, tag)) {
                     laggard = b;
                     break;
@@ -162,8 +193,10 @@ public:
         return true;
     }
 
-    /* Lane `i` of the cell the last successful Poll saw (its payload). */
+    /* Lane `i` of the cell the last successful Poll saw (payload lanes start at AIV_FLAG_PAYLOAD). */
     __aicore__ inline int32_t Seen(uint32_t i) const { return cell_.GetValue(i); }
+    /* The tag of the cell the last successful Poll saw. */
+    __aicore__ inline int64_t SeenTag() const { return Tag(cell_, 0); }
 
     /* LINK cell of kind `kind` written by `from`, in the receiver's area. */
     __aicore__ static inline uint32_t LinkCell(int32_t from, int32_t kind)
@@ -175,8 +208,7 @@ public:
     /* Records a size mismatch of a send/recv pair with `peer` (see AIV_DIAG_SIZE). */
     __aicore__ inline void SizeMismatch(int32_t peer, uint64_t mine, uint64_t theirs)
     {
-        WriteDiag(AIV_DIAG_SIZE, peer, theirs, static_cast<int32_t>(mine & 0x7fffffffu),
-                  static_cast<int32_t>(theirs & 0x7fffffffu), static_cast<int64_t>(mine));
+        WriteDiag(AIV_DIAG_SIZE, peer, 0, static_cast<int64_t>(mine), static_cast<int64_t>(theirs), 0);
     }
 
     /* GM address of byte `offset` of `rank`'s sync area. */
@@ -191,36 +223,61 @@ public:
         return AIV_PAIR_OFFSET +
                (static_cast<uint32_t>(from) * AIV_PAIR_SLOTS + static_cast<uint32_t>(slot)) * AIV_FLAG_BYTES;
     }
+    __aicore__ static inline uint32_t One2NCell(int32_t slot)
+    {
+        return AIV_ONE2N_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES;
+    }
+    __aicore__ static inline uint32_t CountCell(int32_t slot)
+    {
+        return AIV_COUNT_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES;
+    }
 
-    /* Stores `value` (lane 0) and a payload (lanes 1..3) into the flag at `offset` of `rank`'s
-     * area, after all earlier writes. One 32-byte DMA moves flag and payload together. */
-    __aicore__ inline bool Store(int32_t rank, uint32_t offset, int32_t value, int32_t p1 = 0, int32_t p2 = 0,
-                                 int32_t p3 = 0)
+    /* Stores `value` (lanes 0-1) and a payload (lanes 2-7, zero when `payload` is null) into the
+     * flag at `offset` of `rank`'s area, after all earlier writes. One 32-byte DMA moves flag and
+     * payload together. */
+    __aicore__ inline bool Store(int32_t rank, uint32_t offset, int64_t value, __gm__ const int32_t *payload = nullptr)
+    {
+        int32_t lanes[AIV_PAYLOAD_LANES] = {};
+        if (payload != nullptr) {
+            for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+                lanes[i] = payload[i];
+            }
+        }
+        return StoreLanes(rank, offset, value, lanes);
+    }
+
+    /* Store with the payload lanes given by value. */
+    __aicore__ inline bool StoreLanes(int32_t rank, uint32_t offset, int64_t value, const int32_t *lanes)
     {
         if (failed_) {
             return false;
         }
         AscendC::PipeBarrier<PIPE_ALL>(); // data before flag: earlier GM writes are complete
-        cell_.SetValue(0, value);
-        cell_.SetValue(1, p1);
-        cell_.SetValue(2, p2);
-        cell_.SetValue(3, p3);
-        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar store
+        // The store cell keeps its payload between stores (a launch stores the same fingerprint
+        // again and again): only changed lanes are rewritten.
+        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+            if (outPayload_[i] != lanes[i]) {
+                outPayload_[i] = lanes[i];
+                out_.SetValue(AIV_FLAG_PAYLOAD + i, lanes[i]);
+            }
+        }
+        out_.ReinterpretCast<int64_t>().SetValue(0, value);
+        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar stores
         AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
-        AscendC::DataCopy(Gm(rank, offset), cell_, AIV_FLAG_LANES);
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT); // cell_ is reused by the scalar unit
+        AscendC::DataCopy(Gm(rank, offset), out_, AIV_FLAG_LANES);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT); // out_ is reused by the scalar unit
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
         return true;
     }
 
     /* Polls the flag at `offset` of `rank`'s area until it reaches `expected` (wrap-safe). */
-    __aicore__ inline bool Poll(int32_t rank, uint32_t offset, int32_t expected, int32_t kind, int32_t peer)
+    __aicore__ inline bool Poll(int32_t rank, uint32_t offset, int64_t expected, int32_t kind, int32_t peer)
     {
         if (failed_) {
             return false;
         }
         const int64_t start = AscendC::GetSystemCycle();
-        int32_t seen = 0;
+        int64_t seen = 0;
         while (true) {
             seen = Load(rank, offset);
             if (Reached(seen, expected)) {
@@ -237,6 +294,27 @@ public:
     }
 
 private:
+    /* Atomically adds `n` to lane 0 of the counting cell at `offset` of `rank`'s area (the other
+     * lanes of the count cell are zero: they add nothing). */
+    __aicore__ inline bool AddToCount(int32_t rank, uint32_t offset, int32_t n)
+    {
+        count_.SetValue(0, n);
+        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar store
+        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
+        AscendC::SetAtomicAdd<int32_t>();
+        AscendC::DataCopy(Gm(rank, offset), count_, AIV_FLAG_LANES);
+        AscendC::SetAtomicNone();
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT); // count_ is reused by the scalar unit
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
+        return true;
+    }
+
+    /* The 64-bit tag at int32 lane `lane` (even) of `t`. */
+    __aicore__ static inline int64_t Tag(const AscendC::LocalTensor<int32_t> &t, uint32_t lane)
+    {
+        return t.ReinterpretCast<int64_t>().GetValue(lane / 2);
+    }
+
     __aicore__ inline AscendC::GlobalTensor<int32_t> Gm(int32_t rank, uint32_t offset) const
     {
         AscendC::GlobalTensor<int32_t> t;
@@ -244,12 +322,12 @@ private:
         return t;
     }
 
-    __aicore__ inline int32_t Load(int32_t rank, uint32_t offset)
+    __aicore__ inline int64_t Load(int32_t rank, uint32_t offset)
     {
         AscendC::DataCopy(cell_, Gm(rank, offset), AIV_FLAG_LANES);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT); // scalar reads what MTE2 loaded
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT);
-        return cell_.GetValue(0);
+        return Tag(cell_, 0);
     }
 
     __aicore__ inline bool PollCount(uint32_t offset, int32_t n)
@@ -259,7 +337,8 @@ private:
         }
         const int64_t start = AscendC::GetSystemCycle();
         while (true) {
-            const int32_t seen = Load(rank_, offset);
+            Load(rank_, offset);
+            const int32_t seen = cell_.GetValue(0);
             if (seen >= n) {
                 break;
             }
@@ -273,7 +352,15 @@ private:
         return true;
     }
 
-    __aicore__ inline void WriteDiag(int32_t kind, int32_t peer, uint64_t cell, int32_t expected, int32_t observed,
+    __aicore__ inline void SetWide(uint32_t lane, uint64_t v)
+    {
+        diag_.SetValue(lane, static_cast<int32_t>(v & 0xffffffffu));
+        diag_.SetValue(lane + 1, static_cast<int32_t>(v >> 32));
+    }
+
+    /* Writes this block's AivDiag record (see aiv_sync_layout.h); the lanes of the cell last
+     * polled go into `seen`. */
+    __aicore__ inline void WriteDiag(int32_t kind, int32_t peer, uint64_t cell, int64_t expected, int64_t observed,
                                      int64_t waited)
     {
         failed_ = true;
@@ -283,34 +370,38 @@ private:
         diag_.SetValue(2, rank_);
         diag_.SetValue(3, block);
         diag_.SetValue(4, peer);
-        diag_.SetValue(5, expected);
-        diag_.SetValue(6, observed);
-        diag_.SetValue(7, 0);
-        diag_.SetValue(8, static_cast<int32_t>(cell & 0xffffffffu));
-        diag_.SetValue(9, static_cast<int32_t>(cell >> 32));
-        diag_.SetValue(10, static_cast<int32_t>(static_cast<uint64_t>(waited) & 0xffffffffu));
-        diag_.SetValue(11, static_cast<int32_t>(static_cast<uint64_t>(waited) >> 32));
-        for (int32_t i = 12; i < 16; i++) {
+        diag_.SetValue(5, 0);
+        SetWide(6, cell);
+        SetWide(8, static_cast<uint64_t>(expected));
+        SetWide(10, static_cast<uint64_t>(observed));
+        SetWide(12, static_cast<uint64_t>(waited));
+        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+            diag_.SetValue(14 + i, cell_.GetValue(AIV_FLAG_PAYLOAD + i));
+        }
+        for (int32_t i = 14 + AIV_PAYLOAD_LANES; i < AIV_DIAG_BYTES / 4; i++) {
             diag_.SetValue(i, 0);
         }
         AscendC::PipeBarrier<PIPE_ALL>();
         AscendC::GlobalTensor<int32_t> out;
-        const uint32_t record = static_cast<uint32_t>(diagBase_ + block) % AIV_MAX_BLOCKS;
-        out.SetGlobalBuffer(CellAddr(rank_, AIV_DIAG_OFFSET + record * AIV_DIAG_BYTES),
+        out.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(diag_addr_ + static_cast<uint64_t>(block) * AIV_DIAG_BYTES),
                             AIV_DIAG_BYTES / 4);
         AscendC::DataCopy(out, diag_, AIV_DIAG_BYTES / 4);
-        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::PipeBarrier<PIPE_ALL>(); // the record is in GM before the core stops
+        AscendC::Trap();
     }
 
     uint64_t areas_[AIV_MAX_RANKS] = {};
     int32_t rank_ = 0;
     int32_t rankSize_ = 0;
     int64_t timeout_ = 0;
-    int32_t diagBase_ = 0;
+    uint64_t diag_addr_ = 0;
     bool failed_ = false;
-    AscendC::LocalTensor<int32_t> cell_;
+    int32_t outPayload_[AIV_PAYLOAD_LANES] = {};
+    AscendC::LocalTensor<int32_t> cell_; /* polls land here */
     AscendC::LocalTensor<int32_t> diag_;
-    AscendC::LocalTensor<int32_t> wide_;
+    AscendC::LocalTensor<int32_t> wide_; /* BarrierAll's row of cells */
+    AscendC::LocalTensor<int32_t> out_;  /* stores leave from here */
+    AscendC::LocalTensor<int32_t> count_; /* atomic count increments leave from here */
 };
 
 } // namespace aiv

@@ -1,15 +1,19 @@
 /*
- * Layout of a rank's sync area: the GM region holding the soft-sync flags of one rank.
+ * Layout of a rank's sync area: the GM region holding the soft-sync flags of one rank, and of
+ * the diagnostic records a launch leaves behind.
  * Plain C: included by device code (sync/aiv_sync.h) and, through bindgen (host/bindings.rs), by
  * the Rust host. Offsets are in bytes from the start of the area. Sizes and offsets are pinned
  * with static_assert here and static_assertions in host/ffi.rs.
  *
- * A flag is one 32-byte cell: lane 0 is an int32 value, the rest padding, so that a single
- * 32-byte DataCopy moves exactly one flag and no two flags share a DMA block.
+ * A flag is one 32-byte cell: lanes 0-1 hold a 64-bit tag (lane 0 the low half), lanes 2-7 a
+ * payload (a call's fingerprint, a message size), so that a single 32-byte DataCopy moves tag
+ * and payload together and no two flags share a DMA block. Tags are 64-bit and only grow: a
+ * flag is never cleared (2^63 launches would take longer than any program runs).
  *
  * Regions (every cell 32 bytes):
  *   PAIR   [AIV_MAX_RANKS][AIV_PAIR_SLOTS]   Record(peer, tag) by rank s writes peer's PAIR[s][slot];
- *                                           Wait(peer, tag) polls my PAIR[peer][slot].
+ *                                           Wait(peer, tag) polls my PAIR[peer][slot]. The cells
+ *                                           PAIR[me][*] (from me to me) chain a rank's own blocks.
  *   ONE2N  [AIV_ONE2N_SLOTS]                 Record1vN(tag) sets my ONE2N[slot];
  *                                           WaitNv1(peer, tag) polls peer's ONE2N[slot].
  *   COUNT  [AIV_COUNT_SLOTS]                 RecordNv1(peer) atomically adds 1 to peer's COUNT[slot];
@@ -17,11 +21,12 @@
  *                                           One counter per cell, so two counters never share a
  *                                           DMA block on which concurrent atomic adds land.
  *   BARRIER[AIV_MAX_BLOCKS]                  intra-rank all-blocks barrier: block b writes BARRIER[b].
- *   WRAP   [AIV_MAX_RANKS]                   tag-wrap handshake cells (never cleared, see host/tags.rs).
  *   LINK   [AIV_MAX_RANKS][AIV_LINK_KINDS]   point-to-point and stream-task signals from rank s: sequence
- *                                           numbers per (peer, kind), monotonic, never cleared (not
- *                                           touched by the tag wrap); lanes 1..3 carry a payload.
- *   DIAG   [AIV_MAX_BLOCKS] x AivDiag        a block whose wait times out writes its record here.
+ *                                           numbers per (peer, kind), growing; lanes 2..7 carry a
+ *                                           payload.
+ *
+ * Diagnostics live outside the sync area, in memory of the launching stream (AivCommArgs.diag):
+ * block b of a launch writes its AivDiag record at diag + b * AIV_DIAG_BYTES.
  */
 #ifndef AIV_SYNC_LAYOUT_H
 #define AIV_SYNC_LAYOUT_H
@@ -30,6 +35,8 @@
 
 #define AIV_FLAG_BYTES 32
 #define AIV_FLAG_LANES 8 /* int32 lanes per cell */
+#define AIV_FLAG_PAYLOAD 2 /* first payload lane (lanes 0-1: the 64-bit tag) */
+#define AIV_PAYLOAD_LANES 6 /* payload lanes per cell */
 #define AIV_MAX_RANKS 32
 #define AIV_MAX_BLOCKS 48
 #define AIV_PAIR_SLOTS AIV_MAX_BLOCKS
@@ -40,53 +47,56 @@
 #define AIV_ONE2N_OFFSET (AIV_PAIR_OFFSET + AIV_MAX_RANKS * AIV_PAIR_SLOTS * AIV_FLAG_BYTES)
 #define AIV_COUNT_OFFSET (AIV_ONE2N_OFFSET + AIV_ONE2N_SLOTS * AIV_FLAG_BYTES)
 #define AIV_BARRIER_OFFSET (AIV_COUNT_OFFSET + AIV_COUNT_SLOTS * AIV_FLAG_BYTES)
-#define AIV_WRAP_OFFSET (AIV_BARRIER_OFFSET + AIV_MAX_BLOCKS * AIV_FLAG_BYTES)
 #define AIV_LINK_KINDS 4
-#define AIV_LINK_OFFSET (AIV_WRAP_OFFSET + AIV_MAX_RANKS * AIV_FLAG_BYTES)
-#define AIV_DIAG_OFFSET (AIV_LINK_OFFSET + AIV_MAX_RANKS * AIV_LINK_KINDS * AIV_FLAG_BYTES)
-#define AIV_DIAG_BYTES 64
-#define AIV_SYNC_AREA_BYTES (AIV_DIAG_OFFSET + AIV_MAX_BLOCKS * AIV_DIAG_BYTES)
+#define AIV_LINK_OFFSET (AIV_BARRIER_OFFSET + AIV_MAX_BLOCKS * AIV_FLAG_BYTES)
+#define AIV_SYNC_AREA_BYTES (AIV_LINK_OFFSET + AIV_MAX_RANKS * AIV_LINK_KINDS * AIV_FLAG_BYTES)
 
-/* Value of AivDiag.magic when the record holds a timeout. */
+#define AIV_DIAG_BYTES 96
+/* Bytes of a launch's diagnostic records (one per block). */
+#define AIV_DIAG_AREA_BYTES (AIV_MAX_BLOCKS * AIV_DIAG_BYTES)
+
+/* Value of AivDiag.magic when the record holds a failure. */
 #define AIV_DIAG_MAGIC 0x44494147 /* "DIAG" */
 
-/* What a timed-out block was waiting for. */
+/* What a failed block was waiting for. */
 enum AivDiagKind {
     AIV_DIAG_WAIT = 1,       /* Wait(peer, tag): pairwise */
     AIV_DIAG_WAIT_NV1 = 2,   /* WaitNv1(peer, tag): peer's broadcast cell */
     AIV_DIAG_WAIT_1VN = 3,   /* Wait1vN(count): counting cell */
     AIV_DIAG_BARRIER = 4,    /* BarrierAll(tag): intra-rank barrier */
-    AIV_DIAG_WRAP = 5,       /* tag-wrap handshake */
+    AIV_DIAG_CHAIN = 5,      /* a rank's own earlier block (ordered reduction) */
     AIV_DIAG_LINK = 6,       /* a LINK signal (send/recv, stream-task ack or data signal) */
-    AIV_DIAG_SIZE = 7        /* send/recv size mismatch: expected = my bytes, observed = peer's (low 31 bits);
-                                cell = peer's total bytes, waited_cycles = my total bytes */
+    AIV_DIAG_SIZE = 7,       /* send/recv size mismatch: expected = my bytes, observed = peer's */
+    AIV_DIAG_MISMATCH = 8    /* a peer's broadcast cell holds another call: expected = my tag,
+                                observed = the peer's tag, seen = the peer's fingerprint */
 };
 
 /* Kinds of LINK cells: which signal a cell carries. */
 enum AivLinkKind {
-    AIV_LINK_P2P_DATA = 0, /* send -> recv: "chunk staged"; payload: total bytes (lanes 1-2), chunk bytes (lane 3) */
-    AIV_LINK_P2P_DONE = 1, /* recv -> send: "chunk read"; payload: receiver's total bytes (lanes 1-2) */
+    AIV_LINK_P2P_DATA = 0, /* send -> recv: "chunk staged"; payload: total bytes (lanes 2-3), chunk bytes (lane 4) */
+    AIV_LINK_P2P_DONE = 1, /* recv -> send: "chunk read"; payload: receiver's total bytes (lanes 2-3) */
     AIV_LINK_ACK = 2,      /* tx_ack / rx_ack */
     AIV_LINK_DATA = 3      /* tx_data_signal / rx_data_signal */
 };
 
-/* Diagnostic record of a timed-out wait (64 bytes: two DMA blocks). */
+/* Diagnostic record of a failed wait (96 bytes: three DMA blocks). */
 struct AivDiag {
     int32_t magic;     /* AIV_DIAG_MAGIC when valid */
     int32_t kind;      /* AivDiagKind */
     int32_t rank;      /* the waiting rank */
     int32_t block;     /* the waiting block */
-    int32_t peer;      /* rank whose cell was polled (own rank for counting/barrier cells) */
-    int32_t expected;  /* tag or count waited for */
-    int32_t observed;  /* last value seen */
+    int32_t peer;      /* rank whose cell was polled (own rank for counting/barrier/chain cells) */
     int32_t reserved;
     uint64_t cell;     /* byte offset of the polled cell in the polled rank's sync area */
+    int64_t expected;  /* tag, count or size waited for */
+    int64_t observed;  /* last value seen */
     uint64_t waited_cycles;
-    uint64_t pad[2];
+    int32_t seen[AIV_PAYLOAD_LANES]; /* payload lanes of the cell last seen */
+    int32_t pad[4];
 };
 
 #if defined(__cplusplus)
-static_assert(sizeof(struct AivDiag) == AIV_DIAG_BYTES, "AivDiag is one 64-byte record");
+static_assert(sizeof(struct AivDiag) == AIV_DIAG_BYTES, "AivDiag is one 96-byte record");
 static_assert(AIV_SYNC_AREA_BYTES % 32 == 0, "sync area is whole DMA blocks");
 #endif
 

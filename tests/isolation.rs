@@ -126,3 +126,32 @@ fn a_twin_is_freed_with_its_last_handle() {
     drop(dev);
     drop(twin); // joins the twin's worker threads; a leak here would show in tests/leaks.rs
 }
+
+#[test]
+fn a_dropped_world_leaves_no_device_memory_behind() {
+    use aiv_comm::{AllReduceAlgo, Config, DataType, ReduceOp, World};
+    let w = World::sim_with(
+        3,
+        Config {
+            buffer_bytes: Some(64 * 1024),
+            cores: 8,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let twin = w.twin().clone();
+    w.run(|c| {
+        let x = c.alloc_from(&[1.0f32; 256]).unwrap();
+        c.all_reduce_with(&x, &x, 256, DataType::F32, ReduceOp::Sum, AllReduceAlgo::Hd)
+            .unwrap();
+        c.create_stream("extra").unwrap();
+        // No synchronize: the world goes with work queued.
+    });
+    assert!(twin.memory_usage().0 > 0);
+    drop(w);
+    assert_eq!(
+        twin.memory_usage(),
+        (0, 0),
+        "HCCL buffers, sync areas, stream slots"
+    );
+}

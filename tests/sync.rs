@@ -1,19 +1,19 @@
 //! Soft-sync primitives across ranks and blocks (kernel/sync_selftest.cpp), with random delays
-//! injected in the twin and a tiny tag limit so the wrap protocol runs many times; and waits that
-//! can never be satisfied, which must come back as WaitTimeout errors naming who waited for what.
+//! injected in the twin, thousands of rounds, and tags that cross the signed 64-bit boundary; and
+//! waits that can never be satisfied, which must come back as WaitTimeout errors naming who waited
+//! for what.
 
 use std::time::{Duration, Instant};
 
 use aiv_comm::ffi::{self, AivSyncTestArgs};
 use aiv_comm::{BufferAccess, Communicator, Config, DeviceBuffer, Error, World};
 
-fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
+fn world(ranks: usize, timeout: Duration) -> World {
     let w = World::sim_with(
         ranks,
         Config {
             buffer_bytes: Some(64 * 1024),
             exec_timeout: Some(timeout),
-            tag_limit,
             cores: 32,
         },
     )
@@ -23,13 +23,15 @@ fn world(ranks: usize, tag_limit: i32, timeout: Duration) -> World {
     w
 }
 
-/// Launches the sync self-test on `blocks` blocks with `rounds` tags; returns the result buffer.
-fn launch(
+/// Launches the sync self-test on `blocks` blocks with `rounds` tags (offset by `tag_base`);
+/// returns the result buffer.
+fn launch_at(
     comm: &Communicator,
     mode: u32,
     blocks: u32,
     rounds: u32,
     wrong_tag: bool,
+    tag_base: i64,
 ) -> aiv_comm::Result<DeviceBuffer> {
     let result = comm.alloc(blocks as usize * 32)?;
     let addr = result.addr();
@@ -40,19 +42,30 @@ fn launch(
             "aiv_sync_selftest",
             ffi::aiv_sync_selftest,
             blocks,
-            rounds as i32,
+            rounds as i64,
             &[BufferAccess::Write(&result)],
             move |c| AivSyncTestArgs {
                 comm: c,
                 result: addr,
+                tag_base,
                 mode,
                 rounds,
                 wrong_tag: wrong_tag as u32,
-                reserved: 0,
+                bytes: 4096,
             },
         )?;
     }
     Ok(result)
+}
+
+fn launch(
+    comm: &Communicator,
+    mode: u32,
+    blocks: u32,
+    rounds: u32,
+    wrong_tag: bool,
+) -> aiv_comm::Result<DeviceBuffer> {
+    launch_at(comm, mode, blocks, rounds, wrong_tag, 0)
 }
 
 /// Mismatches reported by each block (lane 0 of its cell).
@@ -67,12 +80,12 @@ fn run_rounds(
     blocks: u32,
     launches: usize,
     rounds: u32,
-    tag_limit: i32,
-) -> Vec<i32> {
-    let w = world(ranks, tag_limit, Duration::from_secs(60));
-    let epochs = w.run(|comm| {
+    tag_base: i64,
+) -> Vec<i64> {
+    let w = world(ranks, Duration::from_secs(60));
+    w.run(|comm| {
         for _ in 0..launches {
-            let r = launch(comm, mode, blocks, rounds, false).unwrap();
+            let r = launch_at(comm, mode, blocks, rounds, false, tag_base).unwrap();
             comm.synchronize().unwrap();
             let bad = mismatches(&r);
             assert!(
@@ -81,44 +94,46 @@ fn run_rounds(
                 comm.rank()
             );
         }
-        comm.tag_epoch()
-    });
-    epochs
+        comm.tags_issued()
+    })
 }
 
 #[test]
-fn ping_pong_thousands_of_rounds_across_blocks_with_jitter_and_wraps() {
-    // 2 ranks x 8 blocks, 100 launches x 30 rounds = 3000 round trips per block; a tag limit of
-    // 64 makes the wrap protocol run every other launch.
-    let epochs = run_rounds(2, ffi::AIV_ST_PINGPONG, 8, 100, 30, 64);
-    assert!(
-        epochs.iter().all(|&e| e >= 10 && e == epochs[0]),
-        "wraps {epochs:?}"
-    );
+fn ping_pong_thousands_of_rounds_across_blocks_with_jitter() {
+    // 2 ranks x 8 blocks, 100 launches x 30 rounds = 3000 round trips per block.
+    let issued = run_rounds(2, ffi::AIV_ST_PINGPONG, 8, 100, 30, 0);
+    assert_eq!(issued, vec![3000, 3000]);
+}
+
+#[test]
+fn tags_cross_the_signed_64_bit_boundary() {
+    // Each launch's tags run from near i64::MAX past it to i64::MIN: the wrap-safe comparison
+    // must order them (a plain `>=` would hang the first wait after the boundary).
+    run_rounds(2, ffi::AIV_ST_PINGPONG, 4, 3, 40, i64::MAX - 60);
+    run_rounds(5, ffi::AIV_ST_ONE2N, 2, 3, 40, i64::MAX - 60);
+    run_rounds(2, ffi::AIV_ST_BARRIER, 8, 3, 40, i64::MAX - 60);
 }
 
 #[test]
 fn record_1vn_observed_by_15_ranks() {
-    let epochs = run_rounds(16, ffi::AIV_ST_ONE2N, 2, 24, 5, 10);
-    assert!(epochs[0] >= 10, "wraps {epochs:?}");
+    run_rounds(16, ffi::AIV_ST_ONE2N, 2, 24, 5, 0);
 }
 
 #[test]
 fn counting_pair_with_16_writers() {
     // 17 ranks: ranks 1..=16 each write from one block, rank 0 counts to 16.
-    let epochs = run_rounds(17, ffi::AIV_ST_COUNT, 1, 24, 5, 10);
-    assert!(epochs[0] >= 10, "wraps {epochs:?}");
+    run_rounds(17, ffi::AIV_ST_COUNT, 1, 24, 5, 0);
     // And many blocks per writer rank: 3 ranks x 8 blocks = 16 writers.
-    run_rounds(3, ffi::AIV_ST_COUNT, 8, 10, 20, 1 << 20);
+    run_rounds(3, ffi::AIV_ST_COUNT, 8, 10, 20, 0);
 }
 
 #[test]
 fn barrier_all_blocks_of_a_rank() {
-    run_rounds(2, ffi::AIV_ST_BARRIER, 16, 10, 50, 128);
+    run_rounds(2, ffi::AIV_ST_BARRIER, 16, 10, 50, 0);
 }
 
 fn expect_timeout(wrong_tag: bool) {
-    let w = world(2, 1 << 20, Duration::from_millis(300));
+    let w = world(2, Duration::from_millis(300));
     let t0 = Instant::now();
     let results = w.run(|comm| {
         // Warm up with a good launch so the tags are not the first ones.
@@ -191,7 +206,7 @@ fn a_faulting_rank_stops_its_waiting_peers_at_once() {
     // Rank 0's kernel faults (a lone WaitFlag); rank 1 waits for a Record from rank 0 that will
     // never come. On the NPU rank 1 would wait for its deadline (60 s here); the twin stops it
     // at once and names the cause.
-    let w = world(2, 1 << 20, Duration::from_secs(60));
+    let w = world(2, Duration::from_secs(60));
     let t0 = Instant::now();
     let res = w.run(|c| -> aiv_comm::Result<()> {
         if c.rank() == 0 {
@@ -232,29 +247,62 @@ fn a_faulting_rank_stops_its_waiting_peers_at_once() {
 }
 
 #[test]
-fn reading_a_peer_buffer_before_its_flag_is_a_gm_race() {
+fn reading_a_peer_buffer_before_its_flag_is_a_gm_race_whatever_its_size() {
     // With the wait: clean. Without it the twin reports the race whichever side comes second,
-    // whether or not the reader happened to see the data.
-    let w = world(2, 1 << 20, Duration::from_secs(30));
-    let ok = w.run(|c| -> aiv_comm::Result<i32> {
-        let r = launch(c, ffi::AIV_ST_PUBLISH, 1, 1, false)?;
-        c.synchronize()?;
-        Ok(mismatches(&r)[0])
-    });
-    for (rank, r) in ok.into_iter().enumerate() {
-        assert_eq!(r.unwrap(), 0, "rank {rank}");
+    // whether or not the reader happened to see the data. Small messages (a 32-byte word, a
+    // ragged 64-byte piece) are data like any other: flags are told apart by address.
+    for bytes in [4096u32, 64, 32] {
+        let w = world(2, Duration::from_secs(30));
+        let ok = w.run(|c| -> aiv_comm::Result<i32> {
+            let r = launch_publish(c, bytes, false)?;
+            c.synchronize()?;
+            Ok(mismatches(&r)[0])
+        });
+        for (rank, r) in ok.into_iter().enumerate() {
+            assert_eq!(r.unwrap(), 0, "{bytes} bytes, rank {rank}");
+        }
+        let w = world(2, Duration::from_secs(30));
+        let res = w.run(|c| -> aiv_comm::Result<()> {
+            launch_publish(c, bytes, true)?;
+            c.synchronize()
+        });
+        let errors: Vec<String> = res
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.iter().any(|e| e.contains("GM race")),
+            "{bytes} bytes: {errors:?}"
+        );
     }
-    let w = world(2, 1 << 20, Duration::from_secs(30));
-    let res = w.run(|c| -> aiv_comm::Result<()> {
-        launch(c, ffi::AIV_ST_PUBLISH, 1, 1, true)?;
-        c.synchronize()
-    });
-    let errors: Vec<String> = res
-        .iter()
-        .filter_map(|r| r.as_ref().err())
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.iter().any(|e| e.contains("GM race")), "{errors:?}");
+}
+
+/// AIV_ST_PUBLISH of `bytes` (see aiv_args.h), reading early (a race) if `early`.
+fn launch_publish(comm: &Communicator, bytes: u32, early: bool) -> aiv_comm::Result<DeviceBuffer> {
+    let result = comm.alloc(32)?;
+    let addr = result.addr();
+    // SAFETY: aiv_sync_selftest takes an AivSyncTestArgs; it writes `result` (claimed) and
+    // otherwise touches the world's HCCL buffers and sync areas.
+    unsafe {
+        comm.launch_with_tags(
+            "aiv_sync_selftest",
+            ffi::aiv_sync_selftest,
+            1,
+            1,
+            &[BufferAccess::Write(&result)],
+            move |c| AivSyncTestArgs {
+                comm: c,
+                result: addr,
+                tag_base: 0,
+                mode: ffi::AIV_ST_PUBLISH,
+                rounds: 1,
+                wrong_tag: early as u32,
+                bytes,
+            },
+        )?;
+    }
+    Ok(result)
 }
 
 #[test]
@@ -295,4 +343,61 @@ fn a_panicking_stream_task_fails_its_stream_not_the_process() {
     .unwrap();
     c.synchronize().unwrap();
     assert!(y.to_vec::<f32>().unwrap().iter().all(|&v| v == 1.5));
+}
+
+#[test]
+fn a_timeout_in_any_block_of_a_wide_launch_reaches_its_stream() {
+    // 48 blocks (all the cores) on the main stream, then (another world) on a sub-stream; only
+    // block 40 waits, for a Record that never comes. Its record must reach the launch.
+    for on_sub_stream in [false, true] {
+        let w = World::sim_with(
+            2,
+            Config {
+                buffer_bytes: Some(64 * 1024),
+                exec_timeout: Some(Duration::from_millis(300)),
+                cores: 48,
+            },
+        )
+        .unwrap();
+        let res = w.run(|c| -> aiv_comm::Result<()> {
+            if c.rank() != 0 {
+                return Ok(());
+            }
+            let side = c.create_stream("side")?;
+            let stream = if on_sub_stream { &side } else { c.stream() };
+            let result = c.alloc(48 * 32)?;
+            let addr = result.addr();
+            // SAFETY: as in `launch_at`; the launch goes on `stream`.
+            unsafe {
+                stream.launch_with_tags(
+                    "aiv_sync_selftest",
+                    ffi::aiv_sync_selftest,
+                    48,
+                    1,
+                    &[BufferAccess::Write(&result)],
+                    move |comm| AivSyncTestArgs {
+                        comm,
+                        result: addr,
+                        tag_base: 0,
+                        mode: ffi::AIV_ST_ONE_WAITS,
+                        rounds: 1,
+                        wrong_tag: 40,
+                        bytes: 0,
+                    },
+                )?;
+            }
+            match stream.synchronize() {
+                Err(Error::WaitTimeout {
+                    rank: 0,
+                    block: 40,
+                    peer: 1,
+                    ..
+                }) => Ok(()),
+                other => {
+                    panic!("sub-stream {on_sub_stream}: expected block 40's timeout, got {other:?}")
+                }
+            }
+        });
+        res.into_iter().for_each(|r| r.unwrap());
+    }
 }

@@ -73,17 +73,58 @@ fn misaligned_ub_is_reported_with_names() {
 
 #[test]
 fn misaligned_gm_for_data_copy_is_reported() {
-    // DataCopy<uint8_t> needs only byte alignment on GM; DataCopyPad UB->GM of u32 needs none.
-    // The strided DataCopy of u8 is fine at any address, so use the element rule with u32 pad-out:
+    // DataCopy needs its GM address aligned to sizeof(T) (AscendC docs, DataCopy of GM and UB).
     let dev = device(0);
     let src = dev.alloc(4096).unwrap();
     let dst = dev.alloc(4096).unwrap();
+    for (dtype, es) in [(2u32, 4u32), (1, 2)] {
+        for (so, d_o, bad) in [(1usize, 0usize, 1usize), (0, es as usize / 2, 0)] {
+            let mut a = args(AIV_TT_COPY);
+            a.dtype = dtype;
+            a.src = gm(&src, so);
+            a.dst = gm(&dst, d_o);
+            a.len = 64;
+            let f = fault(selftest(&dev, a, 1));
+            let (op, addr) = if bad == 1 {
+                ("DataCopy(GM->UB)", gm(&src, so))
+            } else {
+                ("DataCopy(UB->GM)", gm(&dst, d_o))
+            };
+            assert_eq!(f.op, op, "{f}");
+            assert_eq!(f.kind, FaultKind::MisalignedGm { addr, align: es }, "{f}");
+        }
+        // Aligned to the element: fine.
+        let mut a = args(AIV_TT_COPY);
+        a.dtype = dtype;
+        a.src = gm(&src, es as usize);
+        a.dst = gm(&dst, 2 * es as usize);
+        a.len = 64;
+        selftest(&dev, a, 1).unwrap();
+    }
+    // uint8_t elements: any GM address is element-aligned.
     let mut a = args(AIV_TT_COPY);
     a.src = gm(&src, 1);
     a.dst = gm(&dst, 3);
     a.len = 64;
-    // u8 elements: any GM address is element-aligned, so this copy is legal.
     selftest(&dev, a, 1).unwrap();
+}
+
+#[test]
+fn event_flag_misuse_is_reported() {
+    let dev = device(0);
+    for (mode, op, what) in [
+        (AIV_TT_DOUBLE_SET, "SetFlag", "already set"),
+        (AIV_TT_SET_NO_WAIT, "kernel end", "never waited for"),
+        (AIV_TT_EVENT_ID_8, "SetFlag", "EVENT_ID0..EVENT_ID7"),
+        (AIV_TT_LONE_WAIT, "WaitFlag", "no matching SetFlag"),
+    ] {
+        let f = fault(selftest(&dev, args(mode), 2));
+        assert_eq!(f.op, op, "mode {mode}: {f}");
+        match &f.kind {
+            FaultKind::PipeSync { reason } => assert!(reason.contains(what), "{reason}"),
+            k => panic!("mode {mode}: {k:?}"),
+        }
+    }
 }
 
 #[test]

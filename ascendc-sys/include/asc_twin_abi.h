@@ -94,6 +94,7 @@ int32_t asc_twin_ub_access(uint32_t kind, const uint8_t *ub, uint64_t bytes);
 int64_t asc_twin_block_idx(void);
 int64_t asc_twin_block_num(void);
 int64_t asc_twin_system_cycle(void);
+int32_t asc_twin_trap(void);
 
 #ifdef __cplusplus
 }

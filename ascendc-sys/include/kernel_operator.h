@@ -671,6 +671,9 @@ __aicore__ inline int64_t GetBlockNum() { return asc_twin_block_num(); }
 /* A2 system counter: 50 MHz (cycles / 50 = microseconds), as the AscendC docs state. */
 __aicore__ inline int64_t GetSystemCycle() { return asc_twin_system_cycle(); }
 
+/* Stops the AI core (NPU) / fails the block with a named fault (twin). */
+__aicore__ inline void Trap() { asc_twin_check(asc_twin_trap()); }
+
 } // namespace AscendC
 
 #endif /* ASC_TWIN_KERNEL_OPERATOR_H */

@@ -317,6 +317,13 @@ pub unsafe extern "C" fn asc_twin_fail(
     rc.max(1)
 }
 
+/// AscendC::Trap(): the kernel stops its core on purpose (the CPU mode of the real toolkit treats
+/// it as a failed assert); the block ends with [`FaultKind::Trap`].
+#[no_mangle]
+pub extern "C" fn asc_twin_trap() -> i32 {
+    with_ctx("Trap", |_| Err(FaultKind::Trap)).max(1)
+}
+
 /// Runs `f` with the running block's context if there is one (for calls that cannot fail).
 fn peek<R>(f: impl FnOnce(&mut BlockCtx) -> R) -> Option<R> {
     let p = block::current();

@@ -73,6 +73,8 @@ pub enum FaultKind {
     },
     /// The block ended with a C++ exception the twin did not throw.
     UnknownException,
+    /// The kernel called `AscendC::Trap()` (on the NPU this stops the AI core).
+    Trap,
     /// The block overflowed its stack (the twin gives each block 1 MiB); it was stopped there.
     StackOverflow,
     /// The twin's own code panicked while serving the block (a bug of the twin).
@@ -133,6 +135,7 @@ impl fmt::Display for FaultKind {
                 limit,
             } => write!(f, "{reason} (value {value}, limit {limit})"),
             FaultKind::UnknownException => write!(f, "kernel threw a C++ exception"),
+            FaultKind::Trap => write!(f, "the kernel called Trap(), which stops the AI core"),
             FaultKind::StackOverflow => write!(
                 f,
                 "the block overflowed its 1 MiB stack (deep recursion or large local arrays: keep data in UB/GM)"

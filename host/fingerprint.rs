@@ -1,0 +1,177 @@
+//! Call fingerprints: what a collective launch stores next to its tag, so that peers running
+//! another call notice at their first wait.
+//!
+//! Every rank of a world must issue the same collectives in the same order with the same
+//! arguments. When one does not (all_gather against all_reduce, another count, dtype, op or
+//! algorithm), the kernels would happily mix data whenever each call fits one chunk. Each launch
+//! therefore carries a fingerprint of (operation, count, dtype, op, algorithm, chunk) in the
+//! payload lanes of its broadcast cells (`AivCollArgs::fp`); a peer's wait compares it with its
+//! own, and a difference fails both sides with [`crate::Error::CollectiveMismatch`], naming both
+//! calls. It costs nothing extra: the cell is moved by the same 32-byte DMA as the tag.
+
+use crate::dtype::{DataType, ReduceOp};
+use crate::ffi;
+
+/// The collective a launch belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallOp {
+    AllGather = 1,
+    AllReduce = 2,
+}
+
+/// An AllReduce algorithm as fingerprinted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Algo {
+    None = 0,
+    OneShot = 1,
+    TwoShot = 2,
+    Hd = 3,
+}
+
+/// One launch of a call, as its fingerprint describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Call {
+    pub op: CallOp,
+    /// Elements per rank of the whole call.
+    pub count: u64,
+    pub dtype: DataType,
+    pub redop: Option<ReduceOp>,
+    pub algo: Algo,
+    /// This launch's chunk, and the call's number of chunks.
+    pub chunk: u32,
+    pub chunks: u32,
+}
+
+const REDOPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
+const ALGOS: [Algo; 4] = [Algo::None, Algo::OneShot, Algo::TwoShot, Algo::Hd];
+
+impl Call {
+    /// The payload lanes of the call's broadcast cells.
+    pub fn encode(&self) -> [i32; ffi::AIV_PAYLOAD_LANES as usize] {
+        let dt = DataType::ALL
+            .iter()
+            .position(|d| *d == self.dtype)
+            .map_or(0, |i| i + 1) as u32;
+        let op = self
+            .redop
+            .and_then(|r| REDOPS.iter().position(|x| *x == r))
+            .map_or(0, |i| i + 1) as u32;
+        let head = (self.op as u32) << 24 | (self.algo as u32) << 16 | dt << 8 | op;
+        [
+            head as i32,
+            self.count as u32 as i32,
+            (self.count >> 32) as u32 as i32,
+            self.chunk as i32,
+            self.chunks as i32,
+            0,
+        ]
+    }
+
+    /// The call a fingerprint describes, if it is one.
+    pub fn decode(fp: &[i32]) -> Option<Call> {
+        let head = *fp.first()? as u32;
+        let op = match head >> 24 {
+            1 => CallOp::AllGather,
+            2 => CallOp::AllReduce,
+            _ => return None,
+        };
+        let algo = *ALGOS.get(((head >> 16) & 0xff) as usize)?;
+        let dtype = *DataType::ALL.get((((head >> 8) & 0xff) as usize).checked_sub(1)?)?;
+        let redop = match head & 0xff {
+            0 => None,
+            i => Some(*REDOPS.get(i as usize - 1)?),
+        };
+        Some(Call {
+            op,
+            count: fp[1] as u32 as u64 | (fp[2] as u32 as u64) << 32,
+            dtype,
+            redop,
+            algo,
+            chunk: fp[3] as u32,
+            chunks: fp[4] as u32,
+        })
+    }
+
+    /// In words, e.g. `all_reduce of 1000 x float, sum, one_shot (chunk 1 of 3)`.
+    pub fn describe(&self) -> String {
+        let name = match self.op {
+            CallOp::AllGather => "all_gather",
+            CallOp::AllReduce => "all_reduce",
+        };
+        let mut s = format!("{name} of {} x {}", self.count, self.dtype);
+        if let Some(r) = self.redop {
+            s += &format!(", {r}");
+        }
+        match self.algo {
+            Algo::None => {}
+            Algo::OneShot => s += ", one_shot",
+            Algo::TwoShot => s += ", two_shot",
+            Algo::Hd => s += ", hd",
+        }
+        s + &format!(" (chunk {} of {})", self.chunk + 1, self.chunks)
+    }
+}
+
+/// The description of a fingerprint seen in a peer's cell.
+pub(crate) fn describe(fp: &[i32]) -> String {
+    match Call::decode(fp) {
+        Some(c) => c.describe(),
+        None if fp.iter().all(|&x| x == 0) => "no collective (a cell without a call)".into(),
+        None => format!("an unknown call (fingerprint {fp:?})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_round_trips_and_any_difference_shows() {
+        let base = Call {
+            op: CallOp::AllReduce,
+            count: (1 << 40) + 7,
+            dtype: DataType::Bf16,
+            redop: Some(ReduceOp::Max),
+            algo: Algo::TwoShot,
+            chunk: 3,
+            chunks: 9,
+        };
+        assert_eq!(Call::decode(&base.encode()), Some(base));
+        let variants = [
+            Call {
+                op: CallOp::AllGather,
+                redop: None,
+                algo: Algo::None,
+                ..base
+            },
+            Call { count: 7, ..base },
+            Call {
+                dtype: DataType::F16,
+                ..base
+            },
+            Call {
+                redop: Some(ReduceOp::Sum),
+                ..base
+            },
+            Call {
+                algo: Algo::OneShot,
+                ..base
+            },
+            Call { chunk: 4, ..base },
+            Call { chunks: 8, ..base },
+        ];
+        for v in variants {
+            assert_ne!(v.encode(), base.encode(), "{v:?}");
+            assert_eq!(Call::decode(&v.encode()), Some(v));
+        }
+        for dt in DataType::ALL {
+            let c = Call { dtype: dt, ..base };
+            assert_eq!(Call::decode(&c.encode()), Some(c));
+        }
+        assert_eq!(
+            base.describe(),
+            "all_reduce of 1099511627783 x bfloat16, max, two_shot (chunk 4 of 9)"
+        );
+        assert!(describe(&[0; 6]).starts_with("no collective"));
+    }
+}
