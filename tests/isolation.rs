@@ -155,3 +155,55 @@ fn a_dropped_world_leaves_no_device_memory_behind() {
         "HCCL buffers, sync areas, stream slots"
     );
 }
+
+#[test]
+fn a_launch_starved_of_cores_is_named_in_the_stall_report() {
+    // Two cores, both held by a launch whose blocks poll a flag nobody writes; a second launch
+    // waits for a core. The watchdog's report names the waiting launch beside the pollers.
+    let dev = Twin::new()
+        .device(
+            0,
+            DeviceConfig {
+                cores: 2,
+                ..DeviceConfig::default()
+            },
+        )
+        .unwrap();
+    dev.twin().set_watchdog(Some(Duration::from_millis(300)));
+    let flag = dev.alloc_sync(64).unwrap();
+    let out = dev.alloc(64 * 32).unwrap();
+    let poll = AivTwinTestArgs {
+        mode: AIV_TT_POLL,
+        src: gm(&flag, 0),
+        dst: gm(&out, 0),
+        expected: 1,
+        deadline_cycles: 50 * 30_000_000,
+        ..Default::default()
+    };
+    let src = dev.alloc(4096).unwrap();
+    let dst = dev.alloc(4096).unwrap();
+    let copy = AivTwinTestArgs {
+        mode: AIV_TT_COPY,
+        src: gm(&src, 0),
+        dst: gm(&dst, 0),
+        len: 64,
+        ..Default::default()
+    };
+    let (stuck, waiting) = std::thread::scope(|s| {
+        let a = s.spawn(|| selftest(&dev, poll, 2));
+        std::thread::sleep(Duration::from_millis(50));
+        let b = s.spawn(|| selftest(&dev, copy, 1));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    match stuck {
+        Err(TwinError::Fault(f)) => match &f.kind {
+            FaultKind::Deadlock { waiters } => assert!(
+                waiters.iter().any(|w| w.contains("waits for 1 free cores")),
+                "{f}"
+            ),
+            k => panic!("{k:?}"),
+        },
+        other => panic!("expected a deadlock report, got {other:?}"),
+    }
+    waiting.unwrap(); // it ran once the stuck launch had ended
+}

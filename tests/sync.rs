@@ -401,3 +401,34 @@ fn a_timeout_in_any_block_of_a_wide_launch_reaches_its_stream() {
         res.into_iter().for_each(|r| r.unwrap());
     }
 }
+
+#[test]
+fn a_block_dim_the_device_cannot_run_is_refused_when_enqueued() {
+    let w = world(1, Duration::from_secs(5));
+    let c = &w.comms()[0];
+    for bad in [0u32, 33] {
+        // SAFETY: refused before anything is enqueued.
+        let r = unsafe {
+            c.launch_with_tags(
+                "aiv_sync_selftest",
+                ffi::aiv_sync_selftest,
+                bad,
+                1,
+                &[],
+                |comm| AivSyncTestArgs {
+                    comm,
+                    ..Default::default()
+                },
+            )
+        };
+        assert!(
+            matches!(r, Err(Error::Config(ref m)) if m.contains("block_dim")),
+            "{r:?}"
+        );
+    }
+    assert!(
+        c.failure().is_none(),
+        "a refused launch does not fail the communicator"
+    );
+    c.synchronize().unwrap();
+}
