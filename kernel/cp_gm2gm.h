@@ -3,8 +3,9 @@
  * buffer) through the core's Unified Buffer, optionally reducing into the destination with the
  * store-side atomics (sum / max / min).
  *
- * The stage (STAGE_BYTES of UB) is split into two ping-pong halves of PIECE_BYTES (HCCL: 2 x 95 KB
- * of a 190 KB buffer). Piece i is loaded (MTE2) into half i % 2 and stored (MTE3) from it; the
+ * The stage (STAGE_BYTES of UB) is split into two ping-pong halves of PIECE_BYTES (2 x 90 KB: the
+ * 184 KB Atlas A2 leaves to kernels by default, minus the 2 KB SoftSync scratch of comm_kernel.h,
+ * minus 2 KB headroom; HCCL stages 2 x 95 KB in kernels built without AscendC's reserved UB). Piece i is loaded (MTE2) into half i % 2 and stored (MTE3) from it; the
  * MTE2 -> MTE3 flag makes the store wait for its load, and the MTE3 -> MTE2 flag makes the load of
  * piece i + 2 wait until the store of piece i has read the half, so the load of the next piece
  * overlaps the store of the previous one. The 32-byte-aligned body of a piece moves with
@@ -18,7 +19,7 @@
 
 namespace aiv {
 
-constexpr uint32_t STAGE_BYTES = 190 * 1024;
+constexpr uint32_t STAGE_BYTES = 180 * 1024;
 constexpr uint32_t PIECE_BYTES = STAGE_BYTES / 2;
 static_assert(PIECE_BYTES % 32 == 0, "ping-pong halves are whole DMA blocks");
 

@@ -239,6 +239,33 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
         PutCell(a->dst + static_cast<uint64_t>(GetBlockIdx()) * 32, seen, cell);
         break;
     }
+    case AIV_TT_POLL_PAIR: {
+        // Two flags in turn: a block that re-reads one address is easy to spot and park; this
+        // one spins over two, which the twin must still schedule fairly and watch.
+        LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
+        LocalTensor<int32_t> other = ub[64].ReinterpretCast<int32_t>();
+        GlobalTensor<int32_t> first;
+        first.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->src), 8);
+        GlobalTensor<int32_t> second;
+        second.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->src + 32), 8);
+        const int32_t want = static_cast<int32_t>(a->expected);
+        const int64_t start = GetSystemCycle();
+        int32_t x = 0;
+        int32_t y = 0;
+        while (!(x >= want && y >= want) && !Expired(start, a->deadline_cycles)) {
+            DataCopy(cell, first, 8);
+            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            x = cell.GetValue(0);
+            DataCopy(other, second, 8);
+            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            y = other.GetValue(0);
+        }
+        cell.SetValue(1, y);
+        PutCell(a->dst + static_cast<uint64_t>(GetBlockIdx()) * 32, x, cell);
+        break;
+    }
     case AIV_TT_RELAY: {
         LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
         const int32_t want = static_cast<int32_t>(a->expected);

@@ -1,4 +1,4 @@
-//! CpGM2GM (kernel/cp_gm2gm.h through kernel/copy.cpp): lengths 0..=2 x 190 KB + 97 sampled plus
+//! CpGM2GM (kernel/cp_gm2gm.h through kernel/copy.cpp): lengths 0..=2 x 180 KB + 97 sampled plus
 //! every edge length, source and destination offsets 0..=31, local and cross-rank, plain and with
 //! each atomic op and dtype, compared byte for byte with a host reference.
 
@@ -9,8 +9,8 @@ use ascendc_sys::{Device, GmBuffer, TwinError};
 use common::*;
 use half::{bf16, f16};
 
-const STAGE: usize = 190 * 1024;
-const PIECE: usize = 95 * 1024;
+const STAGE: usize = 180 * 1024;
+const PIECE: usize = 90 * 1024;
 
 fn copy(
     dev: &Device,

@@ -173,6 +173,13 @@ pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
 }
 
 /// SetAtomicAdd/Max/Min<T> (op 1..=3, dtype code) and SetAtomicNone (op 0).
+///
+/// The mode is taken by each DataCopy to GM when it is issued. The AscendC docs (in-core sync,
+/// "synchronisation guaranteed by hardware") say these calls run on PIPE_S and that on Atlas
+/// A2/A3 the hardware orders them against the other pipes, so a store issued before a switch
+/// uses the old mode even while it is still in flight: switching without draining MTE3 is not a
+/// hazard, and the twin does not report it. (The docs' examples still put PipeBarrier<PIPE_MTE3>
+/// between stores that write overlapping GM, a different rule.)
 #[no_mangle]
 pub extern "C" fn asc_twin_set_atomic(op: u32, dtype: u32) -> i32 {
     let name = match op {

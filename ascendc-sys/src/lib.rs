@@ -62,6 +62,7 @@ mod twin;
 pub use atomics::{AtomicOp, AtomicType};
 pub use device::{
     Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
+    UB_RESERVED_BYTES,
 };
 pub use dma::POISON;
 pub use error::{FaultKind, KernelFault, TwinError};

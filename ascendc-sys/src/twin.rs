@@ -281,6 +281,11 @@ impl TwinInner {
                 .owner(addr)
                 .map_or_else(|| "no rank's".to_string(), |r| format!("rank {r}'s"))
         };
+        // A block parked on one range it keeps finding unchanged waits for someone (a
+        // deadlock); one that keeps re-reading several ranges in turn, or runs without reading
+        // anything new, spins (a livelock).
+        let reads = |s: &Stuck| s.status.spinning.lock().clone();
+        let spins = |s: &Stuck| s.parked_on.is_none() || reads(s).len() >= 2;
         let mut lines: Vec<String> = stuck
             .iter()
             .map(|s| {
@@ -288,25 +293,24 @@ impl TwinInner {
                     "rank {} block {} (kernel `{}`)",
                     s.status.rank, s.status.block, s.status.kernel
                 );
+                let r = reads(s);
                 match s.parked_on {
-                    Some((addr, len)) => format!(
+                    Some((addr, len)) if r.len() < 2 => format!(
                         "{who} is parked on a poll of GM {addr:#x} ({len} bytes of {} memory), unchanged for {stalled_for:?}",
                         owner(addr)
                     ),
-                    None => {
-                        let reads = s.status.spinning.lock().clone();
-                        if reads.is_empty() {
-                            format!("{who} runs without progress (no GM write, no changed read) for {stalled_for:?}")
-                        } else {
-                            let list: Vec<String> = reads
-                                .iter()
-                                .map(|&(a, l)| format!("{a:#x} ({l} bytes of {} memory)", owner(a)))
-                                .collect();
-                            format!(
-                                "{who} spins reading GM {}, unchanged for {stalled_for:?}",
-                                list.join(", ")
-                            )
-                        }
+                    _ if r.is_empty() => format!(
+                        "{who} runs without progress (no GM write, no changed read) for {stalled_for:?}"
+                    ),
+                    _ => {
+                        let list: Vec<String> = r
+                            .iter()
+                            .map(|&(a, l)| format!("{a:#x} ({l} bytes of {} memory)", owner(a)))
+                            .collect();
+                        format!(
+                            "{who} spins reading GM {}, unchanged for {stalled_for:?}",
+                            list.join(", ")
+                        )
                     }
                 }
             })
@@ -316,8 +320,7 @@ impl TwinInner {
                 "rank {rank}: a launch of `{kernel}` waits for {cores} free cores, held by the launches above"
             ));
         }
-        let all_parked = stuck.iter().all(|s| s.parked_on.is_some());
-        let kind = if all_parked {
+        let kind = if !stuck.iter().any(spins) {
             FaultKind::Deadlock { waiters: lines }
         } else {
             FaultKind::Livelock { blocks: lines }

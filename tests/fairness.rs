@@ -1,0 +1,103 @@
+//! Fair scheduling and livelock detection (issue 11, section 3): blocks that poll several flags
+//! in turn still give up their worker, so more of them than host CPUs all finish; a kernel that
+//! spins forever is reported by name within the watchdog period.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use aiv_comm::ffi::*;
+use ascendc_sys::{FaultKind, TwinError};
+use common::*;
+
+#[test]
+fn blocks_polling_two_flags_in_turn_all_finish() {
+    let dev = device(0);
+    let workers = dev.twin().workers() as u32;
+    let blocks = 4 * workers.max(2); // more spinning blocks than worker threads
+    let flags = dev.alloc_sync(64).unwrap();
+    let out = dev.alloc(32 * blocks as usize).unwrap();
+    let a = AivTwinTestArgs {
+        mode: AIV_TT_POLL_PAIR,
+        src: gm(&flags, 0),
+        dst: gm(&out, 0),
+        expected: 5,
+        deadline_cycles: 50 * 20_000_000, // 20 s
+        ..Default::default()
+    };
+    // The flags are set by another kernel, which needs a worker the spinning blocks hold.
+    let values = dev.alloc(64).unwrap();
+    let mut v = [0u8; 64];
+    v[..4].copy_from_slice(&5i32.to_le_bytes());
+    v[32..36].copy_from_slice(&6i32.to_le_bytes());
+    values.write(0, &v).unwrap();
+    let setter = AivTwinTestArgs {
+        mode: AIV_TT_COPY,
+        src: gm(&values, 0),
+        dst: gm(&flags, 0),
+        len: 64,
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        let h = s.spawn(|| selftest(&dev, a, blocks));
+        std::thread::sleep(Duration::from_millis(100));
+        selftest(&dev, setter, 1).unwrap();
+        h.join().unwrap().unwrap();
+    });
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let got = read_all(&out);
+    for b in 0..blocks as usize {
+        let lane = |i: usize| {
+            i32::from_le_bytes(got[b * 32 + 4 * i..b * 32 + 4 * i + 4].try_into().unwrap())
+        };
+        assert_eq!((lane(0), lane(1)), (5, 6), "block {b}");
+    }
+}
+
+#[test]
+fn a_kernel_that_spins_forever_is_reported_within_the_period() {
+    let dev = device(3);
+    let period = Duration::from_millis(300);
+    dev.twin().set_watchdog(Some(period));
+    let blocks = 2 * dev.twin().workers() as u32 + 1;
+    let flags = dev.alloc_sync(64).unwrap();
+    let out = dev.alloc(32 * blocks as usize).unwrap();
+    let a = AivTwinTestArgs {
+        mode: AIV_TT_POLL_PAIR,
+        src: gm(&flags, 0),
+        dst: gm(&out, 0),
+        expected: 1,
+        deadline_cycles: 50 * 60_000_000, // 60 s: the watchdog must come first
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    let r = selftest(&dev, a, blocks);
+    let took = t0.elapsed();
+    match r {
+        Err(TwinError::Fault(f)) => match &f.kind {
+            FaultKind::Livelock { blocks: lines } => {
+                assert_eq!(lines.len(), blocks as usize, "{f}");
+                let a0 = format!("{:#x}", gm(&flags, 0));
+                let a1 = format!("{:#x}", gm(&flags, 32));
+                for l in lines {
+                    assert!(
+                        l.contains("rank 3 block") && l.contains("aiv_twin_selftest"),
+                        "{l}"
+                    );
+                    assert!(l.contains(&a0) && l.contains(&a1), "both flags named: {l}");
+                }
+            }
+            k => panic!("expected a livelock, got {k:?}"),
+        },
+        other => panic!("expected a livelock fault, got {other:?}"),
+    }
+    assert!(
+        took < 2 * period,
+        "reported after {took:?} (period {period:?})"
+    );
+}
