@@ -13,6 +13,9 @@
 
 namespace aiv {
 
+static_assert(STAGE_BYTES + SYNC_SCRATCH_BYTES <= KERNEL_UB_BYTES,
+              "a communication kernel leaves AscendC's reserved UB alone");
+
 class CommKernel {
 public:
     /* withStage: also reserve the CpGM2GM stage (kernels that only signal do not need it). */

@@ -20,6 +20,10 @@
 namespace aiv {
 
 constexpr uint32_t STAGE_BYTES = 180 * 1024;
+/* UB below AscendC's own temporaries on Atlas A2 (TOTAL_VEC_LOCAL_SIZE: the top 8 KB of the 192 KB
+ * belong to Select, AddDeqRelu and some advanced APIs unless --cce-disable-asc-reserved-ubuf): our
+ * kernels stay below it, so that a fused kernel may call those APIs beside them. */
+constexpr uint32_t KERNEL_UB_BYTES = 184 * 1024;
 constexpr uint32_t PIECE_BYTES = STAGE_BYTES / 2;
 static_assert(PIECE_BYTES % 32 == 0, "ping-pong halves are whole DMA blocks");
 

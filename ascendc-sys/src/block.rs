@@ -36,7 +36,6 @@ pub(crate) struct BlockCtx {
     /// Worker thread the block is pinned to.
     pub worker: usize,
     pub ub: *mut u8,
-    /// UB bytes the kernel may use (the reserved top excluded).
     pub ub_len: usize,
     pub atomic: Option<(AtomicOp, AtomicType)>,
     pub pipes: PipeState,

@@ -22,10 +22,12 @@ pub type KernelFn = unsafe extern "C" fn(*mut u8);
 pub const DEFAULT_CORES: u32 = 48;
 /// Unified Buffer bytes per AIV core on Atlas A2 (192 KB).
 pub const UB_BYTES: usize = 192 * 1024;
-/// UB bytes AscendC keeps for itself at the top of the Unified Buffer on Atlas A2: 8 KB for
-/// Select, AddDeqRelu and some advanced APIs (their temporary space starts at 184 KB,
-/// `TOTAL_VEC_LOCAL_SIZE`), unless the kernel is compiled with `--cce-disable-asc-reserved-ubuf`
-/// (AscendC docs, NPU architecture 2201 storage table).
+/// UB bytes AscendC uses for its own temporaries at the top of the Unified Buffer on Atlas A2:
+/// 8 KB for Select, AddDeqRelu and some advanced APIs (from 184 KB, `TOTAL_VEC_LOCAL_SIZE`),
+/// unless the kernel is compiled with `--cce-disable-asc-reserved-ubuf` (AscendC docs, NPU
+/// architecture 2201 storage table). Nothing stops a TPipe from allocating there (HCCL's AIV
+/// kernels use up to 195 264 bytes), but a kernel that does must not call those APIs; aiv-comm's
+/// own kernels stay below it so that fused kernels may.
 pub const UB_RESERVED_BYTES: usize = 8 * 1024;
 /// Frequency of `GetSystemCycle` on Atlas A2 and in the twin: 50 MHz (cycles / 50 = µs).
 pub const SYSTEM_CYCLE_HZ: u64 = 50_000_000;
@@ -37,10 +39,6 @@ pub struct DeviceConfig {
     pub cores: u32,
     /// Unified Buffer bytes per core. Default [`UB_BYTES`].
     pub ub_bytes: usize,
-    /// Bytes at the top of UB that kernels may not allocate: [`UB_RESERVED_BYTES`] by default;
-    /// 0 for kernels compiled with `--cce-disable-asc-reserved-ubuf`. A `TPipe` that allocates
-    /// into them is refused, as the space belongs to AscendC's own temporaries.
-    pub ub_reserved: usize,
 }
 
 impl Default for DeviceConfig {
@@ -48,7 +46,6 @@ impl Default for DeviceConfig {
         DeviceConfig {
             cores: DEFAULT_CORES,
             ub_bytes: UB_BYTES,
-            ub_reserved: UB_RESERVED_BYTES,
         }
     }
 }
@@ -123,12 +120,7 @@ impl Device {
                 config.ub_bytes
             )));
         }
-        if config.ub_reserved >= config.ub_bytes || !config.ub_reserved.is_multiple_of(32) {
-            return Err(TwinError::Config(format!(
-                "ub_reserved must be a multiple of 32 below ub_bytes ({}), got {}",
-                config.ub_bytes, config.ub_reserved
-            )));
-        }
+
         let n = config.cores as usize;
         Ok(Device {
             inner: Arc::new(DeviceInner {
@@ -343,7 +335,7 @@ impl Device {
                 block,
                 worker,
                 ub: ub as *mut u8,
-                ub_len: inner.config.ub_bytes - inner.config.ub_reserved,
+                ub_len: inner.config.ub_bytes,
                 atomic: None,
                 pipes: Default::default(),
                 poll: Default::default(),
