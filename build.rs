@@ -1,142 +1,91 @@
 //! Compiles aiv-comm's device sources (kernel/*.cpp, with the headers under kernel/ and sync/)
 //! into a static library.
 //!
-//! * default: the host C++ compiler against ascendc-sys's AscendC headers -> the CPU twin.
-//! * `npu` feature with ASCEND_HOME_PATH set: CANN's bisheng for dav-c220-vec, linking ACL.
-//!   UNTESTED: no NPU or CANN toolkit is available where this project is built and tested.
+//! * always: the host C++ compiler against ascendc-sys's AscendC headers -> the CPU twin, with a
+//!   launch trampoline per kernel and `$OUT_DIR/aiv_kernels.rs` (ascendc-build).
+//! * `npu` feature with ASCEND_HOME_PATH set: also CANN's bisheng for dav-c220-vec, one object per
+//!   source. UNTESTED: no NPU or CANN toolkit is available where this project is built and tested.
 //! * `regen-bindings` feature: regenerates host/bindings.rs from kernel/launch.h (needs libclang).
 
-use std::path::{Path, PathBuf};
+#[cfg(feature = "regen-bindings")]
+use std::path::Path;
+use std::path::PathBuf;
 
-fn device_sources(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut cpp = Vec::new();
-    let mut all = Vec::new();
-    for dir in ["kernel", "sync"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            match p.extension().and_then(|x| x.to_str()) {
-                Some("cpp") if dir == "kernel" => {
-                    cpp.push(p.clone());
-                    all.push(p);
-                }
-                Some("h") | Some("cpp") => all.push(p),
-                _ => {}
-            }
-        }
-    }
-    cpp.sort();
-    all.sort();
-    (cpp, all)
-}
+/// Every kernel source and the kernels (entry points) it defines.
+const KERNELS: &[(&str, &[&str])] = &[
+    ("kernel/all_gather.cpp", &["aiv_all_gather"]),
+    ("kernel/all_reduce.cpp", &["aiv_all_reduce"]),
+    ("kernel/args_probe.cpp", &["aiv_args_probe"]),
+    ("kernel/copy.cpp", &["aiv_copy"]),
+    (
+        "kernel/link.cpp",
+        &["aiv_p2p", "aiv_link_signal", "aiv_handshake"],
+    ),
+    ("kernel/sync_selftest.cpp", &["aiv_sync_selftest"]),
+    ("kernel/twin_selftest.cpp", &["aiv_twin_selftest"]),
+];
 
 fn main() {
     let root =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let (cpp, all) = device_sources(&root);
     println!("cargo:rerun-if-changed=kernel");
     println!("cargo:rerun-if-changed=sync");
-    for f in &all {
-        println!("cargo:rerun-if-changed={}", f.display());
-    }
     println!("cargo:rerun-if-env-changed=ASCEND_HOME_PATH");
-    // Dependents' build scripts see these as DEP_AIV_KERNELS_SYNC_INCLUDE / _KERNEL_INCLUDE, to
-    // compile their own kernels against aiv-comm's device headers (README, "Your own kernels").
+    // Every kernel/*.cpp must be in KERNELS, so a new source is never silently left out.
+    let mut on_disk: Vec<String> = std::fs::read_dir(root.join("kernel"))
+        .expect("kernel/ exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .map(|p| {
+            format!(
+                "kernel/{}",
+                p.file_name().expect("file name").to_string_lossy()
+            )
+        })
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = KERNELS.iter().map(|(s, _)| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "build.rs KERNELS must list every kernel/*.cpp"
+    );
+
+    // Dependents' build scripts see these as DEP_AIV_KERNELS_SYNC_INCLUDE / _KERNEL_INCLUDE /
+    // _TWIN_INCLUDE (ascendc-build picks them up; README, "Your own kernels").
     println!("cargo:sync_include={}", root.join("sync").display());
     println!("cargo:kernel_include={}", root.join("kernel").display());
 
     #[cfg(feature = "regen-bindings")]
     regen_bindings(&root);
 
-    let npu_home = std::env::var("ASCEND_HOME_PATH").ok();
-    if cfg!(feature = "npu") {
-        if let Some(home) = npu_home {
-            build_npu(&root, &cpp, Path::new(&home));
-            return;
-        }
-        println!("cargo:warning=feature `npu` without ASCEND_HOME_PATH: building the CPU twin");
-    }
-
     let twin_include = std::env::var("DEP_ASCENDC_TWIN_INCLUDE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root.join("ascendc-sys/include"));
     println!("cargo:twin_include={}", twin_include.display());
-    let mut b = cc::Build::new();
-    b.cpp(true)
-        .std("c++17")
-        .include(&twin_include)
+
+    let mut b = ascendc_build::Build::new();
+    b.twin_include(&twin_include)
         .include(root.join("kernel"))
         .include(root.join("sync"))
-        .warnings(true)
-        .extra_warnings(true)
-        .warnings_into_errors(true)
-        // The twin's headers forward every AscendC call through small inline functions; inline
-        // them even in debug builds so the twin stays fast under `cargo test`.
-        .opt_level(2)
-        .flag_if_supported("-fno-strict-aliasing")
-        // Large frames probe their pages one by one, so a stack overflow lands in the guard
-        // region below the block's stack (the twin then reports it) instead of jumping over it.
-        .flag_if_supported("-fstack-clash-protection");
-    for f in &cpp {
-        b.file(f);
+        // Our own kernels are held to no warnings; users' kernels are not (ascendc-build's
+        // default).
+        .warnings_into_errors(true);
+    for (src, kernels) in KERNELS {
+        b.kernels(root.join(src), kernels);
+    }
+    if cfg!(feature = "npu") {
+        match std::env::var("ASCEND_HOME_PATH") {
+            // UNTESTED: no NPU or CANN toolkit where this is built. Device objects for ACL;
+            // the host side still runs on the twin.
+            Ok(home) => {
+                b.npu(home);
+            }
+            Err(_) => println!("cargo:warning=feature `npu` without ASCEND_HOME_PATH: twin only"),
+        }
     }
     b.compile("aiv_kernels");
-}
-
-/// UNTESTED (no CANN here): compile the same sources for the AIV cores of Atlas A2 with bisheng
-/// and link the ACL runtime. Kept deliberately small; see README "NPU build".
-fn build_npu(root: &Path, cpp: &[PathBuf], home: &Path) {
-    let bisheng = home.join("compiler/ccec_compiler/bin/bisheng");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let mut objs = Vec::new();
-    for f in cpp {
-        let obj = out.join(
-            f.file_stem()
-                .expect("file name")
-                .to_string_lossy()
-                .to_string()
-                + ".o",
-        );
-        let status = std::process::Command::new(&bisheng)
-            .args([
-                "-xcce",
-                "--cce-aicore-arch=dav-c220-vec",
-                "-O2",
-                "-std=c++17",
-                "-c",
-            ])
-            .arg(format!("-I{}", home.join("include").display()))
-            .arg(format!(
-                "-I{}",
-                home.join("compiler/tikcpp/tikcfw").display()
-            ))
-            .arg(format!("-I{}", root.join("kernel").display()))
-            .arg(format!("-I{}", root.join("sync").display()))
-            .arg(f)
-            .arg("-o")
-            .arg(&obj)
-            .status()
-            .expect("cannot run bisheng");
-        assert!(status.success(), "bisheng failed on {}", f.display());
-        objs.push(obj);
-    }
-    let lib = out.join("libaiv_kernels.a");
-    let status = std::process::Command::new("ar")
-        .arg("crs")
-        .arg(&lib)
-        .args(&objs)
-        .status()
-        .expect("cannot run ar");
-    assert!(status.success(), "ar failed");
-    println!("cargo:rustc-link-search=native={}", out.display());
-    println!("cargo:rustc-link-lib=static=aiv_kernels");
-    println!(
-        "cargo:rustc-link-search=native={}",
-        home.join("lib64").display()
-    );
-    println!("cargo:rustc-link-lib=dylib=ascendcl");
 }
 
 #[cfg(feature = "regen-bindings")]

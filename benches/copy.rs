@@ -33,8 +33,14 @@ fn bench_copy(c: &mut Criterion) {
                 |b, _| {
                     b.iter(|| {
                         // SAFETY: aiv_copy takes the GM address of an AivCopyArgs, held by `args`.
-                        unsafe { dev.launch("aiv_copy", ffi::aiv_copy, blocks, args.addr()) }
-                            .unwrap()
+                        unsafe {
+                            dev.launch_kernel(
+                                &ffi::kernels::aiv_copy,
+                                blocks,
+                                &ascendc_sys::args![args.gm(0)],
+                            )
+                        }
+                        .unwrap()
                     })
                 },
             );

@@ -29,6 +29,8 @@ pub const AIV_SYNC_AREA_BYTES: u32 = 56576;
 pub const AIV_DIAG_BYTES: u32 = 96;
 pub const AIV_DIAG_AREA_BYTES: u32 = 4608;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
+pub const AIV_PROBE_WORDS: u32 = 1100;
+pub const AIV_PROBE_SLOTS: u32 = 16;
 pub const AIV_DIAG_WAIT: AivDiagKind = 1;
 pub const AIV_DIAG_WAIT_NV1: AivDiagKind = 2;
 pub const AIV_DIAG_WAIT_1VN: AivDiagKind = 3;
@@ -209,27 +211,19 @@ pub struct AivSyncTestArgs {
     pub wrong_tag: u32,
     pub bytes: u32,
 }
-extern "C" {
-    pub fn aiv_twin_selftest(args: *mut u8);
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct AivProbeTiling {
+    pub words: [u64; 1100usize],
+    pub rows: u32,
+    pub cols: u32,
 }
-extern "C" {
-    pub fn aiv_copy(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_all_gather(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_all_reduce(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_p2p(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_link_signal(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_handshake(args: *mut u8);
-}
-extern "C" {
-    pub fn aiv_sync_selftest(args: *mut u8);
+impl Default for AivProbeTiling {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
 }

@@ -215,6 +215,17 @@ impl DeviceBuffer {
         self.alloc.gm.addr() as u64 + self.offset as u64
     }
 
+    /// GM address of byte `offset`, as a kernel parameter ([`ascendc_sys::ArgBlock::arg`]).
+    /// Panics if `offset` is past the end.
+    pub fn gm(&self, offset: usize) -> ascendc_sys::GmAddr {
+        assert!(
+            offset <= self.len,
+            "offset {offset} past the end of a {}-byte device buffer",
+            self.len
+        );
+        ascendc_sys::GmAddr(self.addr() + offset as u64)
+    }
+
     /// Identifies the world whose memory this is (see [`crate::World::id`]).
     pub fn world_id(&self) -> u64 {
         self.alloc.world

@@ -57,8 +57,7 @@ impl Communicator {
     #[allow(clippy::too_many_arguments)]
     unsafe fn launch_chunks(
         &self,
-        name: &'static str,
-        kernel: ascendc_sys::KernelFn,
+        kernel: &'static ascendc_sys::Kernel,
         kind: Kind,
         call: Call,
         send: &DeviceBuffer,
@@ -91,12 +90,13 @@ impl Communicator {
             };
             let uses = vec![send.use_read(), recv.use_write()];
             let tag = self.reserve_tags(1)?;
+            let name = kernel.name();
             self.main.task(name, name, uses, move |ctx| {
                 let args = ffi::AivCollArgs {
                     comm: ctx.comm_args(tag),
                     ..args
                 };
-                ctx.launch_on(name, kernel, Blocks::Exactly(n), &args, Some(&fp))
+                ctx.launch_on(kernel, Blocks::Exactly(n), &args, Some(&fp))
             });
         }
         Ok(())
@@ -219,8 +219,7 @@ impl Communicator {
         // SAFETY: aiv_all_gather takes an AivCollArgs.
         unsafe {
             self.launch_chunks(
-                "aiv_all_gather",
-                ffi::aiv_all_gather,
+                &ffi::kernels::aiv_all_gather,
                 Kind::AllGather,
                 call,
                 send,
@@ -295,8 +294,7 @@ impl Communicator {
         // SAFETY: aiv_all_reduce takes an AivCollArgs.
         unsafe {
             self.launch_chunks(
-                "aiv_all_reduce",
-                ffi::aiv_all_reduce,
+                &ffi::kernels::aiv_all_reduce,
                 kind,
                 call,
                 send,

@@ -90,8 +90,7 @@ impl Communicator {
                     reserved: 0,
                 };
                 ctx.launch_on(
-                    "aiv_handshake",
-                    ffi::aiv_handshake,
+                    &ffi::kernels::aiv_handshake,
                     crate::launcher::Blocks::Exactly(1),
                     &args,
                     Some(&fp),

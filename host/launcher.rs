@@ -4,7 +4,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use ascendc_sys::{Device, GmBuffer, KernelFn, Twin};
+use ascendc_sys::{ArgBlock, Device, GmBuffer, Kernel, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -124,19 +124,40 @@ impl Launcher {
 
     /// Writes `args` to a stream's argument slot, launches `kernel`, then reads the diagnostic
     /// records its blocks left in the stream's records. `fp`: the fingerprint of the
-    /// launch's call, for naming both calls of a mismatch. Any failure but a send/recv size
-    /// mismatch fails this rank; a fault or a mismatch also stops its peers' launches at once
-    /// (on the NPU they would wait for their deadlines), a timeout does not (see below).
+    /// launch's call, for naming both calls of a mismatch. Failures follow
+    /// [`Launcher::settle`].
     pub fn launch<A: Pod>(
         &self,
         slots: &LaunchSlots,
         fp: Option<&[i32]>,
-        name: &'static str,
-        kernel: KernelFn,
+        kernel: &'static Kernel,
         blocks: Blocks,
         args: &A,
     ) -> Result<()> {
-        let r = self.launch_inner(slots, fp, name, kernel, blocks, args);
+        self.settle(self.launch_inner(slots, fp, kernel, blocks, args))
+    }
+
+    /// Launches `kernel` with a typed argument block (a kernel of any signature), then
+    /// [`Launcher::settle`]s the result.
+    ///
+    /// # Safety
+    /// The GM addresses among `args` must be what the kernel expects and stay allocated until
+    /// this returns (held by the task's buffer claims or the world).
+    pub unsafe fn launch_args(
+        &self,
+        kernel: &'static Kernel,
+        block_dim: u32,
+        args: &ArgBlock,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        let r = unsafe { self.device.launch_kernel(kernel, block_dim, args) };
+        self.settle(r.map_err(Error::from))
+    }
+
+    /// The failure policy of a launch's result: any failure but a send/recv size mismatch
+    /// fails this rank; a fault or a mismatch also stops its peers' launches at once (on the
+    /// NPU they would wait for their deadlines), a timeout does not (see below).
+    fn settle(&self, r: Result<()>) -> Result<()> {
         if let Err(e) = &r {
             match e {
                 // A size mismatch fails the pair's transfer, not the communicator.
@@ -164,27 +185,26 @@ impl Launcher {
         &self,
         slots: &LaunchSlots,
         fp: Option<&[i32]>,
-        name: &'static str,
-        kernel: KernelFn,
+        kernel: &'static Kernel,
         blocks: Blocks,
         args: &A,
     ) -> Result<()> {
         let slot = &slots.args;
         slot.write(0, bytemuck::bytes_of(args))?;
-        // SAFETY: every kernel of launch.h takes the GM address of its argument struct, which
-        // `slot` holds for the whole synchronous launch (no host copy touches it meanwhile: the
-        // stream runs one task at a time); the struct type matches the kernel by construction
-        // of the callers in this crate; the memory the arguments point to is held by the task
-        // (its buffer claims) and the world (HCCL buffers, sync areas).
+        let block = ArgBlock::new().arg(slot.gm(0));
+        // SAFETY: the kernels launched here take the GM address of their argument struct (the
+        // parameter count and size are checked against the kernel), which `slot` holds for the
+        // whole synchronous launch (no host copy touches it meanwhile: the stream runs one task
+        // at a time); the struct type matches the kernel by construction of the callers (this
+        // crate's, or `launch_with_tags`'s unsafe contract); the memory the arguments point to
+        // is held by the task (its buffer claims) and the world (HCCL buffers, sync areas).
         let (launched, block_dim) = unsafe {
             match blocks {
-                Blocks::Exactly(n) => (self.device.launch(name, kernel, n, slot.addr()), n),
-                Blocks::UpTo(n) => {
-                    match self.device.launch_flexible(name, kernel, n, slot.addr()) {
-                        Ok(used) => (Ok(()), used),
-                        Err(e) => (Err(e), n),
-                    }
-                }
+                Blocks::Exactly(n) => (self.device.launch_kernel(kernel, n, &block), n),
+                Blocks::UpTo(n) => match self.device.launch_kernel_flexible(kernel, n, &block) {
+                    Ok(used) => (Ok(()), used),
+                    Err(e) => (Err(e), n),
+                },
             }
         };
         if let Some(failure) = take_diagnostic(&slots.diag, block_dim, fp)? {

@@ -45,6 +45,7 @@ pub mod trace;
 mod turns;
 pub mod world;
 
+pub use ascendc_sys;
 pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Result};

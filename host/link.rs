@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use ascendc_sys::KernelFn;
+use ascendc_sys::{ArgBlock, GmAddr, Kernel};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -40,28 +40,20 @@ pub(crate) struct StreamCtx {
 
 impl StreamCtx {
     /// Launches `kernel` with `args` through this stream's argument slot.
-    pub fn launch<A: Pod>(
-        &self,
-        name: &'static str,
-        kernel: KernelFn,
-        block_dim: u32,
-        args: &A,
-    ) -> Result<()> {
-        self.launch_on(name, kernel, Blocks::Exactly(block_dim), args, None)
+    pub fn launch<A: Pod>(&self, kernel: &'static Kernel, block_dim: u32, args: &A) -> Result<()> {
+        self.launch_on(kernel, Blocks::Exactly(block_dim), args, None)
     }
 
     /// [`StreamCtx::launch`] with a choice of block count, and the fingerprint of the call the
     /// launch belongs to (for naming both calls of a mismatch).
     pub fn launch_on<A: Pod>(
         &self,
-        name: &'static str,
-        kernel: KernelFn,
+        kernel: &'static Kernel,
         blocks: Blocks,
         args: &A,
         fp: Option<&[i32]>,
     ) -> Result<()> {
-        self.launcher
-            .launch(&self.slots, fp, name, kernel, blocks, args)
+        self.launcher.launch(&self.slots, fp, kernel, blocks, args)
     }
 
     /// The communicator part of a kernel's arguments for a launch on this stream.
@@ -241,31 +233,97 @@ impl CommStream {
     /// must point into `buffers` (used as declared) or the world's HCCL buffers and sync areas.
     pub unsafe fn launch_with_tags<A: Pod + Send + 'static>(
         &self,
-        name: &'static str,
-        kernel: KernelFn,
+        kernel: &'static Kernel,
         block_dim: u32,
         n: i64,
         buffers: &[BufferAccess],
         make: impl FnOnce(ffi::AivCommArgs) -> A + Send + 'static,
     ) -> Result<()> {
+        let uses = self.check_launch(
+            kernel,
+            block_dim,
+            &ArgBlock::new().arg(GmAddr::NULL),
+            buffers,
+        )?;
+        let tag = self.inner.launcher.reserve_tags(n)?;
+        let name = kernel.name();
+        self.task(name, name, uses, move |ctx| {
+            let args = make(ctx.comm_args(tag));
+            ctx.launch(kernel, block_dim, &args)
+        });
+        Ok(())
+    }
+
+    /// Enqueues a launch of `kernel` (any signature, see [`ascendc_sys::Kernel`]) with the
+    /// typed arguments `args` on `block_dim` co-resident blocks.
+    ///
+    /// `buffers` are the device buffers the kernel reads and writes: they stay allocated until
+    /// the launch has run, and host copies of them are ordered with it. Arguments that do not
+    /// match the kernel's parameters, and a `block_dim` of 0 or above the device's cores, are
+    /// refused here, before anything is enqueued. A fault of the kernel fails the communicator
+    /// (as a collective's would) and comes back from [`CommStream::synchronize`].
+    ///
+    /// ```
+    /// use aiv_comm::{ffi, BufferAccess, World};
+    /// use ascendc_sys::args;
+    /// let world = World::sim(1).unwrap();
+    /// let comm = &world.comms()[0];
+    /// let out = comm.alloc(2 * 128).unwrap();
+    /// // aiv_args_probe(GM_ADDR out, bool, uint16_t, uint32_t, int64_t, float, AivProbeTiling,
+    /// //                uint8_t, GM_ADDR): each block writes what it received into `out`.
+    /// let a = args![out.gm(0), true, 7u16, 42u32, -1i64, 0.5f32,
+    ///               ffi::AivProbeTiling::default(), 1u8, out.gm(0)];
+    /// // SAFETY: aiv_args_probe writes 128 bytes per block into `out`, claimed for writing.
+    /// unsafe {
+    ///     comm.stream()
+    ///         .launch(&ffi::kernels::aiv_args_probe, 2, a, &[BufferAccess::Write(&out)])
+    ///         .unwrap()
+    /// };
+    /// let v = out.to_vec::<i64>().unwrap(); // waits for the launch
+    /// assert_eq!((v[2], v[16 + 2]), (42, 42)); // the uint32_t, as both blocks saw it
+    /// ```
+    ///
+    /// # Safety
+    /// Every GM address among `args` must be what the kernel expects there and point into
+    /// `buffers` (used as declared) or the world's HCCL buffers and sync areas.
+    pub unsafe fn launch(
+        &self,
+        kernel: &'static Kernel,
+        block_dim: u32,
+        args: ArgBlock,
+        buffers: &[BufferAccess],
+    ) -> Result<()> {
+        let uses = self.check_launch(kernel, block_dim, &args, buffers)?;
+        let name = kernel.name();
+        self.task(name, name, uses, move |ctx| {
+            // SAFETY: the caller's contract; the claims in `uses` hold the buffers until the
+            // task returns.
+            unsafe { ctx.launcher.launch_args(kernel, block_dim, &args) }
+        });
+        Ok(())
+    }
+
+    /// What every launch checks before it is enqueued; returns the buffer claims.
+    fn check_launch(
+        &self,
+        kernel: &'static Kernel,
+        block_dim: u32,
+        args: &ArgBlock,
+        buffers: &[BufferAccess],
+    ) -> Result<Vec<Use>> {
         self.check_usable()?;
-        let l = &self.inner.launcher;
-        let cores = l.device.cores();
+        let cores = self.inner.launcher.device.cores();
+        let name = kernel.name();
         if block_dim == 0 || block_dim > cores {
             return Err(Error::Config(format!(
                 "kernel `{name}`: block_dim {block_dim} refused: the device has {cores} AIV cores (need 1..={cores})"
             )));
         }
+        kernel.check_args(args)?;
         for b in buffers {
             self.check_world("kernel buffer", b.buffer())?;
         }
-        let uses: Vec<Use> = buffers.iter().map(BufferAccess::claim).collect();
-        let tag = l.reserve_tags(n)?;
-        self.task(name, name, uses, move |ctx| {
-            let args = make(ctx.comm_args(tag));
-            ctx.launch(name, kernel, block_dim, &args)
-        });
-        Ok(())
+        Ok(buffers.iter().map(BufferAccess::claim).collect())
     }
 
     /// Posts `event` once this stream reaches this point.
@@ -371,8 +429,7 @@ impl CommStream {
             // never waits for cores held by waiting tasks of other streams (which might wait
             // for it).
             ctx.launch_on(
-                "aiv_copy",
-                ffi::aiv_copy,
+                &ffi::kernels::aiv_copy,
                 Blocks::UpTo(TASK_BLOCKS),
                 &args,
                 None,
@@ -469,7 +526,7 @@ impl CommStream {
                 is_wait: wait as i32,
                 reserved: 0,
             };
-            let r = ctx.launch("aiv_link_signal", ffi::aiv_link_signal, 1, &args);
+            let r = ctx.launch(&ffi::kernels::aiv_link_signal, 1, &args);
             drop(turn);
             r
         });
@@ -563,7 +620,7 @@ impl CommStream {
                     seq,
                     is_send: send as i32,
                 };
-                let r = ctx.launch("aiv_p2p", ffi::aiv_p2p, 1, &args);
+                let r = ctx.launch(&ffi::kernels::aiv_p2p, 1, &args);
                 drop(turn);
                 r
             });

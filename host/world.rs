@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascendc_sys::{Device, DeviceConfig, KernelFn, Twin};
+use ascendc_sys::{Device, DeviceConfig, Kernel, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -254,8 +254,7 @@ impl Communicator {
     /// As [`CommStream::launch_with_tags`].
     pub unsafe fn launch_with_tags<A: Pod + Send + 'static>(
         &self,
-        name: &'static str,
-        kernel: KernelFn,
+        kernel: &'static Kernel,
         block_dim: u32,
         n: i64,
         buffers: &[BufferAccess],
@@ -264,7 +263,7 @@ impl Communicator {
         // SAFETY: forwarded from the caller.
         unsafe {
             self.main
-                .launch_with_tags(name, kernel, block_dim, n, buffers, make)
+                .launch_with_tags(kernel, block_dim, n, buffers, make)
         }
     }
 }

@@ -1,7 +1,8 @@
 /*
  * Argument structs of aiv-comm's kernels: plain C, shared by device code (read from GM by the
  * kernel) and the Rust host (bindings generated from kernel/launch.h, sizes pinned on both sides).
- * Every kernel takes one GM pointer to its struct: extern "C" __global__ __aicore__ void k(GM_ADDR args).
+ * Every kernel takes one GM pointer to its struct: extern "C" __global__ __aicore__ void k(GM_ADDR args),
+ * except aiv_args_probe, which pins the launch of ordinary multi-parameter signatures.
  * Fields are fixed-width and naturally aligned so the layout is the same for every compiler.
  */
 #ifndef AIV_ARGS_H
@@ -188,6 +189,19 @@ struct AivSyncTestArgs {
     uint32_t rounds;   /* tags tag_base + comm.tag .. + rounds - 1 are this launch's */
     uint32_t wrong_tag;
     uint32_t bytes;    /* AIV_ST_PUBLISH: bytes published (a multiple of 32, at most 4096) */
+};
+
+/* ---- aiv_args_probe (kernel/args_probe.cpp): a kernel with an ordinary signature ---- */
+
+/* 64-bit words of AivProbeTiling: the struct is passed by value and is larger than 8 KB. */
+#define AIV_PROBE_WORDS 1100
+/* int64 slots each block writes (128 bytes, two data-cache lines of its own). */
+#define AIV_PROBE_SLOTS 16
+
+struct AivProbeTiling {
+    uint64_t words[AIV_PROBE_WORDS];
+    uint32_t rows;
+    uint32_t cols;
 };
 
 #endif /* AIV_ARGS_H */

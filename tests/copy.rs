@@ -31,7 +31,13 @@ fn copy(
     let a = dev.alloc(64).unwrap();
     a.write(0, &pod_bytes(&args)).unwrap();
     // SAFETY: aiv_copy takes the GM address of an AivCopyArgs, held by `a` for the launch.
-    unsafe { dev.launch("aiv_copy", ffi::aiv_copy, blocks, a.addr()) }
+    unsafe {
+        dev.launch_kernel(
+            &ffi::kernels::aiv_copy,
+            blocks,
+            &ascendc_sys::args![a.gm(0)],
+        )
+    }
 }
 
 fn lengths() -> Vec<usize> {

@@ -39,8 +39,7 @@ fn launch_at(
     // otherwise touches the world's HCCL buffers and sync areas.
     unsafe {
         comm.launch_with_tags(
-            "aiv_sync_selftest",
-            ffi::aiv_sync_selftest,
+            &ffi::kernels::aiv_sync_selftest,
             blocks,
             rounds as i64,
             &[BufferAccess::Write(&result)],
@@ -212,17 +211,12 @@ fn a_faulting_rank_stops_its_waiting_peers_at_once() {
         if c.rank() == 0 {
             // SAFETY: aiv_twin_selftest takes an AivTwinTestArgs (the comm part is unused).
             unsafe {
-                c.launch_with_tags(
-                    "aiv_twin_selftest",
-                    ffi::aiv_twin_selftest,
-                    1,
-                    1,
-                    &[],
-                    |_| ffi::AivTwinTestArgs {
+                c.launch_with_tags(&ffi::kernels::aiv_twin_selftest, 1, 1, &[], |_| {
+                    ffi::AivTwinTestArgs {
                         mode: ffi::AIV_TT_LONE_WAIT,
                         ..Default::default()
-                    },
-                )?;
+                    }
+                })?;
             }
             c.synchronize()
         } else {
@@ -286,8 +280,7 @@ fn launch_publish(comm: &Communicator, bytes: u32, early: bool) -> aiv_comm::Res
     // otherwise touches the world's HCCL buffers and sync areas.
     unsafe {
         comm.launch_with_tags(
-            "aiv_sync_selftest",
-            ffi::aiv_sync_selftest,
+            &ffi::kernels::aiv_sync_selftest,
             1,
             1,
             &[BufferAccess::Write(&result)],
@@ -314,8 +307,7 @@ fn a_panicking_stream_task_fails_its_stream_not_the_process() {
     // SAFETY: the closure panics before any launch; the kernel and args types match otherwise.
     unsafe {
         c.launch_with_tags(
-            "aiv_sync_selftest",
-            ffi::aiv_sync_selftest,
+            &ffi::kernels::aiv_sync_selftest,
             1,
             1,
             &[BufferAccess::Write(&result)],
@@ -370,8 +362,7 @@ fn a_timeout_in_any_block_of_a_wide_launch_reaches_its_stream() {
             // SAFETY: as in `launch_at`; the launch goes on `stream`.
             unsafe {
                 stream.launch_with_tags(
-                    "aiv_sync_selftest",
-                    ffi::aiv_sync_selftest,
+                    &ffi::kernels::aiv_sync_selftest,
                     48,
                     1,
                     &[BufferAccess::Write(&result)],
@@ -409,17 +400,12 @@ fn a_block_dim_the_device_cannot_run_is_refused_when_enqueued() {
     for bad in [0u32, 33] {
         // SAFETY: refused before anything is enqueued.
         let r = unsafe {
-            c.launch_with_tags(
-                "aiv_sync_selftest",
-                ffi::aiv_sync_selftest,
-                bad,
-                1,
-                &[],
-                |comm| AivSyncTestArgs {
+            c.launch_with_tags(&ffi::kernels::aiv_sync_selftest, bad, 1, &[], |comm| {
+                AivSyncTestArgs {
                     comm,
                     ..Default::default()
-                },
-            )
+                }
+            })
         };
         assert!(
             matches!(r, Err(Error::Config(ref m)) if m.contains("block_dim")),

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 
 use crate::block::BlockCtx;
 use crate::error::{FaultKind, KernelFault, TwinError};
+use crate::kernel::{ArgBlock, Kernel};
 use crate::launch::LaunchShared;
 use crate::mem::GmKind;
 use crate::sched::{BlockStatus, Countdown, HostSignal};
@@ -233,6 +234,51 @@ impl Device {
         unsafe { self.run(name, kernel, 1, max, args) }
     }
 
+    /// Launches a [`Kernel`] with typed arguments on `block_dim` co-resident blocks, as
+    /// [`Device::launch`]: refuses `args` that do not match the kernel's parameters
+    /// ([`TwinError::Args`]), then runs the kernel's trampoline on a copy of the block.
+    ///
+    /// # Safety
+    /// Every GM address among the arguments must be what the kernel expects there, and the
+    /// rest of [`Device::launch`]'s contract holds (memory the kernel reaches stays allocated,
+    /// no conflicting host copies while it runs).
+    pub unsafe fn launch_kernel(
+        &self,
+        kernel: &Kernel,
+        block_dim: u32,
+        args: &ArgBlock,
+    ) -> Result<(), TwinError> {
+        kernel.check_args(args)?;
+        let mut block = args.as_bytes().to_vec();
+        // SAFETY: the trampoline reads exactly the layout `check_args` verified, from `block`,
+        // which lives until the launch returns; the rest is the caller's contract.
+        unsafe { self.launch(kernel.name(), kernel.entry(), block_dim, block.as_mut_ptr()) }
+    }
+
+    /// [`Device::launch_kernel`] of a kernel that works on any number of blocks, as
+    /// [`Device::launch_flexible`]. Returns the block count used.
+    ///
+    /// # Safety
+    /// As [`Device::launch_kernel`].
+    pub unsafe fn launch_kernel_flexible(
+        &self,
+        kernel: &Kernel,
+        max_blocks: u32,
+        args: &ArgBlock,
+    ) -> Result<u32, TwinError> {
+        kernel.check_args(args)?;
+        let mut block = args.as_bytes().to_vec();
+        // SAFETY: as in `launch_kernel`.
+        unsafe {
+            self.launch_flexible(
+                kernel.name(),
+                kernel.entry(),
+                max_blocks,
+                block.as_mut_ptr(),
+            )
+        }
+    }
+
     /// Takes between `min` and `max` free cores (waiting while fewer than `min` are free).
     fn take_cores(&self, name: &'static str, min: u32, max: u32) -> (Vec<usize>, Vec<usize>) {
         let inner = &self.inner;
@@ -431,6 +477,17 @@ impl GmBuffer {
     /// GM address of the first byte.
     pub fn addr(&self) -> *mut u8 {
         self.ptr
+    }
+
+    /// GM address of byte `offset`, as a kernel parameter ([`crate::ArgBlock::arg`]).
+    /// Panics if `offset` is past the end.
+    pub fn gm(&self, offset: usize) -> crate::GmAddr {
+        assert!(
+            offset <= self.len,
+            "offset {offset} past the end of a {}-byte GM buffer",
+            self.len
+        );
+        crate::GmAddr(self.ptr as u64 + offset as u64)
     }
 
     /// Length in bytes.

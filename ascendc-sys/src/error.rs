@@ -238,4 +238,12 @@ pub enum TwinError {
     /// The device configuration is invalid.
     #[error("invalid device configuration: {0}")]
     Config(String),
+    /// A launch's arguments do not match the kernel's parameters.
+    #[error("kernel `{kernel}`: arguments do not match its parameters: {message}")]
+    Args {
+        /// Kernel name.
+        kernel: String,
+        /// What differs.
+        message: String,
+    },
 }

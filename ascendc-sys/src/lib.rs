@@ -46,6 +46,7 @@ mod dma;
 mod error;
 mod guard;
 mod hazard;
+mod kernel;
 mod knobs;
 mod launch;
 mod lazy;
@@ -66,6 +67,7 @@ pub use device::{
 };
 pub use dma::POISON;
 pub use error::{FaultKind, KernelFault, TwinError};
+pub use kernel::{ArgBlock, GmAddr, Kernel, ParamInfo, SignatureFn};
 pub use knobs::{TwinConfig, DEFAULT_WATCHDOG};
 pub use sched::{in_host_task, HostSignal};
 pub use traffic::GmTraffic;

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use aiv_comm::ffi::{aiv_twin_selftest, AivTwinTestArgs};
+use aiv_comm::ffi::{kernels, AivTwinTestArgs};
 use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin, TwinError};
 
 /// A fresh simulated device of a twin of its own.
@@ -35,7 +35,13 @@ pub fn selftest(dev: &Device, args: AivTwinTestArgs, block_dim: u32) -> Result<(
     a.write(0, &pod_bytes(&args)).unwrap();
     // SAFETY: aiv_twin_selftest takes the GM address of an AivTwinTestArgs, which `a` holds for
     // the whole (synchronous) launch.
-    unsafe { dev.launch("aiv_twin_selftest", aiv_twin_selftest, block_dim, a.addr()) }
+    unsafe {
+        dev.launch_kernel(
+            &kernels::aiv_twin_selftest,
+            block_dim,
+            &ascendc_sys::args![a.gm(0)],
+        )
+    }
 }
 
 /// GM address of `buf` plus `off`, as kernels take it.
