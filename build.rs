@@ -15,6 +15,7 @@ use std::path::PathBuf;
 const KERNELS: &[(&str, &[&str])] = &[
     ("kernel/all_gather.cpp", &["aiv_all_gather"]),
     ("kernel/all_reduce.cpp", &["aiv_all_reduce"]),
+    ("kernel/api_selftest.cpp", &["aiv_api_selftest"]),
     ("kernel/args_probe.cpp", &["aiv_args_probe"]),
     ("kernel/copy.cpp", &["aiv_copy"]),
     (

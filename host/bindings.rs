@@ -31,6 +31,8 @@ pub const AIV_DIAG_AREA_BYTES: u32 = 4608;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
 pub const AIV_PROBE_WORDS: u32 = 1100;
 pub const AIV_PROBE_SLOTS: u32 = 16;
+pub const AIV_API_BLOCK_BYTES: u32 = 256;
+pub const AIV_API_PIECE: u32 = 64;
 pub const AIV_DIAG_WAIT: AivDiagKind = 1;
 pub const AIV_DIAG_WAIT_NV1: AivDiagKind = 2;
 pub const AIV_DIAG_WAIT_1VN: AivDiagKind = 3;
@@ -226,4 +228,40 @@ impl Default for AivProbeTiling {
             s.assume_init()
         }
     }
+}
+pub const AIV_API_QUEUE_VECOUT: AivApiTestMode = 0;
+pub const AIV_API_TBUF_NO_SYNC: AivApiTestMode = 1;
+pub const AIV_API_NO_FREE_SYNC: AivApiTestMode = 2;
+pub const AIV_API_VECIN_TO_MTE3: AivApiTestMode = 3;
+pub const AIV_API_BIND_COPY: AivApiTestMode = 4;
+pub const AIV_API_EVENT_IDS: AivApiTestMode = 5;
+pub const AIV_API_EVENT_COLLISION: AivApiTestMode = 6;
+pub const AIV_API_EVENT_EXHAUST: AivApiTestMode = 7;
+pub const AIV_API_TENSOR_HELPERS: AivApiTestMode = 8;
+pub const AIV_API_SYS_VARS: AivApiTestMode = 9;
+pub const AIV_API_SYNC_ALL_GM: AivApiTestMode = 10;
+pub const AIV_API_SYNC_ALL_HW: AivApiTestMode = 11;
+pub const AIV_API_SYNC_ALL_SKIP: AivApiTestMode = 12;
+pub const AIV_API_CROSS_CORE: AivApiTestMode = 13;
+pub const AIV_API_CROSS_MODE1: AivApiTestMode = 14;
+pub const AIV_API_BYPASS: AivApiTestMode = 15;
+pub const AIV_API_PRINTF: AivApiTestMode = 16;
+pub const AIV_API_PRINTF_BAD: AivApiTestMode = 17;
+pub const AIV_API_ASSERT: AivApiTestMode = 18;
+pub const AIV_API_TRAP: AivApiTestMode = 19;
+pub const AIV_API_BUILTIN_FLAGS: AivApiTestMode = 20;
+pub const AIV_API_BUFPOOL_OVERFLOW: AivApiTestMode = 21;
+pub const AIV_API_ENQUE_FULL: AivApiTestMode = 22;
+pub const AIV_API_DEQUE_NEVER: AivApiTestMode = 23;
+pub type AivApiTestMode = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AivApiTestArgs {
+    pub out: u64,
+    pub in_: u64,
+    pub work: u64,
+    pub mode: u32,
+    pub rounds: u32,
+    pub bufs: u32,
+    pub param: i32,
 }

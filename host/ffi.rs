@@ -56,6 +56,7 @@ const_assert_eq!(offset_of!(AivP2PArgs, seq), 584);
 const_assert_eq!(size_of::<AivSignalArgs>(), 576);
 const_assert_eq!(AIV_DIAG_AREA_BYTES, 48 * 96);
 const_assert_eq!(size_of::<AivProbeTiling>(), 8808);
+const_assert_eq!(size_of::<AivApiTestArgs>(), 40);
 
 macro_rules! pod {
     ($($t:ty),*) => {$(
@@ -76,5 +77,6 @@ pod!(
     AivP2PArgs,
     AivSignalArgs,
     AivProbeTiling,
+    AivApiTestArgs,
     AivHandshakeArgs
 );

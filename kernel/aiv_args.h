@@ -204,4 +204,54 @@ struct AivProbeTiling {
     uint32_t cols;
 };
 
+/* ---- aiv_api_selftest (kernel/api_selftest.cpp): the AscendC API surface of the twin ---- */
+
+/* What aiv_api_selftest does; each mode pins documented semantics of some AscendC API. Blocks
+ * write results at out + block * AIV_API_BLOCK_BYTES (int64 slots) unless the mode says. */
+enum AivApiTestMode {
+    AIV_API_QUEUE_VECOUT = 0,     /* TQue<VECOUT>, `bufs` buffers, `rounds` x: AllocTensor, Duplicate(round + 1),
+                                     EnQue, DeQue, DataCopy to out piece (block * rounds + round), FreeTensor */
+    AIV_API_TBUF_NO_SYNC = 1,     /* the same on a TBuf, no flags: V writes, MTE3 reads, unordered */
+    AIV_API_NO_FREE_SYNC = 2,     /* TBuf with V_MTE3 flags but nothing before the next Duplicate (WAR) */
+    AIV_API_VECIN_TO_MTE3 = 3,    /* TQue<VECIN>: DataCopy in, EnQue, DeQue, DataCopy out (MTE3 reads) */
+    AIV_API_BIND_COPY = 4,        /* TQueBind<VECIN, VECOUT>, `bufs` buffers: in piece -> out piece, `rounds` x */
+    AIV_API_EVENT_IDS = 5,        /* AllocEventID x3, Release the 2nd, Fetch, Alloc: ids to slots 0..4 */
+    AIV_API_EVENT_COLLISION = 6,  /* a VECIN queue holds an MTE2_V id; the kernel SetFlag<MTE2_V>(param) */
+    AIV_API_EVENT_EXHAUST = 7,    /* 9 x AllocEventID<MTE2_V> */
+    AIV_API_TENSOR_HELPERS = 8,   /* TBuf::GetWithOffset, LocalTensor helpers, user tags, GetTPipePtr,
+                                     LocalMemAllocator, TBufPool: values to slots 0..11 */
+    AIV_API_SYS_VARS = 9,         /* block_idx, block_num, GetSubBlockIdx, GetSubBlockNum, GetTaskRation */
+    AIV_API_SYNC_ALL_GM = 10,     /* `rounds` x: write (round+1)*(block+1) to in[block], SyncAll(work, ub),
+                                     sum every block's value, SyncAll (skipped if param != 0); sum to slot 0 */
+    AIV_API_SYNC_ALL_HW = 11,     /* the same with the hardware SyncAll() */
+    AIV_API_SYNC_ALL_SKIP = 12,   /* block `param` returns at once; the others call SyncAll() */
+    AIV_API_CROSS_CORE = 13,      /* AIV_API_SYNC_ALL_HW with CrossCoreSetFlag<0, PIPE_MTE3>(3) / WaitFlag(3) */
+    AIV_API_CROSS_MODE1 = 14,     /* CrossCoreSetFlag<1, PIPE_MTE3>(0) */
+    AIV_API_BYPASS = 15,          /* GetValue(in[0]) (cached), WriteGmByPassDCache(in[0], 9),
+                                     ReadGmByPassDCache, GetValue again: slots 0..2 */
+    AIV_API_PRINTF = 16,          /* printf of every conversion, DumpTensor of 4 int32 */
+    AIV_API_PRINTF_BAD = 17,      /* printf with a %c conversion */
+    AIV_API_ASSERT = 18,          /* assert(param == 0, "param=%d", param) */
+    AIV_API_TRAP = 19,            /* trap() */
+    AIV_API_BUILTIN_FLAGS = 20,   /* in -> UB -> out with set_flag/wait_flag(MTE2, MTE3); param != 0: no set_flag */
+    AIV_API_BUFPOOL_OVERFLOW = 21,/* TBufPool<VECCALC, 2> given three buffers */
+    AIV_API_ENQUE_FULL = 22,      /* TQue<VECOUT, 1> with 2 buffers: EnQue twice */
+    AIV_API_DEQUE_NEVER = 23      /* EnQue, never DeQue */
+};
+
+/* Bytes of each block's result slots. */
+#define AIV_API_BLOCK_BYTES 256
+/* int32 elements of one pipeline piece (256 bytes). */
+#define AIV_API_PIECE 64
+
+struct AivApiTestArgs {
+    uint64_t out;   /* GM */
+    uint64_t in;    /* GM */
+    uint64_t work;  /* GM workspace (SyncAll), zeroed */
+    uint32_t mode;  /* AivApiTestMode */
+    uint32_t rounds;
+    uint32_t bufs;
+    int32_t param;
+};
+
 #endif /* AIV_ARGS_H */

@@ -265,6 +265,7 @@ impl Build {
             .flag_if_supported("-fno-strict-aliasing")
             .flag_if_supported("-fstack-clash-protection")
             .cargo_metadata(self.emit)
+            .cargo_warnings(self.emit)
             .out_dir(&out);
         if !self.emit {
             // Outside a build script cc cannot read these from the environment.

@@ -1,6 +1,6 @@
 /*
  * The C ABI between the twin's AscendC headers (kernel_operator.h) and the Rust runtime of the CPU
- * twin (ascendc-sys/src/ffi.rs). Plain C so both sides read one definition. Every function that can
+ * twin (ascendc-sys/src/abi.rs). Plain C so both sides read one definition. Every function that can
  * detect misuse returns 0 on success and non-zero when the runtime has recorded an error for the
  * running block; the C++ side then throws AscTwinAbort, which ends the block (the launch reports the
  * recorded error).
@@ -67,11 +67,23 @@ enum AscTwinAtomicOp {
     ASC_TWIN_ATOMIC_MIN = 3
 };
 
-/* Intra-core pipe synchronisation events (SetFlag/WaitFlag/PipeBarrier). */
+/* Intra-core pipe synchronisation events (SetFlag/WaitFlag/PipeBarrier of the kernel; SetFlag/
+ * WaitFlag of a TQue / TQueBind's own synchronisation). */
 enum AscTwinPipeOp {
     ASC_TWIN_SET_FLAG = 0,
     ASC_TWIN_WAIT_FLAG = 1,
-    ASC_TWIN_PIPE_BARRIER = 2
+    ASC_TWIN_PIPE_BARRIER = 2,
+    ASC_TWIN_QUEUE_SET_FLAG = 3,
+    ASC_TWIN_QUEUE_WAIT_FLAG = 4
+};
+
+/* The TPipe event-id allocator (asc_twin_event). */
+enum AscTwinEventOp {
+    ASC_TWIN_ALLOC_EVENT = 0,
+    ASC_TWIN_RELEASE_EVENT = 1,
+    ASC_TWIN_FETCH_EVENT = 2,
+    ASC_TWIN_QUEUE_ALLOC_EVENT = 3,
+    ASC_TWIN_QUEUE_RELEASE_EVENT = 4
 };
 
 /* Ops named in errors raised by the C++ side through asc_twin_fail. */
@@ -80,7 +92,13 @@ enum AscTwinOp {
     ASC_TWIN_OP_LOCAL_INDEX = 1,
     ASC_TWIN_OP_GLOBAL_INDEX = 2,
     ASC_TWIN_OP_QUEUE = 3,
-    ASC_TWIN_OP_DUPLICATE = 4
+    ASC_TWIN_OP_DUPLICATE = 4,
+    ASC_TWIN_OP_FLAG = 5,
+    ASC_TWIN_OP_SYNC_ALL = 6,
+    ASC_TWIN_OP_ALLOCATOR = 7,
+    ASC_TWIN_OP_BUF_POOL = 8,
+    ASC_TWIN_OP_CROSS_CORE = 9,
+    ASC_TWIN_OP_DEBUG = 10
 };
 
 int32_t asc_twin_copy(const struct AscTwinCopy *req);
@@ -91,6 +109,13 @@ int32_t asc_twin_ub_arena(uint8_t **base, uint64_t *size);
 int32_t asc_twin_fail(uint32_t op, const char *message, uint64_t addr, uint64_t len);
 int32_t asc_twin_dcci(uint8_t *gm);
 int32_t asc_twin_ub_access(uint32_t kind, const uint8_t *ub, uint64_t bytes);
+int32_t asc_twin_event(uint32_t op, uint32_t event, int32_t id);
+void *asc_twin_tpipe(uint32_t set, void *pipe);
+int32_t asc_twin_print(const uint8_t *text, uint64_t len);
+int32_t asc_twin_assert_fail(const char *message);
+int32_t asc_twin_gm_bypass(uint32_t is_store, uint8_t *gm, void *value, uint32_t size);
+int32_t asc_twin_cross_core(uint32_t op, uint32_t mode, uint32_t flag);
+int32_t asc_twin_mark_sync(uint8_t *gm, uint64_t len);
 int64_t asc_twin_block_idx(void);
 int64_t asc_twin_block_num(void);
 int64_t asc_twin_system_cycle(void);

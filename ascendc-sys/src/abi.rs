@@ -11,6 +11,7 @@ use crate::atomics::{AtomicOp, AtomicType};
 use crate::block::{self, BlockCtx};
 use crate::error::FaultKind;
 use crate::guard::{RuntimeCall, RC_STACK_OVERFLOW};
+use crate::pipes::Owner;
 
 /// Mirror of `struct AscTwinCopy` in asc_twin_abi.h.
 #[repr(C)]
@@ -94,6 +95,9 @@ pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
     let r = catch_unwind(AssertUnwindSafe(|| {
         // Dirty scalar-cache lines reach GM when the kernel ends; deferred UB copies die with it.
         let flushed = crate::dcache::flush(&mut ctx, None);
+        if let Some(cross) = ctx.launch.clone().cross_if_used() {
+            cross.block_end(&ctx);
+        }
         crate::lazy::finish(&ctx.twin.lazy, &mut ctx.lazy);
         if let Some(mut r) = ctx.race.take() {
             r.finish(&ctx.twin.race);
@@ -164,6 +168,35 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
     })
 }
 
+/// ReadGmByPassDCache (`is_store` 0) / WriteGmByPassDCache (1) of `size` bytes at `gm_ptr`.
+///
+/// # Safety
+/// `value` must point to `size` readable/writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_gm_bypass(
+    is_store: u32,
+    gm_ptr: *mut u8,
+    value: *mut u8,
+    size: u32,
+) -> i32 {
+    let op = if is_store != 0 {
+        "WriteGmByPassDCache"
+    } else {
+        "ReadGmByPassDCache"
+    };
+    with_ctx(op, |ctx| {
+        if size > 8 {
+            return Err(FaultKind::MisalignedGm {
+                addr: gm_ptr as u64,
+                align: size,
+            });
+        }
+        // SAFETY: the caller passes `size` (<= 8) valid bytes.
+        let v = unsafe { std::slice::from_raw_parts_mut(value, size as usize) };
+        crate::dcache::bypass(ctx, is_store != 0, gm_ptr as usize, v)
+    })
+}
+
 /// DataCacheCleanAndInvalid on the line holding `gm_ptr`: writes it back if dirty, drops it.
 #[no_mangle]
 pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
@@ -221,25 +254,155 @@ pub extern "C" fn asc_twin_set_atomic(op: u32, dtype: u32) -> i32 {
     })
 }
 
-/// SetFlag (op 0), WaitFlag (op 1) and PipeBarrier (op 2, `event` = pipe_t).
+/// SetFlag (op 0), WaitFlag (op 1) and PipeBarrier (op 2, `event` = pipe_t) of the kernel;
+/// SetFlag (op 3) and WaitFlag (op 4) of a TQue / TQueBind's own synchronisation.
 #[no_mangle]
 pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
     let name = match op {
-        0 => "SetFlag",
-        1 => "WaitFlag",
+        0 | 3 => "SetFlag",
+        1 | 4 => "WaitFlag",
         _ => "PipeBarrier",
     };
     with_ctx(name, |ctx| {
         let hz = ctx.hazards.as_deref_mut();
         match op {
-            0 => ctx.pipes.set_flag(hz, event, id),
-            1 => ctx.pipes.wait_flag(hz, event, id),
+            0 => ctx.pipes.set_flag(hz, Owner::Kernel, event, id),
+            1 => ctx.pipes.wait_flag(hz, Owner::Kernel, event, id),
+            3 => ctx.pipes.set_flag(hz, Owner::Queue, event, id),
+            4 => ctx.pipes.wait_flag(hz, Owner::Queue, event, id),
             _ => {
                 ctx.pipes.barrier(hz, event);
                 Ok(())
             }
         }
     })
+}
+
+/// The TPipe event-id allocator: AllocEventID (op 0), ReleaseEventID (op 1), FetchEventID
+/// (op 2) of the kernel; a queue taking (op 3) or giving back (op 4) an id. Returns the id
+/// (ops 0, 2, 3) or 0; -1 after recording a fault.
+#[no_mangle]
+pub extern "C" fn asc_twin_event(op: u32, event: u32, id: i32) -> i32 {
+    let name = match op {
+        0 | 3 => "TPipe::AllocEventID",
+        1 | 4 => "TPipe::ReleaseEventID",
+        _ => "TPipe::FetchEventID",
+    };
+    let mut out = 0;
+    let rc = with_ctx(name, |ctx| {
+        out = match op {
+            0 => ctx.pipes.alloc_event(Owner::Kernel, event)?,
+            1 => ctx
+                .pipes
+                .release_event(Owner::Kernel, event, id)
+                .map(|()| 0)?,
+            3 => ctx.pipes.alloc_event(Owner::Queue, event)?,
+            4 => ctx
+                .pipes
+                .release_event(Owner::Queue, event, id)
+                .map(|()| 0)?,
+            _ => ctx.pipes.fetch_event(event)?,
+        };
+        Ok(())
+    });
+    if rc == 0 {
+        out
+    } else {
+        -1
+    }
+}
+
+/// The block's current TPipe (what `GetTPipePtr()` returns): `set` 1 makes `pipe` current,
+/// `set` 2 clears it if it is `pipe` (its destructor); returns the current one.
+#[no_mangle]
+pub extern "C" fn asc_twin_tpipe(set: u32, pipe: *mut std::ffi::c_void) -> *mut std::ffi::c_void {
+    peek(|c| {
+        match set {
+            1 => c.tpipe = pipe,
+            2 if c.tpipe == pipe => c.tpipe = std::ptr::null_mut(),
+            _ => {}
+        }
+        c.tpipe
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// Cross-core synchronisation: `CrossCoreSetFlag<mode>(flag)` (op 0), `CrossCoreWaitFlag(flag)`
+/// (op 1), hardware `SyncAll()` (op 2: a barrier over flag 14 of every block of the launch).
+#[no_mangle]
+pub extern "C" fn asc_twin_cross_core(op: u32, mode: u32, flag: u32) -> i32 {
+    let name = match op {
+        0 => "CrossCoreSetFlag",
+        1 => "CrossCoreWaitFlag",
+        _ => "SyncAll",
+    };
+    with_ctx(name, |ctx| match op {
+        0 => crate::cross::set(ctx, mode, flag, name),
+        1 => crate::cross::wait(ctx, flag, name),
+        _ => {
+            let hz = ctx.hazards.as_deref_mut();
+            ctx.pipes.barrier(hz, crate::pipes::PIPE_ALL);
+            let f = crate::cross::SYNC_ALL_FLAG as u32;
+            crate::cross::set(ctx, 0, f, "SyncAll()")?;
+            crate::cross::wait(ctx, f, "SyncAll()")
+        }
+    })
+}
+
+/// Marks `[gm, gm + len)` as flag memory for the GM race checker (the GM workspace of the
+/// software SyncAll, whose cores poll each other's slots).
+#[no_mangle]
+pub extern "C" fn asc_twin_mark_sync(gm: *mut u8, len: u64) -> i32 {
+    with_ctx("SyncAll", |ctx| {
+        if ctx.twin.mem.lookup(gm as usize, len as usize).is_none() {
+            return Err(FaultKind::GmOutOfBounds {
+                addr: gm as u64,
+                len,
+            });
+        }
+        ctx.twin.mem.mark_sync(gm as usize, len as usize);
+        Ok(())
+    })
+}
+
+/// Console output of the block (AscendC::printf, DumpTensor): `len` bytes of text.
+///
+/// # Safety
+/// `text` must point to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_print(text: *const u8, len: u64) -> i32 {
+    // SAFETY: the caller passes `len` readable bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(text, len as usize) };
+    let text = String::from_utf8_lossy(bytes);
+    with_ctx("printf", |ctx| {
+        ctx.twin
+            .console
+            .print(ctx.launch.rank, ctx.block, ctx.launch.block_dim, &text);
+        Ok(())
+    })
+}
+
+/// A failed `assert` / `ascendc_assert`: prints `message` as the NPU does (`[ASSERT] ...`) and
+/// ends the block with [`FaultKind::AssertFailed`].
+///
+/// # Safety
+/// `message` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_assert_fail(message: *const std::ffi::c_char) -> i32 {
+    // SAFETY: the caller passes a NUL-terminated string.
+    let message = unsafe { std::ffi::CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned();
+    with_ctx("assert", |ctx| {
+        ctx.twin.console.print(
+            ctx.launch.rank,
+            ctx.block,
+            ctx.launch.block_dim,
+            &format!("[ASSERT] {message}"),
+        );
+        Err(FaultKind::AssertFailed { message })
+    })
+    .max(1)
 }
 
 /// A scalar or vector access to UB, for the pipe-hazard checker and deferred staging: kind 0
@@ -308,7 +471,13 @@ pub unsafe extern "C" fn asc_twin_fail(
         1 => "LocalTensor",
         2 => "GlobalTensor",
         3 => "TQue",
-        _ => "Duplicate",
+        4 => "Duplicate",
+        5 => "set_flag",
+        6 => "SyncAll",
+        7 => "LocalMemAllocator",
+        8 => "TBufPool",
+        9 => "CrossCoreSetFlag",
+        _ => "printf",
     };
     // SAFETY: the caller passes a NUL-terminated string literal.
     let reason = unsafe { std::ffi::CStr::from_ptr(message) }

@@ -56,6 +56,8 @@ pub(crate) struct BlockCtx {
     pub yielder: *const Yielder<(), Req>,
     /// Twin calls since the block last got its worker (the clock is read every 64).
     pub slice_calls: u32,
+    /// The block's current TPipe (`GetTPipePtr()`), an opaque C++ pointer.
+    pub tpipe: *mut std::ffi::c_void,
     /// When the current time slice started (read lazily, at the first clock check after the
     /// block got its worker).
     pub slice_start: Option<Instant>,

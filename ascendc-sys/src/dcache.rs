@@ -79,6 +79,59 @@ pub(crate) fn scalar(
     crate::poll::observe(ctx, addr, &seen[..size], fresh, Some(&found))
 }
 
+/// ReadGmByPassDCache (`store` false) / WriteGmByPassDCache: a scalar GM access that skips the
+/// data cache. It neither fills nor updates cached lines (a line this block cached stays as it
+/// was, possibly stale, as on hardware); the GM bytes are read or written now. On flag memory a
+/// read acquires and a write releases its bytes; on data memory they are checked as a plain
+/// read or write.
+pub(crate) fn bypass(
+    ctx: &mut BlockCtx,
+    store: bool,
+    addr: usize,
+    value: &mut [u8],
+) -> Result<(), FaultKind> {
+    let size = value.len();
+    if !matches!(size, 1 | 2 | 4 | 8) || !addr.is_multiple_of(size) {
+        return Err(FaultKind::MisalignedGm {
+            addr: addr as u64,
+            align: size as u32,
+        });
+    }
+    let Some(found) = ctx.twin.mem.lookup(addr, size) else {
+        return Err(FaultKind::GmOutOfBounds {
+            addr: addr as u64,
+            len: size as u64,
+        });
+    };
+    if let Some(rc) = ctx.race.as_mut() {
+        match (found.sync, store) {
+            (true, false) => {}
+            (true, true) => rc.release(&ctx.twin.race, addr, size),
+            (false, _) => rc
+                .access(&ctx.twin.race, addr, size, store, false)
+                .map_err(|reason| FaultKind::GmRace { reason })?,
+        }
+    }
+    if store {
+        let meta = found.meta();
+        ctx.twin.before_write(Some(meta), addr, size);
+        // SAFETY: bounds checked above; at most 8 bytes, naturally aligned.
+        unsafe { mem::write(addr as *mut u8, value.as_ptr(), size) };
+        ctx.twin.after_write(Some(meta), addr, size);
+        return Ok(());
+    }
+    // SAFETY: as above.
+    unsafe { mem::atomic_read(value.as_mut_ptr(), addr as *const u8, size) };
+    if found.sync {
+        if let Some(rc) = ctx.race.as_mut() {
+            rc.acquire(&ctx.twin.race, addr, size);
+        }
+    }
+    let mut seen = [0u8; 8];
+    seen[..size].copy_from_slice(value);
+    crate::poll::observe(ctx, addr, &seen[..size], true, Some(&found))
+}
+
 /// Writes dirty lines of the block's scalar data cache back to GM and drops them: the line of
 /// `addr` (DataCacheCleanAndInvalid of a single line), or every line (None: entire cache, or
 /// the kernel's end).

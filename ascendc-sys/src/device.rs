@@ -368,6 +368,7 @@ impl Device {
                 block,
                 depth: Default::default(),
                 spinning: Default::default(),
+                waits_for: Default::default(),
                 launch: launch.clone(),
             });
             // Block b goes to worker b % workers: each launch spreads its blocks over all
@@ -398,6 +399,7 @@ impl Device {
                 jitter_us,
                 yielder: std::ptr::null(),
                 slice_calls: 0,
+                tpipe: std::ptr::null_mut(),
                 slice_start: None,
             });
             let ctx = Box::into_raw(ctx);

@@ -75,6 +75,11 @@ pub enum FaultKind {
     UnknownException,
     /// The kernel called `AscendC::Trap()` (on the NPU this stops the AI core).
     Trap,
+    /// An `assert` / `ascendc_assert` in the kernel failed (on the NPU it prints and traps).
+    AssertFailed {
+        /// `file:line: function: Assertion `expr' failed.` and the message, if any.
+        message: String,
+    },
     /// The block overflowed its stack (the twin gives each block 1 MiB); it was stopped there.
     StackOverflow,
     /// The twin's own code panicked while serving the block (a bug of the twin).
@@ -136,6 +141,7 @@ impl fmt::Display for FaultKind {
             } => write!(f, "{reason} (value {value}, limit {limit})"),
             FaultKind::UnknownException => write!(f, "kernel threw a C++ exception"),
             FaultKind::Trap => write!(f, "the kernel called Trap(), which stops the AI core"),
+            FaultKind::AssertFailed { message } => write!(f, "[ASSERT] {message}"),
             FaultKind::StackOverflow => write!(
                 f,
                 "the block overflowed its 1 MiB stack (deep recursion or large local arrays: keep data in UB/GM)"

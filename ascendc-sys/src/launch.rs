@@ -17,6 +17,8 @@ pub(crate) struct LaunchShared {
     /// Set with the first fault: the other blocks stop at their next twin call.
     pub aborted: Arc<AtomicBool>,
     pool: Weak<PoolShared>,
+    /// Cross-core flags and SyncAll (made at the first use).
+    cross: std::sync::OnceLock<crate::cross::Cross>,
 }
 
 impl LaunchShared {
@@ -33,7 +35,19 @@ impl LaunchShared {
             fault: Mutex::new(None),
             aborted: Arc::new(AtomicBool::new(false)),
             pool: Arc::downgrade(pool),
+            cross: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The launch's cross-core state.
+    pub fn cross(&self) -> &crate::cross::Cross {
+        self.cross
+            .get_or_init(|| crate::cross::Cross::new(self.block_dim))
+    }
+
+    /// The cross-core state if a block has used it.
+    pub fn cross_if_used(&self) -> Option<&crate::cross::Cross> {
+        self.cross.get()
     }
 
     /// True once a block faulted or the launch was stopped.

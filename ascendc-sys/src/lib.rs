@@ -40,6 +40,8 @@
 mod abi;
 mod atomics;
 mod block;
+mod console;
+mod cross;
 mod dcache;
 mod device;
 mod dma;

@@ -201,6 +201,13 @@ impl Memory {
         else {
             return false;
         };
+        if region
+            .sync
+            .iter()
+            .any(|&(a, b)| a <= addr && addr + len <= b)
+        {
+            return true;
+        }
         let mut ranges = (*region.sync).clone();
         ranges.push((addr, addr + len));
         ranges.sort_unstable();

@@ -73,6 +73,8 @@ pub(crate) struct BlockStatus {
     pub depth: AtomicU32,
     /// Small GM ranges the block keeps reading unchanged (what it spins on), newest last.
     pub spinning: Mutex<SmallVec<[(usize, usize); 4]>>,
+    /// What the block waits in when it is not a GM poll (a cross-core flag, SyncAll).
+    pub waits_for: Mutex<Option<String>>,
     /// The block's launch (opaque to the scheduler; the twin's stall handler knows its type).
     pub launch: Arc<dyn Any + Send + Sync>,
 }

@@ -50,6 +50,8 @@ pub(crate) struct TwinInner {
     pub core_waits: Mutex<Vec<(u32, &'static str, u32)>>,
     /// Origin of `GetSystemCycle`.
     pub epoch: Instant,
+    /// Kernel printf / DumpTensor / assert output.
+    pub console: crate::console::Console,
     pub pool: Pool,
 }
 
@@ -93,6 +95,7 @@ impl Twin {
                 aborted: Mutex::new(None),
                 core_waits: Mutex::new(Vec::new()),
                 epoch: Instant::now(),
+                console: crate::console::Console::default(),
                 pool,
             }
         });
@@ -151,6 +154,18 @@ impl Twin {
     /// The watchdog period (None: off).
     pub fn watchdog(&self) -> Option<Duration> {
         self.inner.knobs.watchdog()
+    }
+
+    /// Captures kernels' console output (`printf`, `DumpTensor`, failed asserts) instead of
+    /// printing it to stdout, for [`Twin::take_output`]; `false` prints again.
+    pub fn capture_output(&self, on: bool) {
+        self.inner.console.set_capture(on);
+    }
+
+    /// The console lines captured so far, each prefixed `[rank r] [AIV Block b/n] `, in the
+    /// order they were printed; forgets them.
+    pub fn take_output(&self) -> Vec<String> {
+        self.inner.console.take()
     }
 
     /// GM traffic of this twin's kernels so far (see [`GmTraffic`]); subtract two readings to
@@ -294,6 +309,9 @@ impl TwinInner {
                     s.status.rank, s.status.block, s.status.kernel
                 );
                 let r = reads(s);
+                if let Some(w) = s.status.waits_for.lock().clone() {
+                    return format!("{who} {w}, for {stalled_for:?}");
+                }
                 match s.parked_on {
                     Some((addr, len)) if r.len() < 2 => format!(
                         "{who} is parked on a poll of GM {addr:#x} ({len} bytes of {} memory), unchanged for {stalled_for:?}",

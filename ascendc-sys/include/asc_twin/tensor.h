@@ -1,0 +1,182 @@
+/*
+ * LocalTensor (a view of the core's Unified Buffer) and GlobalTensor (a view of GM).
+ */
+#ifndef ASC_TWIN_TENSOR_H
+#define ASC_TWIN_TENSOR_H
+
+#include "enums.h"
+
+namespace AscendC {
+template <typename T> class LocalTensor;
+}
+
+namespace asc_twin {
+/* The twin's own access to tensors (not an AscendC API). */
+struct Access {
+    template <typename T> static T *Ptr(const AscendC::LocalTensor<T> &t) { return t.addr_; }
+    template <typename T>
+    static AscendC::LocalTensor<T> Make(T *addr, uint32_t size, AscendC::TPosition pos, int32_t *tag)
+    {
+        return AscendC::LocalTensor<T>(RawTag{}, addr, size, pos, tag);
+    }
+};
+
+inline uint8_t *UbBase()
+{
+    uint8_t *base = nullptr;
+    uint64_t cap = 0;
+    asc_twin_check(asc_twin_ub_arena(&base, &cap));
+    return base;
+}
+} // namespace asc_twin
+
+namespace AscendC {
+
+template <typename T> class LocalTensor {
+public:
+    using PrimType = T;
+    __aicore__ inline LocalTensor() : addr_(nullptr), size_(0), pos_(TPosition::VECCALC), tag_(nullptr) {}
+    /* A tensor at UB byte address `addr` of `tileSize` elements (the NPU form: UB addresses
+     * start at 0). */
+    __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+        : addr_(reinterpret_cast<T *>(asc_twin::UbBase() + addr)), size_(tileSize), pos_(pos), tag_(nullptr)
+    {
+    }
+    __aicore__ inline explicit LocalTensor(uint32_t addr)
+        : addr_(reinterpret_cast<T *>(asc_twin::UbBase() + addr)), size_(0), pos_(TPosition::VECCALC), tag_(nullptr)
+    {
+    }
+
+    __aicore__ inline PrimType GetValue(const uint32_t index) const
+    {
+        CheckIndex(index);
+        asc_twin_check(asc_twin_ub_access(0, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
+        return addr_[index];
+    }
+    template <typename S> __aicore__ inline void SetValue(const uint32_t index, const S value) const
+    {
+        CheckIndex(index);
+        asc_twin_check(asc_twin_ub_access(1, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
+        addr_[index] = static_cast<T>(value);
+    }
+    __aicore__ inline LocalTensor operator[](const uint32_t offset) const
+    {
+        if (offset > size_) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_LOCAL_INDEX, "LocalTensor offset past the end of its buffer",
+                                         offset, size_));
+        }
+        return LocalTensor(asc_twin::RawTag{}, addr_ + offset, size_ - offset, pos_, tag_);
+    }
+    template <typename U> __aicore__ inline LocalTensor<U> ReinterpretCast() const
+    {
+        return asc_twin::Access::Make<U>(reinterpret_cast<U *>(addr_),
+                                         static_cast<uint32_t>((static_cast<uint64_t>(size_) * sizeof(T)) / sizeof(U)),
+                                         pos_, tag_);
+    }
+    /* UB byte address (offset from the start of the core's Unified Buffer), as on the NPU. */
+    __aicore__ inline uint64_t GetPhyAddr() const
+    {
+        return static_cast<uint64_t>(reinterpret_cast<uint8_t *>(addr_) - asc_twin::UbBase());
+    }
+    __aicore__ inline uint64_t GetPhyAddr(const uint32_t offset) const
+    {
+        return GetPhyAddr() + static_cast<uint64_t>(offset) * sizeof(T);
+    }
+    /* Elements. */
+    __aicore__ inline uint32_t GetSize() const { return size_; }
+    __aicore__ inline void SetSize(const uint32_t size) { size_ = size; }
+    /* Bytes (deprecated in AscendC, still used). */
+    __aicore__ inline uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
+    __aicore__ inline void SetBufferLen(uint32_t dataLen) { size_ = dataLen / static_cast<uint32_t>(sizeof(T)); }
+    __aicore__ inline int32_t GetPosition() const { return static_cast<int32_t>(pos_); }
+    /* The user tag of the tensor's queue buffer (shared by every tensor of that buffer). */
+    __aicore__ inline void SetUserTag(const int32_t tag)
+    {
+        if (tag_ == nullptr) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_LOCAL_INDEX,
+                                         "SetUserTag on a LocalTensor without a queue buffer (AscendC needs its "
+                                         "buffer handle)",
+                                         0, 0));
+        }
+        *tag_ = tag;
+    }
+    __aicore__ inline int32_t GetUserTag() const
+    {
+        if (tag_ == nullptr) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_LOCAL_INDEX,
+                                         "GetUserTag on a LocalTensor without a queue buffer (AscendC needs its "
+                                         "buffer handle)",
+                                         0, 0));
+        }
+        return *tag_;
+    }
+
+private:
+    friend struct asc_twin::Access;
+    template <typename U> friend class LocalTensor;
+    LocalTensor(asc_twin::RawTag, T *addr, uint32_t size, TPosition pos, int32_t *tag)
+        : addr_(addr), size_(size), pos_(pos), tag_(tag)
+    {
+    }
+    void CheckIndex(uint32_t index) const
+    {
+        if (index >= size_) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_LOCAL_INDEX, "LocalTensor element index out of its buffer",
+                                         index, size_));
+        }
+    }
+    T *addr_;
+    uint32_t size_;
+    TPosition pos_;
+    int32_t *tag_;
+};
+
+template <typename T> class GlobalTensor {
+public:
+    using PrimType = T;
+    __aicore__ inline GlobalTensor() : addr_(nullptr), size_(0) {}
+    __aicore__ inline void SetGlobalBuffer(__gm__ PrimType *buffer, uint64_t bufferSize)
+    {
+        addr_ = buffer;
+        size_ = bufferSize;
+    }
+    __aicore__ inline void SetGlobalBuffer(__gm__ PrimType *buffer)
+    {
+        addr_ = buffer;
+        size_ = 0;
+    }
+    __aicore__ inline const __gm__ PrimType *GetPhyAddr() const { return addr_; }
+    __aicore__ inline __gm__ PrimType *GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
+    __aicore__ inline PrimType GetValue(const uint64_t offset) const
+    {
+        T value;
+        asc_twin_check(asc_twin_gm_scalar(0, reinterpret_cast<uint8_t *>(addr_ + offset), &value, sizeof(T)));
+        return value;
+    }
+    __aicore__ inline void SetValue(const uint64_t offset, PrimType value)
+    {
+        asc_twin_check(asc_twin_gm_scalar(1, reinterpret_cast<uint8_t *>(addr_ + offset), &value, sizeof(T)));
+    }
+    __aicore__ inline GlobalTensor operator[](const uint64_t offset) const
+    {
+        GlobalTensor t;
+        t.addr_ = addr_ + offset;
+        t.size_ = size_;
+        return t;
+    }
+    __aicore__ inline uint64_t GetSize() const { return size_; }
+    /* An L2 cache hint for the DMA of this tensor: performance only, no effect on data (the
+     * twin has no L2). */
+    template <CacheRwMode rwMode = CacheRwMode::RW> __aicore__ inline void SetL2CacheHint(CacheMode mode)
+    {
+        (void)mode;
+    }
+
+private:
+    T *addr_;
+    uint64_t size_;
+};
+
+} // namespace AscendC
+
+#endif
