@@ -253,6 +253,7 @@ pub const AIV_API_BUILTIN_FLAGS: AivApiTestMode = 20;
 pub const AIV_API_BUFPOOL_OVERFLOW: AivApiTestMode = 21;
 pub const AIV_API_ENQUE_FULL: AivApiTestMode = 22;
 pub const AIV_API_DEQUE_NEVER: AivApiTestMode = 23;
+pub const AIV_API_FUSED_COPY: AivApiTestMode = 24;
 pub type AivApiTestMode = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]

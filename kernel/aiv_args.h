@@ -236,7 +236,10 @@ enum AivApiTestMode {
     AIV_API_BUILTIN_FLAGS = 20,   /* in -> UB -> out with set_flag/wait_flag(MTE2, MTE3); param != 0: no set_flag */
     AIV_API_BUFPOOL_OVERFLOW = 21,/* TBufPool<VECCALC, 2> given three buffers */
     AIV_API_ENQUE_FULL = 22,      /* TQue<VECOUT, 1> with 2 buffers: EnQue twice */
-    AIV_API_DEQUE_NEVER = 23      /* EnQue, never DeQue */
+    AIV_API_DEQUE_NEVER = 23,     /* EnQue, never DeQue */
+    AIV_API_FUSED_COPY = 24       /* a fused kernel: a TQueBind<VECIN, VECOUT> holds an MTE2_MTE3 id while
+                                     CpGM2GM copies `param` bytes in + 256 -> out + 256; then the queue's
+                                     piece in -> out */
 };
 
 /* Bytes of each block's result slots. */

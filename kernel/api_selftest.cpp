@@ -4,6 +4,7 @@
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
+#include "cp_gm2gm.h"
 
 using namespace AscendC;
 
@@ -328,6 +329,27 @@ __aicore__ inline void DeQueNever()
     q.EnQue(x);
 }
 
+/* A fused kernel: its own queue holds an MTE2_MTE3 id while the library's copy engine runs. */
+__aicore__ inline void FusedCopy(__gm__ const AivApiTestArgs *a)
+{
+    TPipe pipe;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
+    TBuf<TPosition::VECCALC> stage;
+    pipe.InitBuffer(q, 1, PIECE_BYTES);
+    pipe.InitBuffer(stage, aiv::STAGE_BYTES);
+    GlobalTensor<int32_t> in = Gm32(a->in);
+    GlobalTensor<int32_t> out = Gm32(a->out);
+    LocalTensor<int32_t> t = q.AllocTensor<int32_t>();
+    DataCopy(t, in, PIECE);
+    q.EnQue(t);
+    aiv::CpGM2GM(reinterpret_cast<__gm__ uint8_t *>(a->out) + PIECE_BYTES,
+                 reinterpret_cast<__gm__ uint8_t *>(a->in) + PIECE_BYTES, static_cast<uint64_t>(a->param),
+                 stage.Get<uint8_t>());
+    t = q.DeQue<int32_t>();
+    DataCopy(out, t, PIECE);
+    q.FreeTensor(t);
+}
+
 } // namespace
 
 extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
@@ -407,6 +429,9 @@ extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
         break;
     case AIV_API_DEQUE_NEVER:
         DeQueNever();
+        break;
+    case AIV_API_FUSED_COPY:
+        FusedCopy(a);
         break;
     default:
         break;

@@ -5,11 +5,12 @@
  *
  * The stage (STAGE_BYTES of UB) is split into two ping-pong halves of PIECE_BYTES (2 x 90 KB: the
  * 184 KB Atlas A2 leaves to kernels by default, minus the 2 KB SoftSync scratch of comm_kernel.h,
- * minus 2 KB headroom; HCCL stages 2 x 95 KB in kernels built without AscendC's reserved UB). Piece i is loaded (MTE2) into half i % 2 and stored (MTE3) from it; the
- * MTE2 -> MTE3 flag makes the store wait for its load, and the MTE3 -> MTE2 flag makes the load of
+ * minus 2 KB headroom; HCCL stages 2 x 95 KB in kernels built without AscendC's reserved UB).
+ * Piece i is loaded (MTE2) into half i % 2 and stored (MTE3) from it; the MTE2 -> MTE3 flag makes the store wait for its load, and the MTE3 -> MTE2 flag makes the load of
  * piece i + 2 wait until the store of piece i has read the half, so the load of the next piece
  * overlaps the store of the previous one. The 32-byte-aligned body of a piece moves with
- * DataCopy, a ragged tail (< 32 bytes) with DataCopyPad.
+ * DataCopy, a ragged tail (< 32 bytes) with DataCopyPad. The kernel must have a TPipe: the copy
+ * takes its event ids from it, so it cannot collide with the kernel's own queues.
  */
 #ifndef AIV_CP_GM2GM_H
 #define AIV_CP_GM2GM_H
@@ -76,8 +77,8 @@ __aicore__ inline void StorePiece(__gm__ T *dst, const AscendC::LocalTensor<T> &
  * Copies `bytes` (a multiple of sizeof(T)) from src to dst0 and, if dst1 is not null, also to
  * dst1 (two MTE3 stores from the same UB half, one load), through `stage` (STAGE_BYTES of UB,
  * 32-byte aligned). With op != AIV_OP_NONE the stores reduce into the destinations as T (T must
- * then be one of the A2 atomic types). Uses event ids 0 and 1 of MTE2_MTE3 / MTE3_MTE2; leaves
- * no flag pending.
+ * then be one of the A2 atomic types). Takes two event ids each of MTE2_MTE3 and MTE3_MTE2 from
+ * the block's TPipe allocator (AllocEventID) and gives them back; leaves no flag pending.
  */
 template <typename T>
 __aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, uint64_t bytes,
@@ -88,6 +89,11 @@ __aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, 
     }
     AscendC::LocalTensor<T> halves[2] = {stage.ReinterpretCast<T>(), stage[PIECE_BYTES].ReinterpretCast<T>()};
     bool pending[2] = {false, false};
+    AscendC::TPipe *pipe = GetTPipePtr();
+    const AscendC::TEventID loaded[2] = {pipe->AllocEventID<AscendC::HardEvent::MTE2_MTE3>(),
+                                         pipe->AllocEventID<AscendC::HardEvent::MTE2_MTE3>()};
+    const AscendC::TEventID stored[2] = {pipe->AllocEventID<AscendC::HardEvent::MTE3_MTE2>(),
+                                         pipe->AllocEventID<AscendC::HardEvent::MTE3_MTE2>()};
     if (op != AIV_OP_NONE) {
         SetStoreOp<T>(op);
     }
@@ -98,25 +104,27 @@ __aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, 
         const int32_t b = static_cast<int32_t>(i & 1u);
         if (pending[b]) {
             // The stores of the piece that used this half two steps ago must have read it.
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
         }
         LoadPiece(halves[b], src + off / sizeof(T), len);
         // The stores read what this load wrote.
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(b);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(b);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
         StorePiece(dst0 + off / sizeof(T), halves[b], len);
         if (dst1 != nullptr) {
             StorePiece(dst1 + off / sizeof(T), halves[b], len);
         }
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
         pending[b] = true;
         off += len;
         i++;
     }
     for (int32_t b = 0; b < 2; b++) {
         if (pending[b]) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
         }
+        pipe->ReleaseEventID<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
+        pipe->ReleaseEventID<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
     }
     if (op != AIV_OP_NONE) {
         AscendC::SetAtomicNone();

@@ -47,8 +47,14 @@ namespace aiv {
 constexpr uint32_t SYNC_SCRATCH_BYTES = 2048;
 static_assert(3 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES <= SYNC_SCRATCH_BYTES,
               "SoftSync scratch cells fit");
-/* Event id the primitives use for their scalar <-> DMA syncs (data movers use 0..3). */
-constexpr int32_t SYNC_EVENT = 7;
+/* A SetFlag / WaitFlag pair of `e` on an id no one has reserved (fetched from the block's TPipe,
+ * so a queue or a fused kernel holding ids cannot collide with it). */
+template <AscendC::HardEvent e> __aicore__ inline void SyncPipes()
+{
+    const AscendC::TEventID id = GetTPipePtr()->FetchEventID(e);
+    AscendC::SetFlag<e>(id);
+    AscendC::WaitFlag<e>(id);
+}
 
 /* Wrap-safe "observed has reached expected". */
 __aicore__ inline bool Reached(int64_t observed, int64_t expected)
@@ -58,7 +64,8 @@ __aicore__ inline bool Reached(int64_t observed, int64_t expected)
 
 class SoftSync {
 public:
-    /* scratch: SYNC_SCRATCH_BYTES of UB, 32-byte aligned, owned by this SoftSync. */
+    /* scratch: SYNC_SCRATCH_BYTES of UB, 32-byte aligned, owned by this SoftSync. The kernel must
+     * have a TPipe: the primitives fetch their event ids from it. */
     __aicore__ inline void Init(__gm__ const AivCommArgs *comm, const AscendC::LocalTensor<uint8_t> &scratch)
     {
         rank_ = comm->rank;
@@ -168,8 +175,7 @@ public:
         const int64_t start = AscendC::GetSystemCycle();
         while (true) {
             AscendC::DataCopy(wide_, Gm(rank_, AIV_BARRIER_OFFSET), static_cast<uint32_t>(blocks) * AIV_FLAG_LANES);
-            AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT); // scalar reads what MTE2 loaded
-            AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT);
+            SyncPipes<AscendC::HardEvent::MTE2_S>(); // scalar reads what MTE2 loaded
             int32_t laggard = -1;
             int64_t seen = 0;
             for (int32_t b = 0; b < blocks; b++) {
@@ -262,11 +268,9 @@ public:
             }
         }
         out_.ReinterpretCast<int64_t>().SetValue(0, value);
-        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar stores
-        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
+        SyncPipes<AscendC::HardEvent::S_MTE3>(); // MTE3 reads the scalar stores
         AscendC::DataCopy(Gm(rank, offset), out_, AIV_FLAG_LANES);
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT); // out_ is reused by the scalar unit
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
+        SyncPipes<AscendC::HardEvent::MTE3_S>(); // out_ is reused by the scalar unit
         return true;
     }
 
@@ -299,13 +303,11 @@ private:
     __aicore__ inline bool AddToCount(int32_t rank, uint32_t offset, int32_t n)
     {
         count_.SetValue(0, n);
-        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT); // MTE3 reads the scalar store
-        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(SYNC_EVENT);
+        SyncPipes<AscendC::HardEvent::S_MTE3>(); // MTE3 reads the scalar store
         AscendC::SetAtomicAdd<int32_t>();
         AscendC::DataCopy(Gm(rank, offset), count_, AIV_FLAG_LANES);
         AscendC::SetAtomicNone();
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT); // count_ is reused by the scalar unit
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_S>(SYNC_EVENT);
+        SyncPipes<AscendC::HardEvent::MTE3_S>(); // count_ is reused by the scalar unit
         return true;
     }
 
@@ -325,8 +327,7 @@ private:
     __aicore__ inline int64_t Load(int32_t rank, uint32_t offset)
     {
         AscendC::DataCopy(cell_, Gm(rank, offset), AIV_FLAG_LANES);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT); // scalar reads what MTE2 loaded
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(SYNC_EVENT);
+        SyncPipes<AscendC::HardEvent::MTE2_S>(); // scalar reads what MTE2 loaded
         return Tag(cell_, 0);
     }
 

@@ -10,10 +10,10 @@ use aiv_comm::ffi::{
     kernels, AivApiTestArgs, AIV_API_ASSERT, AIV_API_BIND_COPY, AIV_API_BLOCK_BYTES,
     AIV_API_BUFPOOL_OVERFLOW, AIV_API_BUILTIN_FLAGS, AIV_API_BYPASS, AIV_API_CROSS_CORE,
     AIV_API_CROSS_MODE1, AIV_API_DEQUE_NEVER, AIV_API_ENQUE_FULL, AIV_API_EVENT_COLLISION,
-    AIV_API_EVENT_EXHAUST, AIV_API_EVENT_IDS, AIV_API_NO_FREE_SYNC, AIV_API_PIECE, AIV_API_PRINTF,
-    AIV_API_PRINTF_BAD, AIV_API_QUEUE_VECOUT, AIV_API_SYNC_ALL_GM, AIV_API_SYNC_ALL_HW,
-    AIV_API_SYNC_ALL_SKIP, AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS,
-    AIV_API_TRAP, AIV_API_VECIN_TO_MTE3,
+    AIV_API_EVENT_EXHAUST, AIV_API_EVENT_IDS, AIV_API_FUSED_COPY, AIV_API_NO_FREE_SYNC,
+    AIV_API_PIECE, AIV_API_PRINTF, AIV_API_PRINTF_BAD, AIV_API_QUEUE_VECOUT, AIV_API_SYNC_ALL_GM,
+    AIV_API_SYNC_ALL_HW, AIV_API_SYNC_ALL_SKIP, AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC,
+    AIV_API_TENSOR_HELPERS, AIV_API_TRAP, AIV_API_VECIN_TO_MTE3,
 };
 use ascendc_sys::{args, Device, FaultKind, GmBuffer, KernelFault, TwinError};
 
@@ -373,4 +373,16 @@ fn the_cce_flag_builtins_are_checked_like_set_flag() {
     assert_eq!(common::read_all(&run.out), input);
     let why = pipe_sync(run.launch(AIV_API_BUILTIN_FLAGS, 1, 0, 0, 1));
     assert!(why.contains("no matching SetFlag"), "{why}");
+}
+
+#[test]
+fn our_copy_engine_takes_event_ids_a_fused_kernels_queue_does_not_hold() {
+    // The fused kernel's queue holds id 0 of MTE2_MTE3 while CpGM2GM runs (which once
+    // hard-coded ids 0 and 1): no collision, both copies right.
+    let bytes = 3 * 1000 + 17;
+    let input = common::pattern(PIECE_BYTES + bytes, 11);
+    let run = Run::new(input.len(), &input);
+    run.launch(AIV_API_FUSED_COPY, 1, 0, 0, bytes as i32)
+        .unwrap();
+    assert_eq!(common::read_all(&run.out)[..input.len()], input[..]);
 }
