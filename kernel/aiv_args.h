@@ -237,9 +237,11 @@ enum AivApiTestMode {
     AIV_API_BUFPOOL_OVERFLOW = 21,/* TBufPool<VECCALC, 2> given three buffers */
     AIV_API_ENQUE_FULL = 22,      /* TQue<VECOUT, 1> with 2 buffers: EnQue twice */
     AIV_API_DEQUE_NEVER = 23,     /* EnQue, never DeQue */
-    AIV_API_FUSED_COPY = 24       /* a fused kernel: a TQueBind<VECIN, VECOUT> holds an MTE2_MTE3 id while
+    AIV_API_FUSED_COPY = 24,      /* a fused kernel: a TQueBind<VECIN, VECOUT> holds an MTE2_MTE3 id while
                                      CpGM2GM copies `param` bytes in + 256 -> out + 256; then the queue's
                                      piece in -> out */
+    AIV_API_RELOAD = 25           /* load in piece 0 into a TBuf, store it to out piece 0, and (no flag
+                                     between) load in piece `param` into the same bytes; store to piece 1 */
 };
 
 /* Bytes of each block's result slots. */

@@ -350,6 +350,23 @@ __aicore__ inline void FusedCopy(__gm__ const AivApiTestArgs *a)
     q.FreeTensor(t);
 }
 
+/* Reloads UB bytes MTE3 may still be storing from, without a flag between. */
+__aicore__ inline void Reload(__gm__ const AivApiTestArgs *a)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, PIECE_BYTES);
+    LocalTensor<int32_t> t = b.Get<int32_t>();
+    GlobalTensor<int32_t> in = Gm32(a->in);
+    GlobalTensor<int32_t> out = Gm32(a->out);
+    DataCopy(t, in, PIECE);
+    Pair<HardEvent::MTE2_MTE3>();
+    DataCopy(out, t, PIECE);
+    DataCopy(t, in[static_cast<uint64_t>(a->param) * PIECE], PIECE); // unordered with the store above
+    Pair<HardEvent::MTE2_MTE3>();
+    DataCopy(out[PIECE], t, PIECE);
+}
+
 } // namespace
 
 extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
@@ -432,6 +449,9 @@ extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
         break;
     case AIV_API_FUSED_COPY:
         FusedCopy(a);
+        break;
+    case AIV_API_RELOAD:
+        Reload(a);
         break;
     default:
         break;

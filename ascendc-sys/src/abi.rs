@@ -102,6 +102,13 @@ pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
         if let Some(mut r) = ctx.race.take() {
             r.finish(&ctx.twin.race);
         }
+        if let Some(hz) = ctx.hazards.as_ref() {
+            if hz.benign > 0 {
+                ctx.twin
+                    .benign_overwrites
+                    .fetch_add(hz.benign, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         match rc {
             0 => flushed
                 .and_then(|()| ctx.pipes.at_end())
@@ -434,7 +441,7 @@ pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i3
             _ => crate::hazard::Access::VRead,
         };
         let off = a - base;
-        hz.access(access, off, off + bytes as usize)
+        hz.access(access, off, off + bytes as usize, &mut |_, _| false)
             .map_err(|reason| FaultKind::PipeHazard { reason })
     })
 }

@@ -222,6 +222,8 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
         .traffic
         .count(Some(ctx.worker), counted.0, counted.1);
     if let Some(hz) = ctx.hazards.as_mut() {
+        let ub_base = ctx.ub as usize;
+        let lazy = &mut ctx.lazy;
         for b in &bursts {
             let (kind, len) = if load {
                 (Access::Mte2Write, b.ub_span)
@@ -229,7 +231,23 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
                 (Access::Mte3Read, b.len)
             };
             let from = ub_off + b.ub;
-            hz.access(kind, from, from + len)
+            // A plain load (no padding) that stores exactly the bytes UB already holds.
+            let plain = load && r.api != API_PAD && b.ub_span == b.len;
+            let gm = gm_addr + b.gm;
+            let mut identical = |a: usize, e: usize| {
+                if !plain || a < from || e > from + b.len {
+                    return false;
+                }
+                crate::lazy::before_ub_read(lazy, ub_base + a, e - a);
+                // SAFETY: [a, e) lies inside this burst's UB span, checked against the tensor's
+                // buffer above, and the GM range inside the live allocation looked up above;
+                // only this block writes its UB.
+                unsafe {
+                    let ub = std::slice::from_raw_parts((ub_base + a) as *const u8, e - a);
+                    mem::equals(ub, (gm + (a - from)) as *const u8)
+                }
+            };
+            hz.access(kind, from, from + len, &mut identical)
                 .map_err(|reason| FaultKind::PipeHazard { reason })?;
         }
     }

@@ -18,6 +18,9 @@
 //!
 //! Two accesses to overlapping UB bytes conflict when at least one writes and they are on
 //! different pipes; the later one must know (through its clock) that the earlier one completed.
+//! One exception: a write that would store exactly the bytes already there (a DMA load of the
+//! same data into a buffer another pipe is still reading or writing) cannot change any result in
+//! any order; the caller says when that is so, and such overwrites are counted, not reported.
 //! A read of UB bytes none of which the kernel has written is reported too (it would read what an
 //! earlier kernel left there).
 //! The UB is tracked as a short list of byte ranges with their last writer and last readers.
@@ -97,6 +100,8 @@ pub(crate) struct Hazards {
     segs: Vec<Seg>,
     /// Pending SetFlag snapshots, oldest first, keyed by (event, id); a kernel has few pending.
     tokens: Vec<(usize, Vc)>,
+    /// Unordered overwrites with identical bytes (harmless, not reported).
+    pub benign: u64,
 }
 
 impl Hazards {
@@ -153,7 +158,15 @@ impl Hazards {
 
     /// Records an access to UB bytes `[start, end)` (offsets in the core's UB); returns a
     /// description of the hazard if it conflicts with an earlier access it is not ordered after.
-    pub fn access(&mut self, kind: Access, start: usize, end: usize) -> Result<(), String> {
+    /// `identical(a, b)`: whether a write stores into `[a, b)` exactly the bytes already there
+    /// (then overwriting them unordered is harmless: counted in `benign`, not reported).
+    pub fn access(
+        &mut self,
+        kind: Access,
+        start: usize,
+        end: usize,
+        identical: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Result<(), String> {
         if start >= end {
             return Ok(());
         }
@@ -199,11 +212,19 @@ impl Hazards {
             ));
         }
         for s in &self.segs[lo..hi] {
-            if s.w_time > 0
+            let unordered_write = s.w_time > 0
                 && s.w_pipe != pipe
                 && !(pipe == S && s.w_pipe == SW)
-                && knows[s.w_pipe] < s.w_time
-            {
+                && knows[s.w_pipe] < s.w_time;
+            let unordered_read = write
+                && [MTE2, MTE3, V]
+                    .iter()
+                    .any(|&q| q != pipe && s.reads[q] > knows[q]);
+            if write && (unordered_write || unordered_read) && identical(s.start, s.end) {
+                self.benign += 1;
+                continue;
+            }
+            if unordered_write {
                 return Err(format!(
                     "{} {} UB bytes {:#x}..{:#x} that {} wrote, with no SetFlag/WaitFlag or PipeBarrier ordering them ({} before {} on the NPU is not guaranteed)",
                     NAMES[pipe],

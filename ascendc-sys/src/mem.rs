@@ -324,6 +324,19 @@ pub(crate) unsafe fn read(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
+/// Whether the GM bytes at `gm` equal `data` (read as [`read`] reads them).
+///
+/// # Safety
+/// `gm..gm+data.len()` must be inside a live GM allocation.
+pub(crate) unsafe fn equals(data: &[u8], gm: *const u8) -> bool {
+    let mut buf = [0u8; SMALL_ACCESS];
+    data.chunks(SMALL_ACCESS).enumerate().all(|(i, chunk)| {
+        // SAFETY: forwarded from the caller; the chunk fits `buf`.
+        unsafe { read(buf.as_mut_ptr(), gm.add(i * SMALL_ACCESS), chunk.len()) };
+        buf[..chunk.len()] == *chunk
+    })
+}
+
 /// Writes `len` bytes from `src` into GM at `dst`.
 ///
 /// # Safety

@@ -52,6 +52,8 @@ pub(crate) struct TwinInner {
     pub epoch: Instant,
     /// Kernel printf / DumpTensor / assert output.
     pub console: crate::console::Console,
+    /// Unordered UB overwrites with identical bytes the pipe-hazard checker let pass.
+    pub benign_overwrites: AtomicU64,
     pub pool: Pool,
 }
 
@@ -96,6 +98,7 @@ impl Twin {
                 core_waits: Mutex::new(Vec::new()),
                 epoch: Instant::now(),
                 console: crate::console::Console::default(),
+                benign_overwrites: AtomicU64::new(0),
                 pool,
             }
         });
@@ -166,6 +169,13 @@ impl Twin {
     /// order they were printed; forgets them.
     pub fn take_output(&self) -> Vec<String> {
         self.inner.console.take()
+    }
+
+    /// How many unordered UB overwrites the pipe-hazard checker let pass because they stored
+    /// exactly the bytes already there (a DMA load of the same data into a buffer another pipe
+    /// was still reading or writing: no order of the two can change a result).
+    pub fn benign_overwrites(&self) -> u64 {
+        self.inner.benign_overwrites.load(Ordering::Relaxed)
     }
 
     /// GM traffic of this twin's kernels so far (see [`GmTraffic`]); subtract two readings to
