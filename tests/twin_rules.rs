@@ -676,6 +676,9 @@ fn pipe_hazards_are_reported() {
     let dev = device(0);
     let src = dev.alloc(4096).unwrap();
     let dst = dev.alloc(4096).unwrap();
+    // Distinct bytes: the WAR reload must change UB (reloading identical bytes is harmless,
+    // tests/api.rs).
+    src.write(0, &pattern(4096, 5)).unwrap();
     for (mode, op, what) in [
         (
             AIV_TT_HAZ_RAW_DMA,
