@@ -254,6 +254,7 @@ pub const AIV_API_BUFPOOL_OVERFLOW: AivApiTestMode = 21;
 pub const AIV_API_ENQUE_FULL: AivApiTestMode = 22;
 pub const AIV_API_DEQUE_NEVER: AivApiTestMode = 23;
 pub const AIV_API_FUSED_COPY: AivApiTestMode = 24;
+pub const AIV_API_RESTORE: AivApiTestMode = 26;
 pub const AIV_API_RELOAD: AivApiTestMode = 25;
 pub type AivApiTestMode = ::std::os::raw::c_uint;
 #[repr(C)]

@@ -240,6 +240,8 @@ enum AivApiTestMode {
     AIV_API_FUSED_COPY = 24,      /* a fused kernel: a TQueBind<VECIN, VECOUT> holds an MTE2_MTE3 id while
                                      CpGM2GM copies `param` bytes in + 256 -> out + 256; then the queue's
                                      piece in -> out */
+    AIV_API_RESTORE = 26,         /* SetValue(5), store it, and (no flag between) SetValue(param ? 6 : 5) into
+                                     the same UB bytes; store again (HCCL's back-to-back flag stores) */
     AIV_API_RELOAD = 25           /* load in piece 0 into a TBuf, store it to out piece 0, and (no flag
                                      between) load in piece `param` into the same bytes; store to piece 1 */
 };

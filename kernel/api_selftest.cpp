@@ -367,6 +367,24 @@ __aicore__ inline void Reload(__gm__ const AivApiTestArgs *a)
     DataCopy(out[PIECE], t, PIECE);
 }
 
+/* Rewrites a UB scalar MTE3 may still be storing from, without a flag between. */
+__aicore__ inline void Restore(__gm__ const AivApiTestArgs *a)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 32);
+    LocalTensor<int32_t> t = b.Get<int32_t>();
+    GlobalTensor<int32_t> out = Gm32(a->out);
+    for (int32_t i = 0; i < 8; i++) {
+        t.SetValue(i, 5);
+    }
+    Pair<HardEvent::S_MTE3>();
+    DataCopy(out, t, 8);
+    t.SetValue(0, a->param != 0 ? 6 : 5); // unordered with the store above
+    Pair<HardEvent::S_MTE3>();
+    DataCopy(out[8], t, 8);
+}
+
 } // namespace
 
 extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
@@ -452,6 +470,9 @@ extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
         break;
     case AIV_API_RELOAD:
         Reload(a);
+        break;
+    case AIV_API_RESTORE:
+        Restore(a);
         break;
     default:
         break;

@@ -12,8 +12,9 @@ use aiv_comm::ffi::{
     AIV_API_CROSS_MODE1, AIV_API_DEQUE_NEVER, AIV_API_ENQUE_FULL, AIV_API_EVENT_COLLISION,
     AIV_API_EVENT_EXHAUST, AIV_API_EVENT_IDS, AIV_API_FUSED_COPY, AIV_API_NO_FREE_SYNC,
     AIV_API_PIECE, AIV_API_PRINTF, AIV_API_PRINTF_BAD, AIV_API_QUEUE_VECOUT, AIV_API_RELOAD,
-    AIV_API_SYNC_ALL_GM, AIV_API_SYNC_ALL_HW, AIV_API_SYNC_ALL_SKIP, AIV_API_SYS_VARS,
-    AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS, AIV_API_TRAP, AIV_API_VECIN_TO_MTE3,
+    AIV_API_RESTORE, AIV_API_SYNC_ALL_GM, AIV_API_SYNC_ALL_HW, AIV_API_SYNC_ALL_SKIP,
+    AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS, AIV_API_TRAP,
+    AIV_API_VECIN_TO_MTE3,
 };
 use ascendc_sys::{args, Device, FaultKind, GmBuffer, KernelFault, TwinError};
 
@@ -406,6 +407,22 @@ fn reloading_identical_bytes_under_a_pending_store_is_counted_not_reported() {
     let why = hazard(run.launch(AIV_API_RELOAD, 1, 0, 0, 1));
     assert!(
         why.contains("MTE2 overwrites") && why.contains("MTE3 may still be reading"),
+        "{why}"
+    );
+}
+
+#[test]
+fn rewriting_a_scalar_with_the_same_value_under_a_pending_store_is_harmless() {
+    // HCCL stores a flag from UB to several peers in a row, rewriting the same value each time.
+    let run = Run::new(64, &[]);
+    let twin = run.dev.twin();
+    let before = twin.benign_overwrites();
+    run.launch(AIV_API_RESTORE, 1, 0, 0, 0).unwrap();
+    assert!(run.words()[..16].iter().all(|&v| v == 5));
+    assert!(twin.benign_overwrites() > before);
+    let why = hazard(run.launch(AIV_API_RESTORE, 1, 0, 0, 1));
+    assert!(
+        why.contains("S (scalar store) overwrites") && why.contains("MTE3"),
         "{why}"
     );
 }

@@ -109,6 +109,8 @@ int32_t asc_twin_ub_arena(uint8_t **base, uint64_t *size);
 int32_t asc_twin_fail(uint32_t op, const char *message, uint64_t addr, uint64_t len);
 int32_t asc_twin_dcci(uint8_t *gm);
 int32_t asc_twin_ub_access(uint32_t kind, const uint8_t *ub, uint64_t bytes);
+int32_t asc_twin_ub_store(const uint8_t *ub, const void *value, uint64_t bytes);
+int32_t asc_twin_ub_fill(const uint8_t *ub, const void *value, uint32_t elem, uint64_t count);
 int32_t asc_twin_event(uint32_t op, uint32_t event, int32_t id);
 void *asc_twin_tpipe(uint32_t set, void *pipe);
 int32_t asc_twin_print(const uint8_t *text, uint64_t len);

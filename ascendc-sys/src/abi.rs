@@ -416,6 +416,42 @@ pub unsafe extern "C" fn asc_twin_assert_fail(message: *const std::ffi::c_char) 
 /// scalar read (LocalTensor::GetValue), 1 scalar write (SetValue), 2 vector write, 3 vector read.
 #[no_mangle]
 pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i32 {
+    ub_access(kind, ub, bytes, None)
+}
+
+/// LocalTensor::SetValue of the `bytes` bytes at `value` into UB at `ub`: as a scalar write of
+/// [`asc_twin_ub_access`], where storing exactly the bytes already there is no hazard.
+///
+/// # Safety
+/// `value` must point to `bytes` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_ub_store(ub: *const u8, value: *const u8, bytes: u64) -> i32 {
+    // SAFETY: the caller passes `bytes` readable bytes.
+    let v = unsafe { std::slice::from_raw_parts(value, bytes as usize) };
+    ub_access(1, ub, bytes, Some(v))
+}
+
+/// A vector fill (Duplicate) of `count` elements of `elem` bytes, each the `elem` bytes at
+/// `value`, into UB at `ub`: a vector write of [`asc_twin_ub_access`], where storing exactly
+/// the bytes already there is no hazard.
+///
+/// # Safety
+/// `value` must point to `elem` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_ub_fill(
+    ub: *const u8,
+    value: *const u8,
+    elem: u32,
+    count: u64,
+) -> i32 {
+    // SAFETY: the caller passes `elem` readable bytes.
+    let v = unsafe { std::slice::from_raw_parts(value, elem as usize) };
+    ub_access(2, ub, count * elem as u64, Some(v))
+}
+
+/// `stored`: what a write stores, for the identical-bytes rule: the bytes themselves (kind 1),
+/// or one element repeated over the range (kind 2).
+fn ub_access(kind: u32, ub: *const u8, bytes: u64, stored: Option<&[u8]>) -> i32 {
     let name = match kind {
         0 => "LocalTensor::GetValue",
         1 => "LocalTensor::SetValue",
@@ -441,7 +477,28 @@ pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i3
             _ => crate::hazard::Access::VRead,
         };
         let off = a - base;
-        hz.access(access, off, off + bytes as usize, &mut |_, _| false)
+        // A scalar store of the bytes UB already holds changes nothing in any order. (Deferred
+        // staging was materialised for these bytes above.)
+        let mut identical = |s: usize, e: usize| {
+            let Some(v) = stored else {
+                return false;
+            };
+            if s < off || e > off + bytes as usize || v.is_empty() {
+                return false;
+            }
+            // SAFETY: [s, e) lies inside [off, off + bytes), inside the UB (checked above);
+            // only this block touches its UB.
+            let now = unsafe { std::slice::from_raw_parts((base + s) as *const u8, e - s) };
+            if kind == 2 {
+                // Byte i of the range holds byte (i - off) % elem of the element.
+                now.iter()
+                    .enumerate()
+                    .all(|(i, &b)| b == v[(s + i - off) % v.len()])
+            } else {
+                now == &v[s - off..e - off]
+            }
+        };
+        hz.access(access, off, off + bytes as usize, &mut identical)
             .map_err(|reason| FaultKind::PipeHazard { reason })
     })
 }

@@ -56,8 +56,9 @@ public:
     template <typename S> __aicore__ inline void SetValue(const uint32_t index, const S value) const
     {
         CheckIndex(index);
-        asc_twin_check(asc_twin_ub_access(1, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
-        addr_[index] = static_cast<T>(value);
+        const T v = static_cast<T>(value);
+        asc_twin_check(asc_twin_ub_store(reinterpret_cast<const uint8_t *>(addr_ + index), &v, sizeof(T)));
+        addr_[index] = v;
     }
     __aicore__ inline LocalTensor operator[](const uint32_t offset) const
     {

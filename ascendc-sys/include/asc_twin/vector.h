@@ -25,7 +25,8 @@ template <typename T> __aicore__ inline void Duplicate(const LocalTensor<T> &dst
                                      static_cast<uint64_t>(count), dst.GetSize()));
     }
     T *p = asc_twin::Access::Ptr(dst);
-    asc_twin_check(asc_twin_ub_access(2, reinterpret_cast<const uint8_t *>(p), static_cast<uint64_t>(count) * sizeof(T)));
+    asc_twin_check(asc_twin_ub_fill(reinterpret_cast<const uint8_t *>(p), &scalarValue, sizeof(T),
+                                    static_cast<uint64_t>(count)));
     for (int32_t i = 0; i < count; i++) {
         p[i] = scalarValue;
     }
