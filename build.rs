@@ -87,6 +87,36 @@ fn main() {
         }
     }
     b.compile("aiv_kernels");
+
+    hccl_kernels(&twin_include);
+}
+
+/// With `AIV_HCCL_AIV_DIR` set to the `alg_aiv_template` directory of a cann-hccl checkout,
+/// also builds HCCL's own AIV kernels for the twin (unchanged: their own sources, never copied
+/// here) so that `tests/hccl_kernels.rs` can run them; sets `cfg(aiv_hccl)`.
+fn hccl_kernels(twin_include: &std::path::Path) {
+    println!("cargo::rustc-check-cfg=cfg(aiv_hccl)");
+    println!("cargo:rerun-if-env-changed=AIV_HCCL_AIV_DIR");
+    let Ok(dir) = std::env::var("AIV_HCCL_AIV_DIR") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let mut b = ascendc_build::Build::new();
+    b.twin_include(twin_include)
+        .include(&dir)
+        // Their warnings are theirs: thousands of unused parameters.
+        .flag("-w");
+    b.kernels(
+        dir.join("aiv_communication.h"),
+        &[
+            "aiv_all_reduce_float",
+            "aiv_all_gather_float",
+            "aiv_reduce_scatter_float",
+            "aiv_all_to_all_float",
+        ],
+    );
+    b.compile("hccl_aiv");
+    println!("cargo:rustc-cfg=aiv_hccl");
 }
 
 #[cfg(feature = "regen-bindings")]

@@ -17,6 +17,14 @@ pub mod kernels {
     ascendc_sys::include_kernels!("aiv_kernels");
 }
 
+/// HCCL's own AIV kernels, built from a cann-hccl checkout when `AIV_HCCL_AIV_DIR` is set at
+/// build time (tests/hccl_kernels.rs).
+#[cfg(aiv_hccl)]
+#[doc(hidden)]
+pub mod hccl_kernels {
+    ascendc_sys::include_kernels!("hccl_aiv");
+}
+
 use static_assertions::const_assert_eq;
 use std::mem::{offset_of, size_of};
 
