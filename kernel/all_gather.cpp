@@ -19,7 +19,7 @@ extern "C" __global__ __aicore__ void aiv_all_gather(GM_ADDR argsAddr)
     __gm__ const AivCollArgs *a = reinterpret_cast<__gm__ const AivCollArgs *>(argsAddr);
     aiv::CommKernel k(&a->comm);
     aiv::SoftSync &sync = k.sync;
-    const LocalTensor<uint8_t> &ub = k.ub;
+    const aiv::CopyStage &ub = k.ub;
 
     const int32_t rank = a->comm.rank;
     const int32_t peer = static_cast<int32_t>(GetBlockIdx());

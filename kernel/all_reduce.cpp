@@ -64,7 +64,7 @@ __aicore__ inline int32_t ChainPrev(int32_t rank, int32_t p)
     return p == 2 ? 1 - a : p - 1;
 }
 
-__aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const LocalTensor<uint8_t> &ub)
+__aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
 {
     const int32_t rank = a->comm.rank;
     const int32_t peer = static_cast<int32_t>(GetBlockIdx());
@@ -116,7 +116,7 @@ __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     }
 }
 
-__aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const LocalTensor<uint8_t> &ub)
+__aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
 {
     const int32_t rank = a->comm.rank;
     const int32_t n = a->comm.rank_size;

@@ -23,17 +23,20 @@ public:
     {
         if (withStage) {
             pipe_.InitBuffer(stage_, STAGE_BYTES);
-            ub = stage_.Get<uint8_t>();
+            ub.Init(stage_.Get<uint8_t>());
         }
         pipe_.InitBuffer(scratch_, SYNC_SCRATCH_BYTES);
         sync.Init(comm, scratch_.Get<uint8_t>());
     }
 
+private:
+    AscendC::TPipe pipe_; /* first: the members below take event ids from it */
+
+public:
     SoftSync sync;
-    AscendC::LocalTensor<uint8_t> ub; /* the CpGM2GM stage */
+    CopyStage ub; /* the CpGM2GM stage, with its event ids reserved for the kernel */
 
 private:
-    AscendC::TPipe pipe_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> stage_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> scratch_;
 };

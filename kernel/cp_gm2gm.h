@@ -74,26 +74,50 @@ __aicore__ inline void StorePiece(__gm__ T *dst, const AscendC::LocalTensor<T> &
 }
 
 /*
+ * A CpGM2GM stage: STAGE_BYTES of UB (32-byte aligned) and the event ids its copies use, two
+ * each of MTE2_MTE3 and MTE3_MTE2, reserved from the block's TPipe (AllocEventID). A kernel that
+ * makes many copies reserves them once (Init) and passes the stage to every copy; a copy given a
+ * bare LocalTensor reserves its own ids and gives them back.
+ */
+struct CopyStage {
+    AscendC::LocalTensor<uint8_t> ub;
+    AscendC::TEventID loaded[2];
+    AscendC::TEventID stored[2];
+
+    __aicore__ inline void Init(const AscendC::LocalTensor<uint8_t> &stage)
+    {
+        ub = stage;
+        AscendC::TPipe *pipe = GetTPipePtr();
+        for (int32_t b = 0; b < 2; b++) {
+            loaded[b] = pipe->AllocEventID<AscendC::HardEvent::MTE2_MTE3>();
+            stored[b] = pipe->AllocEventID<AscendC::HardEvent::MTE3_MTE2>();
+        }
+    }
+    __aicore__ inline void Release() const
+    {
+        AscendC::TPipe *pipe = GetTPipePtr();
+        for (int32_t b = 0; b < 2; b++) {
+            pipe->ReleaseEventID<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
+            pipe->ReleaseEventID<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
+        }
+    }
+};
+
+/*
  * Copies `bytes` (a multiple of sizeof(T)) from src to dst0 and, if dst1 is not null, also to
- * dst1 (two MTE3 stores from the same UB half, one load), through `stage` (STAGE_BYTES of UB,
- * 32-byte aligned). With op != AIV_OP_NONE the stores reduce into the destinations as T (T must
- * then be one of the A2 atomic types). Takes two event ids each of MTE2_MTE3 and MTE3_MTE2 from
- * the block's TPipe allocator (AllocEventID) and gives them back; leaves no flag pending.
+ * dst1 (two MTE3 stores from the same UB half, one load), through the stage. With op !=
+ * AIV_OP_NONE the stores reduce into the destinations as T (T must then be one of the A2 atomic
+ * types). Leaves no flag pending.
  */
 template <typename T>
 __aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, uint64_t bytes,
-                                 const AscendC::LocalTensor<uint8_t> &stage, uint32_t op)
+                                 const CopyStage &stage, uint32_t op)
 {
     if (bytes == 0) {
         return;
     }
-    AscendC::LocalTensor<T> halves[2] = {stage.ReinterpretCast<T>(), stage[PIECE_BYTES].ReinterpretCast<T>()};
+    AscendC::LocalTensor<T> halves[2] = {stage.ub.ReinterpretCast<T>(), stage.ub[PIECE_BYTES].ReinterpretCast<T>()};
     bool pending[2] = {false, false};
-    AscendC::TPipe *pipe = GetTPipePtr();
-    const AscendC::TEventID loaded[2] = {pipe->AllocEventID<AscendC::HardEvent::MTE2_MTE3>(),
-                                         pipe->AllocEventID<AscendC::HardEvent::MTE2_MTE3>()};
-    const AscendC::TEventID stored[2] = {pipe->AllocEventID<AscendC::HardEvent::MTE3_MTE2>(),
-                                         pipe->AllocEventID<AscendC::HardEvent::MTE3_MTE2>()};
     if (op != AIV_OP_NONE) {
         SetStoreOp<T>(op);
     }
@@ -104,27 +128,25 @@ __aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, 
         const int32_t b = static_cast<int32_t>(i & 1u);
         if (pending[b]) {
             // The stores of the piece that used this half two steps ago must have read it.
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(stage.stored[b]);
         }
         LoadPiece(halves[b], src + off / sizeof(T), len);
         // The stores read what this load wrote.
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(stage.loaded[b]);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(stage.loaded[b]);
         StorePiece(dst0 + off / sizeof(T), halves[b], len);
         if (dst1 != nullptr) {
             StorePiece(dst1 + off / sizeof(T), halves[b], len);
         }
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(stage.stored[b]);
         pending[b] = true;
         off += len;
         i++;
     }
     for (int32_t b = 0; b < 2; b++) {
         if (pending[b]) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(stage.stored[b]);
         }
-        pipe->ReleaseEventID<AscendC::HardEvent::MTE2_MTE3>(loaded[b]);
-        pipe->ReleaseEventID<AscendC::HardEvent::MTE3_MTE2>(stored[b]);
     }
     if (op != AIV_OP_NONE) {
         AscendC::SetAtomicNone();
@@ -133,23 +155,35 @@ __aicore__ inline void CpGM2GMTo(__gm__ T *dst0, __gm__ T *dst1, __gm__ T *src, 
 
 /* Copies `bytes` from src to dst through `stage`, optionally reducing with `op` (see CpGM2GMTo). */
 template <typename T>
-__aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
+__aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, const CopyStage &stage,
                                uint32_t op = AIV_OP_NONE)
 {
     CpGM2GMTo<T>(dst, nullptr, src, bytes, stage, op);
 }
 
+/* The same through a bare stage (STAGE_BYTES of UB): reserves the copy's event ids for it. */
+template <typename T>
+__aicore__ inline void CpGM2GM(__gm__ T *dst, __gm__ T *src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
+                               uint32_t op = AIV_OP_NONE)
+{
+    CopyStage s;
+    s.Init(stage);
+    CpGM2GMTo<T>(dst, nullptr, src, bytes, s, op);
+    s.Release();
+}
+
 /* Copies `bytes` from src to both dst0 and dst1 with one load per piece (plain stores). */
-__aicore__ inline void CpGM2GMDual(uint64_t dst0, uint64_t dst1, uint64_t src, uint64_t bytes,
-                                   const AscendC::LocalTensor<uint8_t> &stage)
+__aicore__ inline void CpGM2GMDual(uint64_t dst0, uint64_t dst1, uint64_t src, uint64_t bytes, const CopyStage &stage)
 {
     CpGM2GMTo<uint8_t>(reinterpret_cast<__gm__ uint8_t *>(dst0), reinterpret_cast<__gm__ uint8_t *>(dst1),
                        reinterpret_cast<__gm__ uint8_t *>(src), bytes, stage, AIV_OP_NONE);
 }
 
-/* CpGM2GM on raw GM byte addresses, with the element type chosen at run time (AivDtype). */
-__aicore__ inline void CpGM2GMTyped(uint64_t dst, uint64_t src, uint64_t bytes, const AscendC::LocalTensor<uint8_t> &stage,
-                                    uint32_t dtype, uint32_t op)
+/* CpGM2GM on raw GM byte addresses, with the element type chosen at run time (AivDtype);
+ * `Stage` is a CopyStage or a bare LocalTensor<uint8_t> stage. */
+template <class Stage>
+__aicore__ inline void CpGM2GMTyped(uint64_t dst, uint64_t src, uint64_t bytes, const Stage &stage, uint32_t dtype,
+                                    uint32_t op)
 {
     if (op == AIV_OP_NONE) {
         CpGM2GM(reinterpret_cast<__gm__ uint8_t *>(dst), reinterpret_cast<__gm__ uint8_t *>(src), bytes, stage);

@@ -54,7 +54,7 @@ extern "C" __global__ __aicore__ void aiv_p2p(GM_ADDR argsAddr)
     }
     aiv::CommKernel k(&a->comm);
     aiv::SoftSync &sync = k.sync;
-    const LocalTensor<uint8_t> &ub = k.ub;
+    const aiv::CopyStage &ub = k.ub;
 
     const int32_t me = a->comm.rank;
     const int32_t peer = a->peer;

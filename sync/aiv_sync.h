@@ -47,11 +47,9 @@ namespace aiv {
 constexpr uint32_t SYNC_SCRATCH_BYTES = 2048;
 static_assert(3 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES <= SYNC_SCRATCH_BYTES,
               "SoftSync scratch cells fit");
-/* A SetFlag / WaitFlag pair of `e` on an id no one has reserved (fetched from the block's TPipe,
- * so a queue or a fused kernel holding ids cannot collide with it). */
-template <AscendC::HardEvent e> __aicore__ inline void SyncPipes()
+/* A SetFlag / WaitFlag pair of `e` on `id`. */
+template <AscendC::HardEvent e> __aicore__ inline void SyncPipes(AscendC::TEventID id)
 {
-    const AscendC::TEventID id = GetTPipePtr()->FetchEventID(e);
     AscendC::SetFlag<e>(id);
     AscendC::WaitFlag<e>(id);
 }
@@ -65,9 +63,15 @@ __aicore__ inline bool Reached(int64_t observed, int64_t expected)
 class SoftSync {
 public:
     /* scratch: SYNC_SCRATCH_BYTES of UB, 32-byte aligned, owned by this SoftSync. The kernel must
-     * have a TPipe: the primitives fetch their event ids from it. */
+     * have a TPipe: the primitives reserve their event ids from it here (one each of MTE2_S,
+     * S_MTE3 and MTE3_S, held for the kernel's life), so a queue or a fused kernel holding ids
+     * cannot collide with them. */
     __aicore__ inline void Init(__gm__ const AivCommArgs *comm, const AscendC::LocalTensor<uint8_t> &scratch)
     {
+        AscendC::TPipe *pipe = GetTPipePtr();
+        mte2S_ = pipe->AllocEventID<AscendC::HardEvent::MTE2_S>();
+        sMte3_ = pipe->AllocEventID<AscendC::HardEvent::S_MTE3>();
+        mte3S_ = pipe->AllocEventID<AscendC::HardEvent::MTE3_S>();
         rank_ = comm->rank;
         rankSize_ = comm->rank_size;
         timeout_ = comm->timeout_cycles;
@@ -175,7 +179,7 @@ public:
         const int64_t start = AscendC::GetSystemCycle();
         while (true) {
             AscendC::DataCopy(wide_, Gm(rank_, AIV_BARRIER_OFFSET), static_cast<uint32_t>(blocks) * AIV_FLAG_LANES);
-            SyncPipes<AscendC::HardEvent::MTE2_S>(); // scalar reads what MTE2 loaded
+            SyncPipes<AscendC::HardEvent::MTE2_S>(mte2S_); // scalar reads what MTE2 loaded
             int32_t laggard = -1;
             int64_t seen = 0;
             for (int32_t b = 0; b < blocks; b++) {
@@ -268,9 +272,9 @@ public:
             }
         }
         out_.ReinterpretCast<int64_t>().SetValue(0, value);
-        SyncPipes<AscendC::HardEvent::S_MTE3>(); // MTE3 reads the scalar stores
+        SyncPipes<AscendC::HardEvent::S_MTE3>(sMte3_); // MTE3 reads the scalar stores
         AscendC::DataCopy(Gm(rank, offset), out_, AIV_FLAG_LANES);
-        SyncPipes<AscendC::HardEvent::MTE3_S>(); // out_ is reused by the scalar unit
+        SyncPipes<AscendC::HardEvent::MTE3_S>(mte3S_); // out_ is reused by the scalar unit
         return true;
     }
 
@@ -303,11 +307,11 @@ private:
     __aicore__ inline bool AddToCount(int32_t rank, uint32_t offset, int32_t n)
     {
         count_.SetValue(0, n);
-        SyncPipes<AscendC::HardEvent::S_MTE3>(); // MTE3 reads the scalar store
+        SyncPipes<AscendC::HardEvent::S_MTE3>(sMte3_); // MTE3 reads the scalar store
         AscendC::SetAtomicAdd<int32_t>();
         AscendC::DataCopy(Gm(rank, offset), count_, AIV_FLAG_LANES);
         AscendC::SetAtomicNone();
-        SyncPipes<AscendC::HardEvent::MTE3_S>(); // count_ is reused by the scalar unit
+        SyncPipes<AscendC::HardEvent::MTE3_S>(mte3S_); // count_ is reused by the scalar unit
         return true;
     }
 
@@ -327,7 +331,7 @@ private:
     __aicore__ inline int64_t Load(int32_t rank, uint32_t offset)
     {
         AscendC::DataCopy(cell_, Gm(rank, offset), AIV_FLAG_LANES);
-        SyncPipes<AscendC::HardEvent::MTE2_S>(); // scalar reads what MTE2 loaded
+        SyncPipes<AscendC::HardEvent::MTE2_S>(mte2S_); // scalar reads what MTE2 loaded
         return Tag(cell_, 0);
     }
 
@@ -397,6 +401,9 @@ private:
     int64_t timeout_ = 0;
     uint64_t diag_addr_ = 0;
     bool failed_ = false;
+    AscendC::TEventID mte2S_ = 0; /* reserved in Init */
+    AscendC::TEventID sMte3_ = 0;
+    AscendC::TEventID mte3S_ = 0;
     int32_t outPayload_[AIV_PAYLOAD_LANES] = {};
     AscendC::LocalTensor<int32_t> cell_; /* polls land here */
     AscendC::LocalTensor<int32_t> diag_;
