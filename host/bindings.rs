@@ -255,6 +255,10 @@ pub const AIV_API_ENQUE_FULL: AivApiTestMode = 22;
 pub const AIV_API_DEQUE_NEVER: AivApiTestMode = 23;
 pub const AIV_API_FUSED_COPY: AivApiTestMode = 24;
 pub const AIV_API_RESTORE: AivApiTestMode = 26;
+pub const AIV_API_RELOAD_TWICE: AivApiTestMode = 27;
+pub const AIV_API_LAZY_FILL: AivApiTestMode = 28;
+pub const AIV_API_EVENT_FETCH: AivApiTestMode = 29;
+pub const AIV_API_CROSS_WAIT_MODE1: AivApiTestMode = 30;
 pub const AIV_API_RELOAD: AivApiTestMode = 25;
 pub type AivApiTestMode = ::std::os::raw::c_uint;
 #[repr(C)]

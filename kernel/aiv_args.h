@@ -242,6 +242,13 @@ enum AivApiTestMode {
                                      piece in -> out */
     AIV_API_RESTORE = 26,         /* SetValue(5), store it, and (no flag between) SetValue(param ? 6 : 5) into
                                      the same UB bytes; store again (HCCL's back-to-back flag stores) */
+    AIV_API_RELOAD_TWICE = 27,    /* AIV_API_RELOAD with piece 0 (identical), then piece 1 (different), both
+                                     unordered with the store */
+    AIV_API_LAZY_FILL = 28,       /* Duplicate(0) over 32 KiB, V_MTE2, DataCopy 32 KiB of in (a deferred
+                                     load), Duplicate(0) again with no MTE2_V flag */
+    AIV_API_EVENT_FETCH = 29,     /* a VECIN queue holds an MTE2_V id: FetchEventID<MTE2_V> to slot 0; then
+                                     param 1: ReleaseEventID of the queue's id, 2: WaitFlag on it */
+    AIV_API_CROSS_WAIT_MODE1 = 30,/* CrossCoreWaitFlag<1>(0) */
     AIV_API_RELOAD = 25           /* load in piece 0 into a TBuf, store it to out piece 0, and (no flag
                                      between) load in piece `param` into the same bytes; store to piece 1 */
 };

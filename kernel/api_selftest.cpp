@@ -367,6 +367,56 @@ __aicore__ inline void Reload(__gm__ const AivApiTestArgs *a)
     DataCopy(out[PIECE], t, PIECE);
 }
 
+/* Reloads identical, then different bytes under a pending store. */
+__aicore__ inline void ReloadTwice(__gm__ const AivApiTestArgs *a)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, PIECE_BYTES);
+    LocalTensor<int32_t> t = b.Get<int32_t>();
+    GlobalTensor<int32_t> in = Gm32(a->in);
+    DataCopy(t, in, PIECE);
+    Pair<HardEvent::MTE2_MTE3>();
+    DataCopy(Gm32(a->out), t, PIECE);
+    DataCopy(t, in, PIECE);        // identical: harmless
+    DataCopy(t, in[PIECE], PIECE); // different: MTE3 may still be reading
+    Pair<HardEvent::MTE2_MTE3>();
+}
+
+/* A vector fill over bytes a deferred (large) load is still writing. */
+__aicore__ inline void LazyFill(__gm__ const AivApiTestArgs *a)
+{
+    constexpr uint32_t N = 8192; // 32 KiB of int32: deferred by the twin
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, N * 4);
+    LocalTensor<int32_t> t = b.Get<int32_t>();
+    Duplicate(t, 0, N);
+    Pair<HardEvent::V_MTE2>();
+    DataCopy(t, Gm32(a->in), N);
+    Duplicate(t, 0, N); // no MTE2_V flag: the load may land after the fill
+    Pair<HardEvent::V_MTE3>();
+    DataCopy(Gm32(a->out), t, N);
+}
+
+__aicore__ inline void EventFetch(__gm__ const AivApiTestArgs *a)
+{
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, PIECE_BYTES);
+    LocalTensor<int32_t> t = q.AllocTensor<int32_t>();
+    DataCopy(t, Gm32(a->in), PIECE);
+    q.EnQue(t); // holds id 0 of MTE2_V
+    Slots(a).SetValue(0, pipe.FetchEventID<HardEvent::MTE2_V>());
+    if (a->param == 1) {
+        pipe.ReleaseEventID<HardEvent::MTE2_V>(0);
+    } else if (a->param == 2) {
+        WaitFlag<HardEvent::MTE2_V>(0);
+    }
+    t = q.DeQue<int32_t>();
+    q.FreeTensor(t);
+}
+
 /* Rewrites a UB scalar MTE3 may still be storing from, without a flag between. */
 __aicore__ inline void Restore(__gm__ const AivApiTestArgs *a)
 {
@@ -473,6 +523,18 @@ extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
         break;
     case AIV_API_RESTORE:
         Restore(a);
+        break;
+    case AIV_API_RELOAD_TWICE:
+        ReloadTwice(a);
+        break;
+    case AIV_API_LAZY_FILL:
+        LazyFill(a);
+        break;
+    case AIV_API_EVENT_FETCH:
+        EventFetch(a);
+        break;
+    case AIV_API_CROSS_WAIT_MODE1:
+        CrossCoreWaitFlag<1>(0);
         break;
     default:
         break;

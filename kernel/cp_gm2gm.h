@@ -81,13 +81,14 @@ __aicore__ inline void StorePiece(__gm__ T *dst, const AscendC::LocalTensor<T> &
  */
 struct CopyStage {
     AscendC::LocalTensor<uint8_t> ub;
-    AscendC::TEventID loaded[2];
-    AscendC::TEventID stored[2];
+    AscendC::TEventID loaded[2] = {AscendC::INVALID_TEVENTID, AscendC::INVALID_TEVENTID};
+    AscendC::TEventID stored[2] = {AscendC::INVALID_TEVENTID, AscendC::INVALID_TEVENTID};
 
     __aicore__ inline void Init(const AscendC::LocalTensor<uint8_t> &stage)
     {
         ub = stage;
         AscendC::TPipe *pipe = GetTPipePtr();
+        ascendc_assert(pipe != nullptr, "CpGM2GM needs the kernel's TPipe: it takes its event ids from it");
         for (int32_t b = 0; b < 2; b++) {
             loaded[b] = pipe->AllocEventID<AscendC::HardEvent::MTE2_MTE3>();
             stored[b] = pipe->AllocEventID<AscendC::HardEvent::MTE3_MTE2>();

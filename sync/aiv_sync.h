@@ -69,6 +69,7 @@ public:
     __aicore__ inline void Init(__gm__ const AivCommArgs *comm, const AscendC::LocalTensor<uint8_t> &scratch)
     {
         AscendC::TPipe *pipe = GetTPipePtr();
+        ascendc_assert(pipe != nullptr, "SoftSync needs the kernel's TPipe: it takes its event ids from it");
         mte2S_ = pipe->AllocEventID<AscendC::HardEvent::MTE2_S>();
         sMte3_ = pipe->AllocEventID<AscendC::HardEvent::S_MTE3>();
         mte3S_ = pipe->AllocEventID<AscendC::HardEvent::MTE3_S>();

@@ -9,9 +9,10 @@ mod common;
 use aiv_comm::ffi::{
     kernels, AivApiTestArgs, AIV_API_ASSERT, AIV_API_BIND_COPY, AIV_API_BLOCK_BYTES,
     AIV_API_BUFPOOL_OVERFLOW, AIV_API_BUILTIN_FLAGS, AIV_API_BYPASS, AIV_API_CROSS_CORE,
-    AIV_API_CROSS_MODE1, AIV_API_DEQUE_NEVER, AIV_API_ENQUE_FULL, AIV_API_EVENT_COLLISION,
-    AIV_API_EVENT_EXHAUST, AIV_API_EVENT_IDS, AIV_API_FUSED_COPY, AIV_API_NO_FREE_SYNC,
-    AIV_API_PIECE, AIV_API_PRINTF, AIV_API_PRINTF_BAD, AIV_API_QUEUE_VECOUT, AIV_API_RELOAD,
+    AIV_API_CROSS_MODE1, AIV_API_CROSS_WAIT_MODE1, AIV_API_DEQUE_NEVER, AIV_API_ENQUE_FULL,
+    AIV_API_EVENT_COLLISION, AIV_API_EVENT_EXHAUST, AIV_API_EVENT_FETCH, AIV_API_EVENT_IDS,
+    AIV_API_FUSED_COPY, AIV_API_LAZY_FILL, AIV_API_NO_FREE_SYNC, AIV_API_PIECE, AIV_API_PRINTF,
+    AIV_API_PRINTF_BAD, AIV_API_QUEUE_VECOUT, AIV_API_RELOAD, AIV_API_RELOAD_TWICE,
     AIV_API_RESTORE, AIV_API_SYNC_ALL_GM, AIV_API_SYNC_ALL_HW, AIV_API_SYNC_ALL_SKIP,
     AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS, AIV_API_TRAP,
     AIV_API_VECIN_TO_MTE3,
@@ -188,6 +189,13 @@ fn a_hand_set_flag_on_an_id_a_queue_holds_is_a_collision() {
     );
     // Id 1 is free: no collision.
     run.launch(AIV_API_EVENT_COLLISION, 1, 0, 0, 1).unwrap();
+    // FetchEventID skips the id the queue holds; releasing or waiting on it by hand collides.
+    run.launch(AIV_API_EVENT_FETCH, 1, 0, 0, 0).unwrap();
+    assert_eq!(run.slots(0)[0], 1);
+    for param in [1, 2] {
+        let why = pipe_sync(run.launch(AIV_API_EVENT_FETCH, 1, 0, 0, param));
+        assert!(why.contains("TQue/TQueBind holds"), "param {param}: {why}");
+    }
     // All 8 ids reserved.
     let why = pipe_sync(run.launch(AIV_API_EVENT_EXHAUST, 1, 0, 0, 0));
     assert!(why.contains("all 8 event ids"), "{why}");
@@ -288,19 +296,25 @@ fn a_missing_barrier_is_a_race_and_a_skipped_sync_all_is_named() {
             ),
         }
     }
-    // A block that never reaches SyncAll(): the others would wait forever.
+    // A block that never reaches SyncAll(): the others would wait forever, and are told so at
+    // once (not by the watchdog) whether that block ends before or after the others arrive.
     let run = Run::new(256, &[]);
-    let f = fault(run.launch(AIV_API_SYNC_ALL_SKIP, 4, 0, 0, 2));
-    assert!(
-        f.to_string().contains("would wait forever") && f.to_string().contains("block(s) 2"),
-        "{f}"
-    );
-    // Modes that pair cores inside one AI Core are refused by name.
-    let why = pipe_sync(run.launch(AIV_API_CROSS_MODE1, 2, 0, 0, 0));
-    assert!(
-        why.contains("mode 1") && why.contains("mix kernel"),
-        "{why}"
-    );
+    for skip in [0, 2, 3, 0, 0] {
+        let f = fault(run.launch(AIV_API_SYNC_ALL_SKIP, 4, 0, 0, skip));
+        let msg = f.to_string();
+        assert!(
+            msg.contains("would wait forever") && msg.contains(&format!("block(s) {skip}")),
+            "{f}"
+        );
+    }
+    // Modes that pair cores inside one AI Core are refused by name, on both sides.
+    for mode in [AIV_API_CROSS_MODE1, AIV_API_CROSS_WAIT_MODE1] {
+        let why = pipe_sync(run.launch(mode, 2, 0, 0, 0));
+        assert!(
+            why.contains("mode 1") && why.contains("mix kernel"),
+            "{why}"
+        );
+    }
 }
 
 #[test]
@@ -423,6 +437,34 @@ fn rewriting_a_scalar_with_the_same_value_under_a_pending_store_is_harmless() {
     let why = hazard(run.launch(AIV_API_RESTORE, 1, 0, 0, 1));
     assert!(
         why.contains("S (scalar store) overwrites") && why.contains("MTE3"),
+        "{why}"
+    );
+}
+
+#[test]
+fn an_identical_overwrite_keeps_the_pending_reader_for_the_next_write() {
+    let input = [
+        common::pattern(PIECE_BYTES, 31),
+        common::pattern(PIECE_BYTES, 32),
+    ]
+    .concat();
+    let run = Run::new(PIECE_BYTES, &input);
+    let why = hazard(run.launch(AIV_API_RELOAD_TWICE, 1, 0, 0, 0));
+    assert!(
+        why.contains("MTE2 overwrites") && why.contains("MTE3 may still be reading"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_fill_over_a_deferred_load_compares_with_what_the_load_brings() {
+    // The 32 KiB load is deferred by the twin; the fill of zeros is identical to what UB held
+    // before the load, not to what the load brings (nonzero): a hazard, staging on or off.
+    let input: Vec<u8> = (0..32 * 1024).map(|i| (i % 251 + 1) as u8).collect();
+    let run = Run::new(input.len(), &input);
+    let why = hazard(run.launch(AIV_API_LAZY_FILL, 1, 0, 0, 0));
+    assert!(
+        why.contains("V overwrites") && why.contains("MTE2 wrote"),
         "{why}"
     );
 }

@@ -141,7 +141,8 @@ impl Build {
 
     /// Compiles `source` and generates a launch trampoline and a `Kernel` static for each of
     /// `kernels` (names of `extern "C"` kernel functions defined in it; may be empty for a source
-    /// without entry points of its own).
+    /// without entry points of its own). A kernel name must be unique in the program: two
+    /// libraries defining the same one collide when linked.
     pub fn kernels(&mut self, source: impl AsRef<Path>, kernels: &[&str]) -> &mut Build {
         self.sources.push(Source {
             path: source.as_ref().to_path_buf(),
@@ -232,6 +233,11 @@ impl Build {
                         s.path.display()
                     )));
                 }
+                if ["self", "Self", "super", "crate"].contains(&k.as_str()) {
+                    return Err(Error::BadInput(format!(
+                        "kernel name `{k}` cannot name a Rust static"
+                    )));
+                }
                 if !seen.insert(k.clone()) {
                     return Err(Error::BadInput(format!("kernel `{k}` is named twice")));
                 }
@@ -289,6 +295,11 @@ impl Build {
                 .map_err(|e| Error::BadInput(format!("kernel source {}: {e}", s.path.display())))?;
             if self.emit {
                 println!("cargo:rerun-if-changed={}", s.path.display());
+                // Headers next to the source (printing any rerun-if-changed turns Cargo's
+                // default of watching the whole package off).
+                if let Some(dir) = path.parent() {
+                    println!("cargo:rerun-if-changed={}", dir.display());
+                }
             }
             let stem = path
                 .file_stem()
@@ -327,7 +338,7 @@ impl Build {
                     r#"
 /// Kernel `{k}` of `{src}` (launch with `{rt}::Device::launch_kernel`).
 #[allow(non_upper_case_globals)]
-pub static {k}: {rt}::Kernel = {{
+pub static r#{k}: {rt}::Kernel = {{
     extern "C" {{
         fn asc_twin_entry_{k}(block: *mut u8);
         fn asc_twin_sig_{k}(params: *mut *const {rt}::ParamInfo) -> u32;

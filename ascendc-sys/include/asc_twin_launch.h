@@ -21,7 +21,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -68,9 +67,11 @@ template <typename T> inline T Load(const uint8_t *p)
                   "an AscendC kernel parameter must be a basic type, a GM pointer or a POD struct "
                   "(trivially copyable)");
     static_assert(!std::is_reference<T>::value, "an AscendC kernel parameter cannot be a reference");
-    alignas(T) unsigned char storage[sizeof(T)];
-    std::memcpy(storage, p, sizeof(T));
-    return *std::launder(reinterpret_cast<T *>(storage));
+    static_assert(std::is_default_constructible<T>::value,
+                  "the twin's launch trampoline needs kernel parameter types to be default-constructible");
+    T v;
+    std::memcpy(static_cast<void *>(&v), p, sizeof(T));
+    return v;
 }
 
 template <typename... A, size_t... I>

@@ -95,7 +95,7 @@ pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
     let r = catch_unwind(AssertUnwindSafe(|| {
         // Dirty scalar-cache lines reach GM when the kernel ends; deferred UB copies die with it.
         let flushed = crate::dcache::flush(&mut ctx, None);
-        if let Some(cross) = ctx.launch.clone().cross_if_used() {
+        if let Some(cross) = ctx.launch.block_ended(ctx.block) {
             cross.block_end(&ctx);
         }
         crate::lazy::finish(&ctx.twin.lazy, &mut ctx.lazy);
@@ -345,13 +345,13 @@ pub extern "C" fn asc_twin_cross_core(op: u32, mode: u32, flag: u32) -> i32 {
     };
     with_ctx(name, |ctx| match op {
         0 => crate::cross::set(ctx, mode, flag, name),
-        1 => crate::cross::wait(ctx, flag, name),
+        1 => crate::cross::wait(ctx, mode, flag, name),
         _ => {
             let hz = ctx.hazards.as_deref_mut();
             ctx.pipes.barrier(hz, crate::pipes::PIPE_ALL);
             let f = crate::cross::SYNC_ALL_FLAG as u32;
             crate::cross::set(ctx, 0, f, "SyncAll()")?;
-            crate::cross::wait(ctx, f, "SyncAll()")
+            crate::cross::wait(ctx, 0, f, "SyncAll()")
         }
     })
 }
@@ -458,49 +458,64 @@ fn ub_access(kind: u32, ub: *const u8, bytes: u64, stored: Option<&[u8]>) -> i32
         _ => "vector instruction",
     };
     with_ctx(name, |ctx| {
+        check_ub_access(ctx, kind, ub, bytes, stored)?;
         match kind {
             1 | 2 => crate::lazy::before_ub_write(&mut ctx.lazy, ub as usize, bytes as usize),
             _ => crate::lazy::before_ub_read(&mut ctx.lazy, ub as usize, bytes as usize),
         }
-        let Some(hz) = ctx.hazards.as_mut() else {
-            return Ok(());
-        };
-        let base = ctx.ub as usize;
-        let a = ub as usize;
-        if a < base || a + bytes as usize > base + ctx.ub_len {
-            return Ok(()); // bounds are the tensor's job
-        }
-        let access = match kind {
-            0 => crate::hazard::Access::ScalarRead,
-            1 => crate::hazard::Access::ScalarWrite,
-            2 => crate::hazard::Access::VWrite,
-            _ => crate::hazard::Access::VRead,
-        };
-        let off = a - base;
-        // A scalar store of the bytes UB already holds changes nothing in any order. (Deferred
-        // staging was materialised for these bytes above.)
-        let mut identical = |s: usize, e: usize| {
-            let Some(v) = stored else {
-                return false;
-            };
-            if s < off || e > off + bytes as usize || v.is_empty() {
-                return false;
-            }
-            // SAFETY: [s, e) lies inside [off, off + bytes), inside the UB (checked above);
-            // only this block touches its UB.
-            let now = unsafe { std::slice::from_raw_parts((base + s) as *const u8, e - s) };
-            if kind == 2 {
-                // Byte i of the range holds byte (i - off) % elem of the element.
-                now.iter()
-                    .enumerate()
-                    .all(|(i, &b)| b == v[(s + i - off) % v.len()])
-            } else {
-                now == &v[s - off..e - off]
-            }
-        };
-        hz.access(access, off, off + bytes as usize, &mut identical)
-            .map_err(|reason| FaultKind::PipeHazard { reason })
+        Ok(())
     })
+}
+
+/// The pipe-hazard check of a UB access (before deferred staging is updated for it, so that
+/// the identical-bytes rule compares against the bytes UB really holds).
+fn check_ub_access(
+    ctx: &mut BlockCtx,
+    kind: u32,
+    ub: *const u8,
+    bytes: u64,
+    stored: Option<&[u8]>,
+) -> Result<(), FaultKind> {
+    let Some(hz) = ctx.hazards.as_mut() else {
+        return Ok(());
+    };
+    let lazy = &mut ctx.lazy;
+    let base = ctx.ub as usize;
+    let a = ub as usize;
+    if a < base || a + bytes as usize > base + ctx.ub_len {
+        return Ok(()); // bounds are the tensor's job
+    }
+    let access = match kind {
+        0 => crate::hazard::Access::ScalarRead,
+        1 => crate::hazard::Access::ScalarWrite,
+        2 => crate::hazard::Access::VWrite,
+        _ => crate::hazard::Access::VRead,
+    };
+    let off = a - base;
+    // A store of the bytes UB already holds changes nothing in any order.
+    let mut identical = |s: usize, e: usize| {
+        let Some(v) = stored else {
+            return false;
+        };
+        if s < off || e > off + bytes as usize || v.is_empty() {
+            return false;
+        }
+        // A deferred load of these bytes is what UB holds: materialise it to compare.
+        crate::lazy::before_ub_read(lazy, base + s, e - s);
+        // SAFETY: [s, e) lies inside [off, off + bytes), inside the UB (checked above); only
+        // this block touches its UB.
+        let now = unsafe { std::slice::from_raw_parts((base + s) as *const u8, e - s) };
+        if kind == 2 {
+            // Byte i of the range holds byte (i - off) % elem of the element.
+            now.iter()
+                .enumerate()
+                .all(|(i, &b)| b == v[(s + i - off) % v.len()])
+        } else {
+            now == &v[s - off..e - off]
+        }
+    };
+    hz.access(access, off, off + bytes as usize, &mut identical)
+        .map_err(|reason| FaultKind::PipeHazard { reason })
 }
 
 /// Base address and size of the running block's Unified Buffer.
@@ -536,12 +551,13 @@ pub unsafe extern "C" fn asc_twin_fail(
         2 => "GlobalTensor",
         3 => "TQue",
         4 => "Duplicate",
-        5 => "set_flag",
+        5 => "set_flag/wait_flag",
         6 => "SyncAll",
         7 => "LocalMemAllocator",
         8 => "TBufPool",
         9 => "CrossCoreSetFlag",
-        _ => "printf",
+        10 => "printf",
+        _ => "AscendC API",
     };
     // SAFETY: the caller passes a NUL-terminated string literal.
     let reason = unsafe { std::ffi::CStr::from_ptr(message) }

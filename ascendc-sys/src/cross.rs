@@ -60,13 +60,18 @@ pub(crate) struct Cross {
 }
 
 impl Cross {
-    pub fn new(blocks: u32) -> Cross {
+    /// The state of a launch of `blocks` blocks, of which those in `ended` have ended.
+    pub fn new(blocks: u32, ended: &[u32]) -> Cross {
         let n = blocks as usize;
+        let mut gone = vec![false; n];
+        for &b in ended {
+            gone[b as usize] = true;
+        }
         Cross {
             state: Mutex::new(State {
                 sets: vec![[0; FLAGS]; n],
                 counts: vec![[0; FLAGS]; n],
-                ended: vec![false; n],
+                ended: gone,
                 set_rounds: vec![[0; FLAGS]; n],
                 wait_rounds: vec![[0; FLAGS]; n],
             }),
@@ -123,15 +128,10 @@ fn check_mode(mode: u32) -> Result<(), FaultKind> {
 pub(crate) fn set(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Result<(), FaultKind> {
     check_mode(mode)?;
     let f = check_flag(flag)?;
-    let launch = ctx.launch.clone();
-    let cross = launch.cross();
+    let cross = ctx.launch.cross();
     {
         let mut s = cross.state.lock();
         let me = ctx.block as usize;
-        if let Some(rc) = ctx.race.as_mut() {
-            rc.release(&ctx.twin.race, cross.key(f, s.set_rounds[me][f]), 1);
-        }
-        s.set_rounds[me][f] += 1;
         if s.sets[me][f] == MAX_COUNT {
             return Err(FaultKind::PipeSync {
                 reason: format!(
@@ -139,8 +139,7 @@ pub(crate) fn set(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Resul
                 ),
             });
         }
-        s.sets[me][f] += 1;
-        if s.sets.iter().all(|c| c[f] > 0) {
+        if s.sets.iter().enumerate().all(|(b, c)| c[f] > 0 || b == me) {
             if let Some(b) = s.counts.iter().position(|c| c[f] == MAX_COUNT) {
                 return Err(FaultKind::PipeSync {
                     reason: format!(
@@ -148,6 +147,13 @@ pub(crate) fn set(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Resul
                     ),
                 });
             }
+        }
+        if let Some(rc) = ctx.race.as_mut() {
+            rc.release(&ctx.twin.race, cross.key(f, s.set_rounds[me][f]), 1);
+        }
+        s.set_rounds[me][f] += 1;
+        s.sets[me][f] += 1;
+        if s.sets.iter().all(|c| c[f] > 0) {
             for c in s.sets.iter_mut() {
                 c[f] -= 1;
             }
@@ -160,11 +166,11 @@ pub(crate) fn set(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Resul
     Ok(())
 }
 
-/// `CrossCoreWaitFlag(flag)`: blocks until this core's counter of `flag` is positive.
-pub(crate) fn wait(ctx: &mut BlockCtx, flag: u32, what: &str) -> Result<(), FaultKind> {
+/// `CrossCoreWaitFlag<mode>(flag)`: blocks until this core's counter of `flag` is positive.
+pub(crate) fn wait(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Result<(), FaultKind> {
+    check_mode(mode)?;
     let f = check_flag(flag)?;
-    let launch = ctx.launch.clone();
-    let cross = launch.cross();
+    let cross = ctx.launch.cross();
     let me = ctx.block as usize;
     let mut backoff = 0u32;
     let round;

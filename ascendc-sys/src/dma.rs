@@ -231,8 +231,9 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
                 (Access::Mte3Read, b.len)
             };
             let from = ub_off + b.ub;
-            // A plain load (no padding) that stores exactly the bytes UB already holds.
-            let plain = load && r.api != API_PAD && b.ub_span == b.len;
+            // A plain load (no padding) of data memory that stores exactly the bytes UB already
+            // holds. (Flag memory can change between this comparison and the load: no rule.)
+            let plain = load && !found.sync && r.api != API_PAD && b.ub_span == b.len;
             let gm = gm_addr + b.gm;
             let mut identical = |a: usize, e: usize| {
                 if !plain || a < from || e > from + b.len {

@@ -95,7 +95,8 @@ pub enum FaultKind {
         reason: String,
     },
     /// The twin's live blocks made no progress for the watchdog period and every one of them
-    /// was parked on a GM poll: on hardware these launches would hang.
+    /// was parked (on a GM poll, a cross-core flag or SyncAll): on hardware these launches
+    /// would hang.
     Deadlock {
         /// One line per stuck block (who polls which address), and per launch waiting for cores.
         waiters: Vec<String>,
@@ -152,7 +153,7 @@ impl fmt::Display for FaultKind {
             FaultKind::Aborted => write!(f, "stopped because another block of this launch faulted"),
             FaultKind::PeerAborted { reason } => write!(f, "stopped because a peer failed first: {reason}"),
             FaultKind::Deadlock { waiters } => {
-                write!(f, "deadlock: every live block is parked on a GM poll that no one will satisfy")?;
+                write!(f, "deadlock: every live block waits (on a GM poll, a cross-core flag or SyncAll) for something no block will do")?;
                 for w in waiters {
                     write!(f, "\n  {w}")?;
                 }

@@ -19,8 +19,11 @@
 //! Two accesses to overlapping UB bytes conflict when at least one writes and they are on
 //! different pipes; the later one must know (through its clock) that the earlier one completed.
 //! One exception: a write that would store exactly the bytes already there (a DMA load of the
-//! same data into a buffer another pipe is still reading or writing) cannot change any result in
-//! any order; the caller says when that is so, and such overwrites are counted, not reported.
+//! same data, a scalar store or vector fill of the same value, into bytes another pipe is still
+//! reading or writing) cannot change any result in any order; the caller says when that is so,
+//! and such overwrites are counted, not reported. The bytes then keep their pending readers, and
+//! an earlier writer the identical write did not wait for is kept too: a later write of other
+//! bytes must be ordered after both.
 //! A read of UB bytes none of which the kernel has written is reported too (it would read what an
 //! earlier kernel left there).
 //! The UB is tracked as a short list of byte ranges with their last writer and last readers.
@@ -83,12 +86,16 @@ pub(crate) enum Access {
     ScalarRead,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Seg {
     start: usize,
     end: usize,
     w_pipe: usize,
     w_time: u32,
+    /// An earlier write of the same bytes that a later identical write did not wait for: it may
+    /// still land, so a write of other bytes must be ordered after it too (a read is fine
+    /// after either: both store the same bytes).
+    w_prev: Option<(usize, u32)>,
     reads: [u32; 3],
 }
 
@@ -145,6 +152,27 @@ impl Hazards {
         self.known = all;
     }
 
+    /// Merges neighbours among segments `lo..hi` that hold the same state (keeps the list short).
+    fn coalesce(&mut self, lo: usize, hi: usize) {
+        let mut i = lo;
+        let mut end = hi;
+        while i + 1 < end {
+            let (a, b) = (self.segs[i], self.segs[i + 1]);
+            let same = Seg {
+                start: b.start,
+                end: b.end,
+                ..a
+            } == b;
+            if same && a.end == b.start {
+                self.segs[i].end = b.end;
+                self.segs.remove(i + 1);
+                end -= 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// Makes sure a segment boundary exists at `x`.
     fn split(&mut self, x: usize) {
         let i = self.segs.partition_point(|s| s.end <= x);
@@ -195,6 +223,7 @@ impl Hazards {
                 end: end.max(from),
                 w_pipe: 0,
                 w_time: 0,
+                w_prev: None,
                 reads: [0; 3],
             });
         }
@@ -211,40 +240,52 @@ impl Hazards {
                 NAMES[pipe], start, end
             ));
         }
+        let mut benign = smallvec::SmallVec::<[bool; 8]>::new();
         for s in &self.segs[lo..hi] {
-            let unordered_write = s.w_time > 0
-                && s.w_pipe != pipe
-                && !(pipe == S && s.w_pipe == SW)
-                && knows[s.w_pipe] < s.w_time;
-            let unordered_read = write
-                && [MTE2, MTE3, V]
-                    .iter()
-                    .any(|&q| q != pipe && s.reads[q] > knows[q]);
-            if write && (unordered_write || unordered_read) && identical(s.start, s.end) {
+            let writer_unknown =
+                |w: usize, t: u32| t > 0 && w != pipe && !(pipe == S && w == SW) && knows[w] < t;
+            let prev_unknown = s.w_prev.is_some_and(|(w, t)| writer_unknown(w, t));
+            let unordered_write = if write {
+                writer_unknown(s.w_pipe, s.w_time) || prev_unknown
+            } else {
+                // A read needs the bytes from either write of them.
+                writer_unknown(s.w_pipe, s.w_time) && (s.w_prev.is_none() || prev_unknown)
+            };
+            let unordered_read = if write {
+                [MTE2, MTE3, V]
+                    .into_iter()
+                    .find(|&q| q != pipe && s.reads[q] > knows[q])
+            } else {
+                None
+            };
+            if write && (unordered_write || unordered_read.is_some()) && identical(s.start, s.end) {
                 self.benign += 1;
+                benign.push(true);
                 continue;
             }
+            benign.push(false);
             if unordered_write {
+                let w = if writer_unknown(s.w_pipe, s.w_time) {
+                    s.w_pipe
+                } else {
+                    s.w_prev.map_or(s.w_pipe, |(w, _)| w)
+                };
                 return Err(format!(
                     "{} {} UB bytes {:#x}..{:#x} that {} wrote, with no SetFlag/WaitFlag or PipeBarrier ordering them ({} before {} on the NPU is not guaranteed)",
                     NAMES[pipe],
                     if write { "overwrites" } else { "reads" },
                     s.start,
                     s.end,
-                    NAMES[s.w_pipe],
-                    NAMES[s.w_pipe],
+                    NAMES[w],
+                    NAMES[w],
                     NAMES[pipe]
                 ));
             }
-            if write {
-                for q in [MTE2, MTE3, V] {
-                    if q != pipe && s.reads[q] > knows[q] {
-                        return Err(format!(
-                            "{} overwrites UB bytes {:#x}..{:#x} that {} may still be reading, with no SetFlag/WaitFlag or PipeBarrier ordering them",
-                            NAMES[pipe], s.start, s.end, NAMES[q]
-                        ));
-                    }
-                }
+            if let Some(q) = unordered_read {
+                return Err(format!(
+                    "{} overwrites UB bytes {:#x}..{:#x} that {} may still be reading, with no SetFlag/WaitFlag or PipeBarrier ordering them",
+                    NAMES[pipe], s.start, s.end, NAMES[q]
+                ));
             }
         }
         if pipe == S {
@@ -253,16 +294,28 @@ impl Hazards {
         self.vc[pipe][pipe] += 1;
         let t = self.vc[pipe][pipe];
         if write {
-            self.segs.splice(
-                lo..hi,
-                [Seg {
-                    start,
-                    end,
-                    w_pipe: pipe,
-                    w_time: t,
-                    reads: [0; 3],
-                }],
-            );
+            for (s, &same) in self.segs[lo..hi].iter_mut().zip(&benign) {
+                if same {
+                    // The bytes did not change: readers still pending stay pending, and an
+                    // earlier writer this one did not wait for may still land.
+                    let pending = s.w_time > 0 && s.w_pipe != pipe && knows[s.w_pipe] < s.w_time;
+                    if pending {
+                        s.w_prev = Some((s.w_pipe, s.w_time));
+                    }
+                    s.w_pipe = pipe;
+                    s.w_time = t;
+                } else {
+                    *s = Seg {
+                        start: s.start,
+                        end: s.end,
+                        w_pipe: pipe,
+                        w_time: t,
+                        w_prev: None,
+                        reads: [0; 3],
+                    };
+                }
+            }
+            self.coalesce(lo, hi);
         } else {
             for s in &mut self.segs[lo..hi] {
                 s.reads[pipe] = t;

@@ -9,7 +9,9 @@
 //! a trampoline generated at build time (`asc_twin_launch.h`, used by the `ascendc-build` crate)
 //! knows the kernel's C++ function type: it unpacks the block with the same rule and calls the
 //! kernel. The trampoline also exports each parameter's size and alignment, so a launch whose
-//! arguments do not match the kernel's parameters is an error, not a kernel reading garbage.
+//! arguments do not match the kernel's parameters in number, size or alignment is an error, not
+//! a kernel reading garbage. (Types of the same size and alignment, say `u32` and `f32`, cannot
+//! be told apart this way.)
 //!
 //! On the NPU the same bytes, followed by the 8-byte address of an overflow-check GM buffer that
 //! the host stub appends, are what `aclrtLaunchKernelWithHostArgs` takes (UNTESTED here: no NPU).
@@ -155,8 +157,9 @@ impl Kernel {
         .1
     }
 
-    /// `Ok` if `args` matches this kernel's parameters one by one in size and alignment; else
-    /// an error naming the first parameter that differs (or the count).
+    /// `Ok` if `args` matches this kernel's parameters one by one in size and alignment (not
+    /// type: a `u32` passes for a `float`); else an error naming the first parameter that
+    /// differs (or the count).
     pub fn check_args(&self, args: &ArgBlock) -> Result<(), TwinError> {
         let want = self.params();
         let got = &args.params;
@@ -252,16 +255,6 @@ impl ArgBlock {
     pub fn params(&self) -> &[ParamInfo] {
         &self.params
     }
-
-    /// Alignment the block's start needs (the largest slot alignment, at least 8).
-    pub fn align(&self) -> usize {
-        self.params
-            .iter()
-            .map(ParamInfo::slot_align)
-            .max()
-            .unwrap_or(8)
-            .max(8)
-    }
 }
 
 /// An argument block from a list of parameters: `args![x, n, tiling]` is
@@ -304,7 +297,6 @@ mod tests {
             .arg(6i32);
         assert_eq!(a.offsets(), [0, 8, 16, 20, 32, 64]);
         assert_eq!(a.as_bytes().len(), 68);
-        assert_eq!(a.align(), 16);
         assert_eq!(a.as_bytes()[8], 2);
         assert_eq!(a.as_bytes()[20], 4);
         assert!(a.as_bytes()[32..64].iter().all(|&b| b == 5));

@@ -8,6 +8,13 @@ use parking_lot::Mutex;
 use crate::error::{FaultKind, KernelFault};
 use crate::sched::PoolShared;
 
+/// The cross-core state of a launch and the blocks that ended before it was made.
+#[derive(Default)]
+pub(crate) struct CrossSlot {
+    cross: Option<Arc<crate::cross::Cross>>,
+    ended: Vec<u32>,
+}
+
 /// One launch of a kernel on a device.
 pub(crate) struct LaunchShared {
     pub kernel: &'static str,
@@ -17,8 +24,8 @@ pub(crate) struct LaunchShared {
     /// Set with the first fault: the other blocks stop at their next twin call.
     pub aborted: Arc<AtomicBool>,
     pool: Weak<PoolShared>,
-    /// Cross-core flags and SyncAll (made at the first use).
-    cross: std::sync::OnceLock<crate::cross::Cross>,
+    /// Cross-core flags and SyncAll (made at the first use), and the blocks that have ended.
+    cross: Mutex<CrossSlot>,
 }
 
 impl LaunchShared {
@@ -35,19 +42,25 @@ impl LaunchShared {
             fault: Mutex::new(None),
             aborted: Arc::new(AtomicBool::new(false)),
             pool: Arc::downgrade(pool),
-            cross: std::sync::OnceLock::new(),
+            cross: Mutex::new(CrossSlot::default()),
         }
     }
 
-    /// The launch's cross-core state.
-    pub fn cross(&self) -> &crate::cross::Cross {
-        self.cross
-            .get_or_init(|| crate::cross::Cross::new(self.block_dim))
+    /// The launch's cross-core state (made now if no block has used it yet, knowing which
+    /// blocks have already ended).
+    pub fn cross(&self) -> Arc<crate::cross::Cross> {
+        let mut slot = self.cross.lock();
+        let CrossSlot { cross, ended } = &mut *slot;
+        cross
+            .get_or_insert_with(|| Arc::new(crate::cross::Cross::new(self.block_dim, ended)))
+            .clone()
     }
 
-    /// The cross-core state if a block has used it.
-    pub fn cross_if_used(&self) -> Option<&crate::cross::Cross> {
-        self.cross.get()
+    /// Block `block` ended; returns the cross-core state if a block has used it.
+    pub fn block_ended(&self, block: u32) -> Option<Arc<crate::cross::Cross>> {
+        let mut slot = self.cross.lock();
+        slot.ended.push(block);
+        slot.cross.clone()
     }
 
     /// True once a block faulted or the launch was stopped.

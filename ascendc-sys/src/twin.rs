@@ -172,8 +172,9 @@ impl Twin {
     }
 
     /// How many unordered UB overwrites the pipe-hazard checker let pass because they stored
-    /// exactly the bytes already there (a DMA load of the same data into a buffer another pipe
-    /// was still reading or writing: no order of the two can change a result).
+    /// exactly the bytes already there (a DMA load of the same data, a scalar store or vector
+    /// fill of the same value, into bytes another pipe was still reading or writing: no order
+    /// of the two can change a result).
     pub fn benign_overwrites(&self) -> u64 {
         self.inner.benign_overwrites.load(Ordering::Relaxed)
     }

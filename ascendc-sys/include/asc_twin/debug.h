@@ -6,6 +6,7 @@
  * prints after the kernel). A failed assert prints `[ASSERT] file:line: function: Assertion
  * `expr' failed.` (and the message, if any) and ends the block with a named fault, as the NPU
  * traps. `ASCENDC_DUMP=0` or `NDEBUG` compile printf, DumpTensor and assert out, as AscendC's.
+ * As with AscendC's own headers, a later #include <cassert> brings the C library's assert back.
  */
 #ifndef ASC_TWIN_DEBUG_H
 #define ASC_TWIN_DEBUG_H
@@ -253,8 +254,8 @@ template <typename T> __aicore__ inline void DumpTensor(const GlobalTensor<T> &,
 #define assert(...) ASC_TWIN_ASSERT_PICK(ASC_TWIN_ASSERT_NARGS(__VA_ARGS__), __VA_ARGS__)
 #define ascendc_assert(...) ASC_TWIN_ASSERT_PICK(ASC_TWIN_ASSERT_NARGS(__VA_ARGS__), __VA_ARGS__)
 #else
-#define assert(...)
-#define ascendc_assert(...)
+#define assert(...) ((void)0)
+#define ascendc_assert(...) ((void)0)
 #endif
 
 #endif

@@ -219,6 +219,7 @@ template <TPosition src, TPosition dst, int32_t depth, auto mask = 0> class TQue
     static_assert(src != TPosition::VECCALC && dst != TPosition::VECCALC,
                   "TQue<VECCALC> is rejected by AscendC: use TBuf<TPosition::VECCALC>");
     static_assert(depth >= 1, "queue depth 0 (the in-place AllocTensor form) is not modeled by the twin");
+    static_assert(depth <= 64, "a queue holds at most 64 buffers (AscendC's QBUF_MAX_LEN)");
 
 public:
     /* Buffers per queue (AscendC's QBUF_MAX_LEN). */
@@ -256,6 +257,10 @@ public:
         if (!bufs_[k].inUse) {
             asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE, "EnQue of a tensor already freed", 0, 0));
         }
+        if (bufs_[k].queued) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE, "EnQue of a tensor already in the queue", 0, 0));
+        }
+        bufs_[k].queued = true;
         if (count_ >= depth) {
             asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE,
                                          "EnQue on a full queue (more tensors queued than its depth: AscendC's "
@@ -279,6 +284,7 @@ public:
         count_--;
         asc_twin::QueueWait(Ev::enque, e.id);
         asc_twin::QueueRelease(Ev::enque, e.id);
+        bufs_[e.buf].queued = false;
         return Tensor<T>(e.buf);
     }
     template <typename T> __aicore__ inline void DeQue(LocalTensor<T> &tensor) { tensor = DeQue<T>(); }
@@ -289,6 +295,10 @@ public:
         Buf &b = bufs_[k];
         if (!b.inUse) {
             asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE, "FreeTensor of a tensor already freed", 0, 0));
+        }
+        if (b.queued) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE, "FreeTensor of a tensor still in the queue (DeQue it first)",
+                                         0, 0));
         }
         b.inUse = false;
         // The next AllocTensor of this buffer waits for the pipe that read it.
@@ -337,7 +347,7 @@ public:
         num_ = num;
         len_ = len;
         for (uint8_t i = 0; i < num; i++) {
-            bufs_[i] = Buf{region.Take(len, op, what), false, -1, 0, 0};
+            bufs_[i] = Buf{region.Take(len, op, what), false, false, -1, 0, 0};
         }
     }
 
@@ -345,6 +355,7 @@ private:
     struct Buf {
         uint8_t *addr;
         bool inUse;
+        bool queued;
         int16_t freeSlot;
         uint32_t freeGen;
         int32_t tag;
@@ -464,7 +475,7 @@ public:
         asc_twin_check(asc_twin_ub_arena(&region_.base, &region_.cap));
         region_.pipe = this;
         region_.frees = &frees_;
-        asc_twin_tpipe(1, this);
+        prev_ = asc_twin_tpipe(1, this);
     }
     __aicore__ inline ~TPipe()
     {
@@ -476,7 +487,11 @@ public:
             } catch (const AscTwinAbort &) {
             }
         }
-        asc_twin_tpipe(2, this);
+        // The pipe that was current before this one is current again (a pipe in an inner
+        // scope does not leave GetTPipePtr() null for the outer one).
+        if (asc_twin_tpipe(0, nullptr) == this) {
+            asc_twin_tpipe(1, prev_);
+        }
     }
     TPipe(const TPipe &) = delete;
     TPipe &operator=(const TPipe &) = delete;
@@ -550,6 +565,7 @@ private:
     asc_twin::Region region_;
     asc_twin::FreeTable frees_;
     bool destroyed_ = false;
+    void *prev_ = nullptr;
 };
 
 /* A bump allocator over the core's UB from address 0, without rounding (AscendC's
