@@ -160,19 +160,12 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
     } else {
         "GlobalTensor::GetValue"
     };
-    with_ctx(op, |ctx| {
-        let n = (size as usize).min(8);
-        // SAFETY: the caller passes `size` valid bytes; at most 8 are used (larger sizes are
-        // refused by `scalar`, which sees `size` through the slice length only when <= 8).
-        let v = unsafe { std::slice::from_raw_parts_mut(value, n) };
-        if size as usize != n {
-            return Err(FaultKind::MisalignedGm {
-                addr: gm_ptr as u64,
-                align: size,
-            });
-        }
-        crate::dcache::scalar(ctx, is_store != 0, gm_ptr as usize, v)
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        scalar_gm(op, gm_ptr, value, size, |ctx, addr, v| {
+            crate::dcache::scalar(ctx, is_store != 0, addr, v)
+        })
+    }
 }
 
 /// ReadGmByPassDCache (`is_store` 0) / WriteGmByPassDCache (1) of `size` bytes at `gm_ptr`.
@@ -191,6 +184,25 @@ pub unsafe extern "C" fn asc_twin_gm_bypass(
     } else {
         "ReadGmByPassDCache"
     };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        scalar_gm(op, gm_ptr, value, size, |ctx, addr, v| {
+            crate::dcache::bypass(ctx, is_store != 0, addr, v)
+        })
+    }
+}
+
+/// A scalar GM access of `size` bytes (at most 8, else misaligned) at `gm_ptr`, served by `f`.
+///
+/// # Safety
+/// `value` must point to `size` readable/writable bytes.
+unsafe fn scalar_gm(
+    op: &str,
+    gm_ptr: *mut u8,
+    value: *mut u8,
+    size: u32,
+    f: impl FnOnce(&mut BlockCtx, usize, &mut [u8]) -> Result<(), FaultKind>,
+) -> i32 {
     with_ctx(op, |ctx| {
         if size > 8 {
             return Err(FaultKind::MisalignedGm {
@@ -200,7 +212,7 @@ pub unsafe extern "C" fn asc_twin_gm_bypass(
         }
         // SAFETY: the caller passes `size` (<= 8) valid bytes.
         let v = unsafe { std::slice::from_raw_parts_mut(value, size as usize) };
-        crate::dcache::bypass(ctx, is_store != 0, gm_ptr as usize, v)
+        f(ctx, gm_ptr as usize, v)
     })
 }
 

@@ -18,6 +18,29 @@ use crate::mem;
 
 const LINE: usize = 64;
 
+/// The allocation a scalar access of `size` bytes at `addr` lies in; `size_ok`: whether the
+/// call accepts that size (the address must also be aligned to it).
+fn target(
+    ctx: &BlockCtx,
+    addr: usize,
+    size: usize,
+    size_ok: bool,
+) -> Result<mem::Found, FaultKind> {
+    if !size_ok || !addr.is_multiple_of(size) {
+        return Err(FaultKind::MisalignedGm {
+            addr: addr as u64,
+            align: size as u32,
+        });
+    }
+    ctx.twin
+        .mem
+        .lookup(addr, size)
+        .ok_or(FaultKind::GmOutOfBounds {
+            addr: addr as u64,
+            len: size as u64,
+        })
+}
+
 /// GetValue (`store` false: reads `size` bytes into `value`) or SetValue (writes them).
 pub(crate) fn scalar(
     ctx: &mut BlockCtx,
@@ -26,18 +49,7 @@ pub(crate) fn scalar(
     value: &mut [u8],
 ) -> Result<(), FaultKind> {
     let size = value.len();
-    if size == 0 || size > 8 || !addr.is_multiple_of(size) {
-        return Err(FaultKind::MisalignedGm {
-            addr: addr as u64,
-            align: size as u32,
-        });
-    }
-    let Some(found) = ctx.twin.mem.lookup(addr, size) else {
-        return Err(FaultKind::GmOutOfBounds {
-            addr: addr as u64,
-            len: size as u64,
-        });
-    };
+    let found = target(ctx, addr, size, size > 0 && size <= 8)?;
     if !found.sync && !store {
         if let Some(rc) = ctx.race.as_mut() {
             rc.access(&ctx.twin.race, addr, size, false, false)
@@ -91,18 +103,7 @@ pub(crate) fn bypass(
     value: &mut [u8],
 ) -> Result<(), FaultKind> {
     let size = value.len();
-    if !matches!(size, 1 | 2 | 4 | 8) || !addr.is_multiple_of(size) {
-        return Err(FaultKind::MisalignedGm {
-            addr: addr as u64,
-            align: size as u32,
-        });
-    }
-    let Some(found) = ctx.twin.mem.lookup(addr, size) else {
-        return Err(FaultKind::GmOutOfBounds {
-            addr: addr as u64,
-            len: size as u64,
-        });
-    };
+    let found = target(ctx, addr, size, matches!(size, 1 | 2 | 4 | 8))?;
     if let Some(rc) = ctx.race.as_mut() {
         match (found.sync, store) {
             (true, false) => {}
