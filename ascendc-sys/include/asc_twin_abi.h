@@ -47,6 +47,24 @@ struct AscTwinCopy {
     uint64_t pad_value;   /* PAD GM->UB: raw bits of the T value (low elem_size bytes) */
 };
 
+/* One UB byte range a vector instruction reads (kind 3) or writes (kind 2). */
+struct AscTwinUbRange {
+    uint32_t kind;
+    uint32_t reserved;
+    const uint8_t *ub;
+    uint64_t bytes;
+};
+
+/* The vector unit's registers of the running core. */
+struct AscTwinVecRegs {
+    uint64_t mask[2];  /* [low, high]; counter mode: the element count in mask[0] */
+    uint32_t counter;  /* 1: counter mode (SetMaskCount); 0: normal mode */
+    uint32_t reserved;
+    uint64_t cmp[2];   /* the compare-mask register */
+    float deq;         /* DEQSCALE (SetDeqScale(half)), as a float */
+    uint32_t deq_set;  /* 1 once SetDeqScale has been called */
+};
+
 /* Element types the atomic store units know. */
 enum AscTwinDtype {
     ASC_TWIN_DT_UNSUPPORTED = 0,
@@ -98,7 +116,8 @@ enum AscTwinOp {
     ASC_TWIN_OP_ALLOCATOR = 7,
     ASC_TWIN_OP_BUF_POOL = 8,
     ASC_TWIN_OP_CROSS_CORE = 9,
-    ASC_TWIN_OP_DEBUG = 10
+    ASC_TWIN_OP_DEBUG = 10,
+    ASC_TWIN_OP_VECTOR = 11
 };
 
 int32_t asc_twin_copy(const struct AscTwinCopy *req);
@@ -111,6 +130,8 @@ int32_t asc_twin_dcci(uint8_t *gm);
 int32_t asc_twin_ub_access(uint32_t kind, const uint8_t *ub, uint64_t bytes);
 int32_t asc_twin_ub_store(const uint8_t *ub, const void *value, uint64_t bytes);
 int32_t asc_twin_ub_fill(const uint8_t *ub, const void *value, uint32_t elem, uint64_t count);
+int32_t asc_twin_ub_accesses(const struct AscTwinUbRange *list, uint64_t n);
+struct AscTwinVecRegs *asc_twin_vec_regs(void);
 int32_t asc_twin_event(uint32_t op, uint32_t event, int32_t id);
 void *asc_twin_tpipe(uint32_t set, void *pipe);
 int32_t asc_twin_print(const uint8_t *text, uint64_t len);

@@ -530,6 +530,89 @@ fn check_ub_access(
         .map_err(|reason| FaultKind::PipeHazard { reason })
 }
 
+/// Mirror of `struct AscTwinUbRange` in asc_twin_abi.h: one UB byte range a vector instruction
+/// reads or writes.
+#[repr(C)]
+pub struct AscTwinUbRange {
+    /// 2 vector write, 3 vector read (as in [`asc_twin_ub_access`]).
+    pub kind: u32,
+    /// Padding (keeps the C layout explicit).
+    pub reserved: u32,
+    /// First byte.
+    pub ub: *const u8,
+    /// Length in bytes.
+    pub bytes: u64,
+}
+
+/// The UB footprint of one vector instruction, `n` ranges: reads are listed before writes, as
+/// the vector unit reads its sources before it writes its destination. One runtime call for
+/// the whole list.
+///
+/// # Safety
+/// `list` must point to `n` valid ranges.
+#[no_mangle]
+pub unsafe extern "C" fn asc_twin_ub_accesses(list: *const AscTwinUbRange, n: u64) -> i32 {
+    // SAFETY: the caller passes `n` valid ranges.
+    let list = unsafe { std::slice::from_raw_parts(list, n as usize) };
+    with_ctx("vector instruction", |ctx| {
+        for r in list {
+            let kind = if r.kind == 2 { 2 } else { 3 };
+            check_ub_access(ctx, kind, r.ub, r.bytes, None)?;
+            if kind == 2 {
+                crate::lazy::before_ub_write(&mut ctx.lazy, r.ub as usize, r.bytes as usize);
+            } else {
+                crate::lazy::before_ub_read(&mut ctx.lazy, r.ub as usize, r.bytes as usize);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Mirror of `struct AscTwinVecRegs` in asc_twin_abi.h: the vector unit's registers of one
+/// core that AscendC kernels program (the vector mask, its mode, the compare mask).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AscTwinVecRegs {
+    /// The vector mask register: `[low, high]` (normal mode: lane bits; counter mode: the
+    /// element count in the low word).
+    pub mask: [u64; 2],
+    /// 1 in counter mode (SetMaskCount), 0 in normal mode (SetMaskNorm).
+    pub counter: u32,
+    /// Padding.
+    pub reserved: u32,
+    /// The compare-mask register (Compare to register, Select in VSEL_CMPMASK_SPR mode).
+    pub cmp: [u64; 2],
+    /// DEQSCALE as set by `SetDeqScale(half)` (used by Cast int32 -> half).
+    pub deq: f32,
+    /// 1 once `SetDeqScale` has been called in this kernel (its reset value is not documented).
+    pub deq_set: u32,
+}
+
+impl AscTwinVecRegs {
+    /// A kernel starts in normal mode with every lane enabled (what AscendC's kernel entry
+    /// leaves, and what `ResetMask` restores) and a cleared compare mask.
+    pub const AT_KERNEL_START: AscTwinVecRegs = AscTwinVecRegs {
+        mask: [u64::MAX, u64::MAX],
+        counter: 0,
+        reserved: 0,
+        cmp: [0, 0],
+        deq: 0.0,
+        deq_set: 0,
+    };
+}
+
+/// The running block's vector registers; null outside a block.
+#[no_mangle]
+pub extern "C" fn asc_twin_vec_regs() -> *mut AscTwinVecRegs {
+    let p = block::current();
+    if p.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the context of the running block is live for the whole block (see with_ctx);
+    // only this block's code, on this thread, touches its registers.
+    unsafe { &mut (*p).vec_regs }
+}
+
 /// Base address and size of the running block's Unified Buffer.
 ///
 /// # Safety
@@ -569,9 +652,10 @@ pub unsafe extern "C" fn asc_twin_fail(
         8 => "TBufPool",
         9 => "CrossCoreSetFlag",
         10 => "printf",
+        11 => "vector instruction",
         _ => "AscendC API",
     };
-    // SAFETY: the caller passes a NUL-terminated string literal.
+    // SAFETY: the caller passes a NUL-terminated string (copied here).
     let reason = unsafe { std::ffi::CStr::from_ptr(message) }
         .to_string_lossy()
         .into_owned();

@@ -58,6 +58,9 @@ pub(crate) struct BlockCtx {
     pub slice_calls: u32,
     /// The block's current TPipe (`GetTPipePtr()`), an opaque C++ pointer.
     pub tpipe: *mut std::ffi::c_void,
+    /// The core's vector-unit registers (mask, mask mode, compare mask), read and written by
+    /// the C++ headers through `asc_twin_vec_regs`.
+    pub vec_regs: crate::abi::AscTwinVecRegs,
     /// When the current time slice started (read lazily, at the first clock check after the
     /// block got its worker).
     pub slice_start: Option<Instant>,

@@ -400,6 +400,7 @@ impl Device {
                 yielder: std::ptr::null(),
                 slice_calls: 0,
                 tpipe: std::ptr::null_mut(),
+                vec_regs: crate::abi::AscTwinVecRegs::AT_KERNEL_START,
                 slice_start: None,
             });
             let ctx = Box::into_raw(ctx);

@@ -86,6 +86,26 @@ enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
 enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
 enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
 
+/* Vector compare modes (Compare, Compares). */
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+/* Select modes. */
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+/* Result layout of WholeReduceMax/Min (ReduceRepeat). */
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+/* Reduction kinds of ReduceRepeat / ReduceDataBlock. */
+enum class ReduceType { NONE = -1, SUM = 0, MAX, MIN };
+/* Cast rounding modes as on Atlas A2 (__NPU_ARCH__ 2201 has no HYBRID/EVEN/ZERO). */
+enum class RoundMode : uint8_t {
+    CAST_NONE = 0,
+    CAST_RINT,
+    CAST_FLOOR,
+    CAST_CEIL,
+    CAST_ROUND,
+    CAST_TRUNC,
+    CAST_ODD,
+    UNKNOWN = 0xFF,
+};
+
 /* Reduce ops and data types of the HCCL kernel API (AscendC's adv_api/hccl). */
 enum HcclReduceOp {
     HCCL_REDUCE_SUM = 0,

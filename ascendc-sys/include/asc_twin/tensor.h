@@ -11,6 +11,24 @@ template <typename T> class LocalTensor;
 }
 
 namespace asc_twin {
+namespace vec {
+/* The `dst = a op b` operators of LocalTensor: the expression, evaluated by the assignment
+ * (vec_elementwise.h, vec_cmpsel.h). */
+enum class ExprOp { ADD, SUB, MUL, DIV, AND, OR };
+template <typename T> struct Expr {
+    ExprOp op;
+    const AscendC::LocalTensor<T> *a;
+    const AscendC::LocalTensor<T> *b;
+};
+template <typename T> struct CmpExpr {
+    AscendC::CMPMODE mode;
+    const AscendC::LocalTensor<T> *a;
+    const AscendC::LocalTensor<T> *b;
+};
+template <typename T> void EvalExpr(const AscendC::LocalTensor<T> &dst, const Expr<T> &e);
+template <typename D, typename T> void EvalCmp(const AscendC::LocalTensor<D> &dst, const CmpExpr<T> &e);
+} // namespace vec
+
 /* The twin's own access to tensors (not an AscendC API). */
 struct Access {
     template <typename T> static T *Ptr(const AscendC::LocalTensor<T> &t) { return t.addr_; }
@@ -112,7 +130,61 @@ public:
         return *tag_;
     }
 
+    /* `dst = a + b` and the other operators: element-wise over dst.GetSize() elements
+     * (comparisons: over a.GetSize()), as AscendC's. Use them as one full expression. */
+    __aicore__ inline asc_twin::vec::Expr<T> operator+(const LocalTensor &b) const
+    {
+        static_assert(Std::is_one_of_v<T, int16_t, half, int32_t, float>,
+                      "LocalTensor operator+ on Atlas A2 supports int16_t, half, int32_t and float");
+        return Mk(asc_twin::vec::ExprOp::ADD, b);
+    }
+    __aicore__ inline asc_twin::vec::Expr<T> operator-(const LocalTensor &b) const
+    {
+        static_assert(Std::is_one_of_v<T, int16_t, half, int32_t, float>,
+                      "LocalTensor operator- on Atlas A2 supports int16_t, half, int32_t and float");
+        return Mk(asc_twin::vec::ExprOp::SUB, b);
+    }
+    __aicore__ inline asc_twin::vec::Expr<T> operator*(const LocalTensor &b) const
+    {
+        static_assert(Std::is_one_of_v<T, int16_t, half, int32_t, float>,
+                      "LocalTensor operator* on Atlas A2 supports int16_t, half, int32_t and float");
+        return Mk(asc_twin::vec::ExprOp::MUL, b);
+    }
+    __aicore__ inline asc_twin::vec::Expr<T> operator/(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor operator/ (Div) on Atlas A2 supports half and float");
+        return Mk(asc_twin::vec::ExprOp::DIV, b);
+    }
+    __aicore__ inline asc_twin::vec::Expr<T> operator&(const LocalTensor &b) const
+    {
+        static_assert(Std::is_one_of_v<T, int16_t, uint16_t, int32_t, uint32_t>,
+                      "LocalTensor operator& (And) on Atlas A2 supports 16- and 32-bit integers");
+        return Mk(asc_twin::vec::ExprOp::AND, b);
+    }
+    __aicore__ inline asc_twin::vec::Expr<T> operator|(const LocalTensor &b) const
+    {
+        static_assert(Std::is_one_of_v<T, int16_t, uint16_t, int32_t, uint32_t>,
+                      "LocalTensor operator| (Or) on Atlas A2 supports 16- and 32-bit integers");
+        return Mk(asc_twin::vec::ExprOp::OR, b);
+    }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator<(const LocalTensor &b) const { return Cm(CMPMODE::LT, b); }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator>(const LocalTensor &b) const { return Cm(CMPMODE::GT, b); }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator==(const LocalTensor &b) const { return Cm(CMPMODE::EQ, b); }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator<=(const LocalTensor &b) const { return Cm(CMPMODE::LE, b); }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator>=(const LocalTensor &b) const { return Cm(CMPMODE::GE, b); }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator!=(const LocalTensor &b) const { return Cm(CMPMODE::NE, b); }
+    __aicore__ inline void operator=(const asc_twin::vec::Expr<T> &e) const { asc_twin::vec::EvalExpr(*this, e); }
+    template <typename S> __aicore__ inline void operator=(const asc_twin::vec::CmpExpr<S> &e) const
+    {
+        asc_twin::vec::EvalCmp(*this, e);
+    }
+    LocalTensor(const LocalTensor &) = default;
+    LocalTensor &operator=(const LocalTensor &) = default;
+
 private:
+    asc_twin::vec::Expr<T> Mk(asc_twin::vec::ExprOp op, const LocalTensor &b) const { return {op, this, &b}; }
+    asc_twin::vec::CmpExpr<T> Cm(CMPMODE mode, const LocalTensor &b) const { return {mode, this, &b}; }
     friend struct asc_twin::Access;
     template <typename U> friend class LocalTensor;
     LocalTensor(asc_twin::RawTag, T *addr, uint32_t size, TPosition pos, int32_t *tag)

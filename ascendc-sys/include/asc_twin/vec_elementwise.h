@@ -1,0 +1,285 @@
+/*
+ * Element-wise vector instructions: Add Sub Mul Div Max Min And Or (two tensors), Adds Muls
+ * Maxs Mins LeakyRelu (tensor and scalar), Abs Exp Ln Sqrt Rsqrt Reciprocal Relu Not (one
+ * tensor), each in AscendC's three forms: level 2 (count), level 0 with a bit mask
+ * (uint64_t mask[]) and level 0 with a continuous mask, plus the `dst = a + b` operators.
+ *
+ * Types are those AscendC lists for Atlas A2; any other is a compile error, as on the NPU
+ * (which has no instruction for it).
+ */
+#ifndef ASC_TWIN_VEC_ELEMENTWISE_H
+#define ASC_TWIN_VEC_ELEMENTWISE_H
+
+#include "vec_base.h"
+#include "vec_math.h"
+
+namespace asc_twin {
+namespace vec {
+
+template <typename T> constexpr bool ArithType()
+{
+    return AscendC::Std::is_one_of_v<T, int16_t, half, int32_t, float>;
+}
+template <typename T> constexpr bool FloatType() { return AscendC::Std::is_one_of_v<T, half, float>; }
+template <typename T> constexpr bool ReluType() { return AscendC::Std::is_one_of_v<T, half, int32_t, float>; }
+template <typename T> constexpr bool LogicType() { return AscendC::Std::is_one_of_v<T, int16_t, uint16_t>; }
+
+/* Two-tensor instruction over `lanes`. */
+template <typename T, typename F>
+inline void Bin(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
+                const AscendC::LocalTensor<T> &b, const Lanes &lanes, const AscendC::BinaryRepeatParams &p, F f)
+{
+    Binary<T, T, T>(api, lanes, Op(dst, p.dstBlkStride, p.dstRepStride, true), Op(a, p.src0BlkStride, p.src0RepStride, false),
+                    Op(b, p.src1BlkStride, p.src1RepStride, false), f);
+}
+template <typename T, typename F>
+inline void BinCount(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
+                     const AscendC::LocalTensor<T> &b, int32_t count, F f)
+{
+    const uint32_t per = LanesPerRepeat(sizeof(T));
+    CheckCount(api, count, dst.GetSize(), true);
+    CheckCount(api, count, a.GetSize(), false);
+    CheckCount(api, count, b.GetSize(), false);
+    const Lanes lanes = CountLanes(api, count, per);
+    Binary<T, T, T>(api, lanes, Dense(dst, per, true), Dense(a, per, false), Dense(b, per, false), f);
+    AfterLevel2();
+}
+/* One-tensor instruction over `lanes`. */
+template <typename T, typename F>
+inline void Una(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+                const Lanes &lanes, const AscendC::UnaryRepeatParams &p, F f)
+{
+    Unary<T, T>(api, lanes, Op(dst, p.dstBlkStride, p.dstRepStride, true), Op(src, p.srcBlkStride, p.srcRepStride, false),
+                f);
+}
+template <typename T, typename F>
+inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+                     int32_t count, F f)
+{
+    const uint32_t per = LanesPerRepeat(sizeof(T));
+    CheckCount(api, count, dst.GetSize(), true);
+    CheckCount(api, count, src.GetSize(), false);
+    const Lanes lanes = CountLanes(api, count, per);
+    Unary<T, T>(api, lanes, Dense(dst, per, true), Dense(src, per, false), f);
+    AfterLevel2();
+}
+
+} // namespace vec
+} // namespace asc_twin
+
+/* Two tensors: the three forms. */
+#define ASC_TWIN_BINARY(NAME, CHECK, TYPES, FN)                                                                       \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
+                                uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)    \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        Bin(#NAME, dst, src0, src1, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),          \
+            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
+                                uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)      \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        Bin(#NAME, dst, src0, src1, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),         \
+            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+    }                                                                                                                 \
+    template <typename T>                                                                                             \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
+                                const int32_t &count)                                                                 \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        asc_twin::vec::BinCount(#NAME, dst, src0, src1, count, [](T a, T b) { return FN(a, b); });                    \
+    }
+
+/* Tensor and scalar: the three forms (the scalar has the element type, as in AscendC). With
+ * isSetMask = false the level-2 form issues one instruction under the current mask and
+ * ignores count (AscendC's documented behaviour). */
+#define ASC_TWIN_SCALAR(NAME, CHECK, TYPES, FN)                                                                       \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,           \
+                                uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)     \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        const T s = scalarValue;                                                                                      \
+        Una(#NAME, dst, src, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,   \
+            [s](T a) { return FN(a, s); });                                                                           \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,           \
+                                uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)       \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        const T s = scalarValue;                                                                                      \
+        Una(#NAME, dst, src, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,  \
+            [s](T a) { return FN(a, s); });                                                                           \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,           \
+                                const int32_t &count)                                                                 \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        const T s = scalarValue;                                                                                      \
+        if (!isSetMask) {                                                                                             \
+            Una(#NAME, dst, src, BitLanes<false>(#NAME, MASK_PLACEHOLDER_LIST, 1, LanesPerRepeat(sizeof(T))),         \
+                UnaryRepeatParams(), [s](T a) { return FN(a, s); });                                                  \
+            return;                                                                                                   \
+        }                                                                                                             \
+        UnaCount(#NAME, dst, src, count, [s](T a) { return FN(a, s); });                                              \
+    }
+
+/* One tensor: the three forms. */
+#define ASC_TWIN_UNARY(NAME, CHECK, TYPES, FN)                                                                        \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask[],                \
+                                const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)                      \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        Una(#NAME, dst, src, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,   \
+            [](T a) { return FN(a); });                                                                               \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask,                  \
+                                const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)                      \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        using namespace asc_twin::vec;                                                                                \
+        Una(#NAME, dst, src, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,  \
+            [](T a) { return FN(a); });                                                                               \
+    }                                                                                                                 \
+    template <typename T>                                                                                             \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t &count)           \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
+        asc_twin::vec::UnaCount(#NAME, dst, src, count, [](T a) { return FN(a); });                                   \
+    }
+
+namespace asc_twin {
+namespace vec {
+template <typename T> inline T OpAnd(T a, T b) { return static_cast<T>(a & b); }
+template <typename T> inline T OpOr(T a, T b) { return static_cast<T>(a | b); }
+template <typename T> inline T OpNot(T a) { return static_cast<T>(~a); }
+} // namespace vec
+} // namespace asc_twin
+
+namespace AscendC {
+
+ASC_TWIN_BINARY(Add, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>)
+ASC_TWIN_BINARY(Sub, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpSub<T>)
+ASC_TWIN_BINARY(Mul, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMul<T>)
+ASC_TWIN_BINARY(Div, FloatType, "half and float", asc_twin::vec::OpDiv<T>)
+ASC_TWIN_BINARY(Max, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMax<T>)
+ASC_TWIN_BINARY(Min, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMin<T>)
+
+ASC_TWIN_SCALAR(Adds, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>)
+ASC_TWIN_SCALAR(Muls, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMul<T>)
+ASC_TWIN_SCALAR(Maxs, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMax<T>)
+ASC_TWIN_SCALAR(Mins, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMin<T>)
+ASC_TWIN_SCALAR(LeakyRelu, FloatType, "half and float", asc_twin::vec::OpLeakyRelu<T>)
+
+ASC_TWIN_UNARY(Abs, FloatType, "half and float", asc_twin::vec::OpAbs<T>)
+ASC_TWIN_UNARY(Exp, FloatType, "half and float", asc_twin::vec::OpExp<T>)
+ASC_TWIN_UNARY(Ln, FloatType, "half and float", asc_twin::vec::OpLn<T>)
+ASC_TWIN_UNARY(Sqrt, FloatType, "half and float", asc_twin::vec::OpSqrt<T>)
+ASC_TWIN_UNARY(Rsqrt, FloatType, "half and float", asc_twin::vec::OpRsqrt<T>)
+ASC_TWIN_UNARY(Reciprocal, FloatType, "half and float", asc_twin::vec::OpRec<T>)
+ASC_TWIN_UNARY(Relu, ReluType, "half, int32_t and float", asc_twin::vec::OpRelu<T>)
+ASC_TWIN_UNARY(Not, LogicType, "int16_t and uint16_t", asc_twin::vec::OpNot<T>)
+
+/* And / Or: level 0 on 16-bit integers; level 2 also on 32-bit integers, which AscendC runs
+ * as 16-bit ones with count doubled (the caller passes the doubled count, as documented). */
+#define ASC_TWIN_LOGIC(NAME, FN)                                                                                      \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
+                                uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)    \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::LogicType<T>(), #NAME " on Atlas A2 supports int16_t and uint16_t");             \
+        using namespace asc_twin::vec;                                                                                \
+        Bin(#NAME, dst, src0, src1, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),          \
+            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
+                                uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)      \
+    {                                                                                                                 \
+        static_assert(asc_twin::vec::LogicType<T>(), #NAME " on Atlas A2 supports int16_t and uint16_t");             \
+        using namespace asc_twin::vec;                                                                                \
+        Bin(#NAME, dst, src0, src1, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),         \
+            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+    }                                                                                                                 \
+    template <typename T>                                                                                             \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
+                                const int32_t &count)                                                                 \
+    {                                                                                                                 \
+        static_assert(AscendC::Std::is_one_of_v<T, int16_t, uint16_t, int32_t, uint32_t>,                                      \
+                      #NAME " on Atlas A2 supports int16_t and uint16_t (and 32-bit integers as 16-bit pairs)");      \
+        if constexpr (sizeof(T) == 4) {                                                                               \
+            NAME(dst.template ReinterpretCast<int16_t>(), src0.template ReinterpretCast<int16_t>(),                   \
+                 src1.template ReinterpretCast<int16_t>(), count);                                                    \
+        } else {                                                                                                      \
+            asc_twin::vec::BinCount(#NAME, dst, src0, src1, count, [](T a, T b) { return FN(a, b); });                \
+        }                                                                                                             \
+    }
+
+ASC_TWIN_LOGIC(And, asc_twin::vec::OpAnd<T>)
+ASC_TWIN_LOGIC(Or, asc_twin::vec::OpOr<T>)
+
+#undef ASC_TWIN_LOGIC
+#undef ASC_TWIN_BINARY
+#undef ASC_TWIN_SCALAR
+#undef ASC_TWIN_UNARY
+
+} // namespace AscendC
+
+/* ---- `dst = a + b`: the LocalTensor operators (count = the destination's size) ---- */
+namespace asc_twin {
+namespace vec {
+template <typename T> void EvalExpr(const AscendC::LocalTensor<T> &dst, const Expr<T> &e)
+{
+    const int32_t n = static_cast<int32_t>(dst.GetSize());
+    switch (e.op) {
+    case ExprOp::ADD:
+        if constexpr (ArithType<T>()) {
+            AscendC::Add(dst, *e.a, *e.b, n);
+        }
+        break;
+    case ExprOp::SUB:
+        if constexpr (ArithType<T>()) {
+            AscendC::Sub(dst, *e.a, *e.b, n);
+        }
+        break;
+    case ExprOp::MUL:
+        if constexpr (ArithType<T>()) {
+            AscendC::Mul(dst, *e.a, *e.b, n);
+        }
+        break;
+    case ExprOp::DIV:
+        if constexpr (FloatType<T>()) {
+            AscendC::Div(dst, *e.a, *e.b, n);
+        }
+        break;
+    case ExprOp::AND:
+    case ExprOp::OR:
+        if constexpr (AscendC::Std::is_one_of_v<T, int16_t, uint16_t, int32_t, uint32_t>) {
+            /* 32-bit integers run as 16-bit pairs: twice the count. */
+            const int32_t m = sizeof(T) == 4 ? 2 * n : n;
+            if (e.op == ExprOp::AND) {
+                AscendC::And(dst, *e.a, *e.b, m);
+            } else {
+                AscendC::Or(dst, *e.a, *e.b, m);
+            }
+        }
+        break;
+    }
+}
+} // namespace vec
+} // namespace asc_twin
+
+#endif
