@@ -24,6 +24,7 @@ const KERNELS: &[(&str, &[&str])] = &[
     ),
     ("kernel/sync_selftest.cpp", &["aiv_sync_selftest"]),
     ("kernel/twin_selftest.cpp", &["aiv_twin_selftest"]),
+    ("kernel/vec_selftest.cpp", &["aiv_vec_selftest"]),
 ];
 
 fn main() {

@@ -33,6 +33,7 @@ pub const AIV_PROBE_WORDS: u32 = 1100;
 pub const AIV_PROBE_SLOTS: u32 = 16;
 pub const AIV_API_BLOCK_BYTES: u32 = 256;
 pub const AIV_API_PIECE: u32 = 64;
+pub const AIV_VEC_REGION_BYTES: u32 = 32768;
 pub const AIV_DIAG_WAIT: AivDiagKind = 1;
 pub const AIV_DIAG_WAIT_NV1: AivDiagKind = 2;
 pub const AIV_DIAG_WAIT_1VN: AivDiagKind = 3;
@@ -271,4 +272,87 @@ pub struct AivApiTestArgs {
     pub rounds: u32,
     pub bufs: u32,
     pub param: i32,
+}
+pub const AIV_VEC_ADD: AivVecOp = 0;
+pub const AIV_VEC_SUB: AivVecOp = 1;
+pub const AIV_VEC_MUL: AivVecOp = 2;
+pub const AIV_VEC_DIV: AivVecOp = 3;
+pub const AIV_VEC_MAX: AivVecOp = 4;
+pub const AIV_VEC_MIN: AivVecOp = 5;
+pub const AIV_VEC_AND: AivVecOp = 6;
+pub const AIV_VEC_OR: AivVecOp = 7;
+pub const AIV_VEC_ADDS: AivVecOp = 16;
+pub const AIV_VEC_MULS: AivVecOp = 17;
+pub const AIV_VEC_MAXS: AivVecOp = 18;
+pub const AIV_VEC_MINS: AivVecOp = 19;
+pub const AIV_VEC_LEAKY_RELU: AivVecOp = 20;
+pub const AIV_VEC_ABS: AivVecOp = 32;
+pub const AIV_VEC_EXP: AivVecOp = 33;
+pub const AIV_VEC_LN: AivVecOp = 34;
+pub const AIV_VEC_SQRT: AivVecOp = 35;
+pub const AIV_VEC_RSQRT: AivVecOp = 36;
+pub const AIV_VEC_RECIPROCAL: AivVecOp = 37;
+pub const AIV_VEC_RELU: AivVecOp = 38;
+pub const AIV_VEC_NOT: AivVecOp = 39;
+pub const AIV_VEC_DUPLICATE: AivVecOp = 48;
+pub const AIV_VEC_COPY: AivVecOp = 49;
+pub const AIV_VEC_CAST: AivVecOp = 64;
+pub const AIV_VEC_COMPARE: AivVecOp = 80;
+pub const AIV_VEC_COMPARES: AivVecOp = 81;
+pub const AIV_VEC_SELECT: AivVecOp = 82;
+pub const AIV_VEC_SELECT_SCALAR: AivVecOp = 83;
+pub const AIV_VEC_COMPARE_REG: AivVecOp = 84;
+pub const AIV_VEC_REDUCE_SUM: AivVecOp = 96;
+pub const AIV_VEC_REDUCE_MAX: AivVecOp = 97;
+pub const AIV_VEC_REDUCE_MIN: AivVecOp = 98;
+pub const AIV_VEC_WHOLE_SUM: AivVecOp = 99;
+pub const AIV_VEC_WHOLE_MAX: AivVecOp = 100;
+pub const AIV_VEC_WHOLE_MIN: AivVecOp = 101;
+pub const AIV_VEC_BLOCK_SUM: AivVecOp = 102;
+pub const AIV_VEC_BLOCK_MAX: AivVecOp = 103;
+pub const AIV_VEC_BLOCK_MIN: AivVecOp = 104;
+pub const AIV_VEC_PIPELINE: AivVecOp = 128;
+pub type AivVecOp = ::std::os::raw::c_uint;
+pub const AIV_VEC_LEVEL2: AivVecForm = 0;
+pub const AIV_VEC_BITS: AivVecForm = 1;
+pub const AIV_VEC_CONT: AivVecForm = 2;
+pub const AIV_VEC_OPERATOR: AivVecForm = 3;
+pub const AIV_VEC_COUNTER: AivVecForm = 4;
+pub const AIV_VEC_NORM_REG: AivVecForm = 5;
+pub const AIV_VEC_COUNTER_BITS: AivVecForm = 6;
+pub const AIV_VEC_COUNTER_CONT: AivVecForm = 7;
+pub type AivVecForm = ::std::os::raw::c_uint;
+pub const AIV_VEC_F32: AivVecType = 0;
+pub const AIV_VEC_F16: AivVecType = 1;
+pub const AIV_VEC_I16: AivVecType = 2;
+pub const AIV_VEC_I32: AivVecType = 3;
+pub const AIV_VEC_U16: AivVecType = 4;
+pub const AIV_VEC_BF16: AivVecType = 5;
+pub const AIV_VEC_U8: AivVecType = 6;
+pub const AIV_VEC_I8: AivVecType = 7;
+pub const AIV_VEC_I64: AivVecType = 8;
+pub const AIV_VEC_U32: AivVecType = 9;
+pub type AivVecType = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AivVecTestArgs {
+    pub in0: u64,
+    pub in1: u64,
+    pub in2: u64,
+    pub out: u64,
+    pub work: u64,
+    pub mask: [u64; 2usize],
+    pub scalar: u64,
+    pub op: u32,
+    pub form: u32,
+    pub dtype: u32,
+    pub dtype2: u32,
+    pub count: i32,
+    pub repeat: u32,
+    pub blk: [u32; 3usize],
+    pub rep: [u32; 3usize],
+    pub mode: u32,
+    pub sync: u32,
+    pub deq: u32,
+    pub reserved: u32,
 }

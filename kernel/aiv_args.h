@@ -268,4 +268,66 @@ struct AivApiTestArgs {
     int32_t param;
 };
 
+/* ---- aiv_vec_selftest (kernel/vec_selftest.cpp): one vector instruction, pinned by
+ * tests/vector.rs against a host reference ---- */
+
+/* UB regions of the self-test: inputs 0, 1, 2, the destination, the work buffer. */
+#define AIV_VEC_REGION_BYTES 32768u
+
+enum AivVecOp {
+    AIV_VEC_ADD = 0, AIV_VEC_SUB, AIV_VEC_MUL, AIV_VEC_DIV, AIV_VEC_MAX, AIV_VEC_MIN, AIV_VEC_AND, AIV_VEC_OR,
+    AIV_VEC_ADDS = 16, AIV_VEC_MULS, AIV_VEC_MAXS, AIV_VEC_MINS, AIV_VEC_LEAKY_RELU,
+    AIV_VEC_ABS = 32, AIV_VEC_EXP, AIV_VEC_LN, AIV_VEC_SQRT, AIV_VEC_RSQRT, AIV_VEC_RECIPROCAL, AIV_VEC_RELU,
+    AIV_VEC_NOT,
+    AIV_VEC_DUPLICATE = 48, AIV_VEC_COPY,
+    AIV_VEC_CAST = 64,
+    AIV_VEC_COMPARE = 80, AIV_VEC_COMPARES, AIV_VEC_SELECT, AIV_VEC_SELECT_SCALAR, AIV_VEC_COMPARE_REG,
+    AIV_VEC_REDUCE_SUM = 96, AIV_VEC_REDUCE_MAX, AIV_VEC_REDUCE_MIN,
+    AIV_VEC_WHOLE_SUM, AIV_VEC_WHOLE_MAX, AIV_VEC_WHOLE_MIN,
+    AIV_VEC_BLOCK_SUM, AIV_VEC_BLOCK_MAX, AIV_VEC_BLOCK_MIN,
+    /* A pipeline GM -> UB -> Adds -> GM; `sync` bit 0: omit SetFlag/WaitFlag<MTE2_V>, bit 1: omit
+     * <V_MTE3>. */
+    AIV_VEC_PIPELINE = 128
+};
+
+/* How the instruction is issued. */
+enum AivVecForm {
+    AIV_VEC_LEVEL2 = 0,      /* count form */
+    AIV_VEC_BITS = 1,        /* level 0, uint64_t mask[2] */
+    AIV_VEC_CONT = 2,        /* level 0, continuous mask */
+    AIV_VEC_OPERATOR = 3,    /* dst = a op b (count: dst's size, set to `count` elements) */
+    AIV_VEC_COUNTER = 4,     /* SetMaskCount + SetVectorMask<T, COUNTER>(count) + level 0 with isSetMask = false */
+    AIV_VEC_NORM_REG = 5,    /* SetVectorMask(mask[1], mask[0]) + level 0 with isSetMask = false */
+    AIV_VEC_COUNTER_BITS = 6, /* SetMaskCount + level 0 with mask[2] = {count, 0} (the docs' in-call form) */
+    AIV_VEC_COUNTER_CONT = 7  /* SetMaskCount + level 0 with a continuous mask: a misuse the twin names */
+};
+
+/* Element types (src: dtype, dst: dtype2 for Cast / Compare). */
+enum AivVecType {
+    AIV_VEC_F32 = 0, AIV_VEC_F16, AIV_VEC_I16, AIV_VEC_I32, AIV_VEC_U16, AIV_VEC_BF16, AIV_VEC_U8, AIV_VEC_I8,
+    AIV_VEC_I64, AIV_VEC_U32
+};
+
+struct AivVecTestArgs {
+    uint64_t in0;      /* GM: input bytes for UB region 0, 1, 2 (AIV_VEC_REGION_BYTES each) */
+    uint64_t in1;
+    uint64_t in2;
+    uint64_t out;      /* GM: initial destination bytes in, result bytes out (region 3) */
+    uint64_t work;     /* GM: initial work-region bytes in, out (region 4) */
+    uint64_t mask[2];  /* mask[0] lanes 0..63, mask[1] lanes 64..127; continuous: mask[0] */
+    uint64_t scalar;   /* raw bits of the scalar (T-sized) */
+    uint32_t op;       /* AivVecOp */
+    uint32_t form;     /* AivVecForm */
+    uint32_t dtype;    /* AivVecType of the sources */
+    uint32_t dtype2;   /* AivVecType of the destination (Cast, Compare) */
+    int32_t count;     /* level-2 count / counter-mode count */
+    uint32_t repeat;
+    uint32_t blk[3];   /* dst, src0, src1 block strides */
+    uint32_t rep[3];   /* dst, src0, src1 repeat strides */
+    uint32_t mode;     /* RoundMode, CMPMODE, SELMODE, ReduceOrder, or calIndex */
+    uint32_t sync;     /* AIV_VEC_PIPELINE only */
+    uint32_t deq;      /* raw bits of the half DEQSCALE (Cast int32 -> half) */
+    uint32_t reserved;
+};
+
 #endif /* AIV_ARGS_H */
