@@ -106,6 +106,62 @@ fn what_the_npu_compiler_rejects_is_rejected_here_too() {
     check("void k() { set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0); }").unwrap();
 }
 
+#[test]
+fn vector_types_atlas_a2_lacks_are_compile_errors() {
+    let k = |body: &str| {
+        format!("void k(LocalTensor<T> d, LocalTensor<T> a, LocalTensor<T> b) {{ {body} }}")
+    };
+    // The supported types compile...
+    check(&format!(
+        "using T = half;\n{}",
+        k("Add(d, a, b, 64); Exp(d, a, 64); d = a / b;")
+    ))
+    .unwrap();
+    check(&format!(
+        "using T = int32_t;\n{}",
+        k("Mul(d, a, b, 64); Relu(d, a, 64); d = a + b;")
+    ))
+    .unwrap();
+    check("void k(LocalTensor<half> h, LocalTensor<float> f) { Cast(h, f, RoundMode::CAST_ODD, 64); }").unwrap();
+    // ... and the others are refused, naming the API and what it supports.
+    refused(
+        &format!("using T = uint8_t;\n{}", k("Add(d, a, b, 64);")),
+        "Add on Atlas A2 supports",
+    );
+    refused(
+        &format!("using T = int32_t;\n{}", k("Div(d, a, b, 64);")),
+        "Div on Atlas A2 supports half and float",
+    );
+    refused(
+        &format!("using T = int16_t;\n{}", k("Relu(d, a, 64);")),
+        "Relu on Atlas A2 supports",
+    );
+    refused(
+        &format!("using T = bfloat16_t;\n{}", k("Exp(d, a, 64);")),
+        "Exp on Atlas A2 supports",
+    );
+    refused(
+        &format!("using T = float;\n{}", k("And(d, a, b, 64);")),
+        "And on Atlas A2 supports",
+    );
+    refused(
+        &format!("using T = int32_t;\n{}", k("d = a / b;")),
+        "operator/ (Div) on Atlas A2",
+    );
+    refused(
+        "void k(LocalTensor<bfloat16_t> d, LocalTensor<half> s) { Cast(d, s, RoundMode::CAST_RINT, 64); }",
+        "does not exist on Atlas A2",
+    );
+    refused(
+        "void k(LocalTensor<uint8_t> d, LocalTensor<int16_t> a) { Compare(d, a, a, CMPMODE::EQ, 128u); }",
+        "Compare on Atlas A2",
+    );
+    refused(
+        "void k(LocalTensor<int32_t> d, LocalTensor<int32_t> s, LocalTensor<int32_t> w) { ReduceSum(d, s, w, 64); }",
+        "ReduceSum on Atlas A2 supports half and float",
+    );
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

@@ -1,6 +1,7 @@
-//! The whole build recipe for an AscendC kernel on the twin: name the source and its kernels.
+//! The whole build recipe for AscendC kernels on the twin: name the sources and their kernels.
 fn main() {
     ascendc_build::Build::new()
         .kernels("kernels/accumulate.cpp", &["accumulate_custom"])
+        .kernels("kernels/fused_all_reduce.cpp", &["relu_scale_all_reduce"])
         .compile("example_kernels");
 }
