@@ -1664,3 +1664,61 @@ fn a_vector_read_of_ub_mte2_may_still_fill_is_a_hazard() {
         "{why}"
     );
 }
+
+// ---------------------------------------------------------------- half conversions
+
+#[test]
+fn half_conversions_are_exact_for_every_half_and_nearest_even_from_float() {
+    // Every one of the 65536 halves to float (Cast half -> float), and float -> half (CAST_RINT)
+    // over a sweep of the exponent range plus random bit patterns, against the half crate.
+    let rig = Rig::new();
+    let per = R / 4; // floats per region
+    let mut c = Call::new(AIV_VEC_CAST, AIV_VEC_LEVEL2, AIV_VEC_F16);
+    c.dtype2 = AIV_VEC_F32;
+    c.count = per as i32;
+    for base in (0..65536usize).step_by(per) {
+        let src: Vec<u8> = (base..base + per)
+            .flat_map(|h| (h as u16).to_le_bytes())
+            .collect();
+        let (got, _) = rig.run(&c, [&src, &[], &[]], &[], &[]).unwrap();
+        for i in 0..per {
+            let (g, w) = (
+                rd::<f32>(&got, i * 4),
+                f16::from_bits((base + i) as u16).to_f32(),
+            );
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "half {:#06x}: {g} vs {w}",
+                base + i
+            );
+        }
+    }
+    let mut rng = StdRng::seed_from_u64(12);
+    let mut c = Call::new(AIV_VEC_CAST, AIV_VEC_LEVEL2, AIV_VEC_F32);
+    c.dtype2 = AIV_VEC_F16;
+    c.mode = RINT;
+    c.count = per as i32;
+    for round in 0..24u32 {
+        let src: Vec<u32> = (0..per as u32)
+            .map(|i| {
+                if round < 8 {
+                    // Exponents 96..=159 (subnormal halves to overflow), all rounding bits.
+                    ((96 + (round * per as u32 + i) / 4096 % 64) << 23) | (i * 2053 % (1 << 23))
+                } else {
+                    rng.gen()
+                }
+            })
+            .collect();
+        let (got, _) = rig
+            .run(&c, [bytemuck::cast_slice(&src), &[], &[]], &[], &[])
+            .unwrap();
+        for (i, &x) in src.iter().enumerate() {
+            let v = f32::from_bits(x);
+            let (g, w) = (rd::<f16>(&got, i * 2), f16::from_f32(v));
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "float {x:#010x} ({v}): {g} vs {w}"
+            );
+        }
+    }
+}

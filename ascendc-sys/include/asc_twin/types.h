@@ -7,66 +7,54 @@
 
 #include "base.h"
 
+/* c ? a : b without a branch. */
+inline uint32_t asc_twin_select(bool c, uint32_t a, uint32_t b)
+{
+    const uint32_t m = 0u - static_cast<uint32_t>(c);
+    return (a & m) | (b & ~m);
+}
+
+/* float -> binary16, round to nearest even; NaN -> quiet NaN of the same sign. Written
+ * without data-dependent branches (selects only), so loops of conversions vectorise. */
 inline uint16_t asc_twin_f32_to_f16_bits(float value)
 {
     uint32_t x;
     std::memcpy(&x, &value, 4);
     const uint32_t sign = (x >> 16) & 0x8000u;
-    const uint32_t exp = (x >> 23) & 0xffu;
-    uint32_t mant = x & 0x7fffffu;
-    if (exp == 0xffu) {
-        return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
-    }
-    const int32_t e = static_cast<int32_t>(exp) - 127 + 15;
-    if (e >= 31) {
-        return static_cast<uint16_t>(sign | 0x7c00u);
-    }
-    if (e <= 0) {
-        if (e < -10) {
-            return static_cast<uint16_t>(sign);
-        }
-        mant |= 0x800000u;
-        const uint32_t shift = static_cast<uint32_t>(14 - e);
-        uint32_t half_mant = mant >> shift;
-        const uint32_t rem = mant & ((1u << shift) - 1u);
-        const uint32_t halfway = 1u << (shift - 1u);
-        if (rem > halfway || (rem == halfway && (half_mant & 1u))) {
-            half_mant++;
-        }
-        return static_cast<uint16_t>(sign | half_mant);
-    }
-    uint32_t out = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-    const uint32_t rem = mant & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (out & 1u))) {
-        out++;
-    }
-    return static_cast<uint16_t>(out);
+    const uint32_t a = x & 0x7fffffffu;
+    /* Normal results: rebias the exponent, round the 13 dropped bits to nearest even. */
+    const uint32_t normal = (a - ((127u - 15u) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* Subnormal results (|value| < 2^-14): adding 0.5 puts the value's 2^-24 units in the low
+     * mantissa bits, rounded by the FPU to nearest even. */
+    float af;
+    std::memcpy(&af, &a, 4);
+    const float sum = af + 0.5f;
+    uint32_t sbits;
+    std::memcpy(&sbits, &sum, 4);
+    const uint32_t sub = sbits - 0x3f000000u;
+    uint32_t out = asc_twin_select(a < (113u << 23), sub, normal);
+    out = asc_twin_select(a >= (143u << 23), 0x7c00u, out); /* overflow (>= 65520 after rounding) */
+    out = asc_twin_select(a > 0x7f800000u, 0x7e00u, out);   /* NaN */
+    return static_cast<uint16_t>(sign | out);
 }
 
+/* binary16 -> float (exact). Branch-free as above. */
 inline float asc_twin_f16_bits_to_f32(uint16_t h)
 {
     const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t mant = h & 0x3ffu;
-    uint32_t x;
-    if (exp == 0x1fu) {
-        x = sign | 0x7f800000u | (mant << 13);
-    } else if (exp == 0) {
-        if (mant == 0) {
-            x = sign;
-        } else {
-            exp = 127 - 15 + 1;
-            while ((mant & 0x400u) == 0) {
-                mant <<= 1;
-                exp--;
-            }
-            x = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-        }
-    } else {
-        x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-    }
+    const uint32_t em = static_cast<uint32_t>(h) & 0x7fffu;
+    const uint32_t exp = em & 0x7c00u;
+    /* Normal: rebias. Inf/NaN: exponent all ones. Subnormal: scale the integer mantissa. */
+    const uint32_t normal = (em << 13) + ((127u - 15u) << 23);
+    const uint32_t special = (em << 13) | 0x7f800000u;
+    const float subf = static_cast<float>(em) * 5.9604644775390625e-8f; /* 2^-24 */
+    uint32_t sub;
+    std::memcpy(&sub, &subf, 4);
+    uint32_t out = asc_twin_select(exp == 0, sub, normal);
+    out = asc_twin_select(exp == 0x7c00u, special, out);
+    out |= sign;
     float f;
-    std::memcpy(&f, &x, 4);
+    std::memcpy(&f, &out, 4);
     return f;
 }
 
