@@ -282,11 +282,13 @@ enum AivVecOp {
     AIV_VEC_DUPLICATE = 48, AIV_VEC_COPY,
     AIV_VEC_CAST = 64,
     AIV_VEC_COMPARE = 80, AIV_VEC_COMPARES, AIV_VEC_SELECT, AIV_VEC_SELECT_SCALAR, AIV_VEC_COMPARE_REG,
-    AIV_VEC_REDUCE_SUM = 96, AIV_VEC_REDUCE_MAX, AIV_VEC_REDUCE_MIN,
+    AIV_VEC_REDUCE_SUM = 96, /* mode 1 (count form): also GetReduceRepeatSumSpr into dst[1] */
+    AIV_VEC_REDUCE_MAX, AIV_VEC_REDUCE_MIN,
     AIV_VEC_WHOLE_SUM, AIV_VEC_WHOLE_MAX, AIV_VEC_WHOLE_MIN,
     AIV_VEC_BLOCK_SUM, AIV_VEC_BLOCK_MAX, AIV_VEC_BLOCK_MIN,
     /* A pipeline GM -> UB -> Adds -> GM; `sync` bit 0: omit SetFlag/WaitFlag<MTE2_V>, bit 1: omit
-     * <V_MTE3>. */
+     * <V_MTE3>; bit 3: the scalar unit reads dst[0] back (GetValue) after V_S and stores 10x it in
+     * dst[1]; bit 2: the same without the V_S flag. */
     AIV_VEC_PIPELINE = 128
 };
 

@@ -409,6 +409,16 @@ template <typename T> __aicore__ inline void Reduce(Args *a, const LocalTensor<u
         case AIV_VEC_REDUCE_SUM:
             if (a->form == AIV_VEC_LEVEL2) {
                 ReduceSum(d, s, w, static_cast<int32_t>(a->count));
+                if (idx) {
+                    /* The sum is also in the accumulator register: read it after V is done. */
+                    const TEventID vs = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+                    SetFlag<HardEvent::V_S>(vs);
+                    WaitFlag<HardEvent::V_S>(vs);
+                    d.SetValue(1, GetReduceRepeatSumSpr<T>());
+                    const TEventID sm = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+                    SetFlag<HardEvent::S_MTE3>(sm);
+                    WaitFlag<HardEvent::S_MTE3>(sm);
+                }
             } else if (bitsForm) {
                 ReduceSum(d, s, w, m, rep, sr);
             } else {
@@ -547,6 +557,17 @@ __aicore__ inline void Pipeline(Args *a, const LocalTensor<uint8_t> &ub)
         WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     }
     Adds(d, s, Scalar<float>(a), static_cast<int32_t>(a->count));
+    if ((a->sync & 12u) != 0) {
+        /* The scalar unit reads a vector result: it must wait for V (bit 2 drops the flag). */
+        if ((a->sync & 4u) == 0) {
+            SetFlag<HardEvent::V_S>(EVENT_ID0);
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        }
+        const float v = d.GetValue(0);
+        d.SetValue(1, v * 10.0f);
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    }
     if ((a->sync & 2u) == 0) {
         SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
         WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);

@@ -1384,6 +1384,10 @@ fn reductions_of<T: Ref>(rig: &Rig, rng: &mut StdRng) {
                     acc = Some(acc.map_or(s, |a| T::of(a.f() + s.f())));
                 }
                 wr(&mut want, 0, acc.unwrap());
+                if idx == 1 {
+                    // GetReduceRepeatSumSpr, stored by the kernel in dst[1].
+                    wr(&mut want, sz::<T>(), acc.unwrap());
+                }
             } else {
                 let ls: Vec<(usize, T)> = (0..c.count as usize)
                     .map(|i| (i, el(i / per, i % per, 8, 1)))
@@ -1661,6 +1665,18 @@ fn a_vector_read_of_ub_mte2_may_still_fill_is_a_hazard() {
     let why = hazard(pipeline(&rig, 2));
     assert!(
         why.contains("MTE3 reads UB") && why.contains("V wrote"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_scalar_read_of_a_vector_result_needs_v_s() {
+    let rig = Rig::new();
+    let out = pipeline(&rig, 8).unwrap();
+    assert_eq!((out[0], out[1], out[2]), (2.0, 20.0, 4.0));
+    let why = hazard(pipeline(&rig, 4));
+    assert!(
+        why.contains("S reads UB") && why.contains("V wrote"),
         "{why}"
     );
 }

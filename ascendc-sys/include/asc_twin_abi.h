@@ -63,6 +63,7 @@ struct AscTwinVecRegs {
     uint64_t cmp[2];   /* the compare-mask register */
     float deq;         /* DEQSCALE (SetDeqScale(half)), as a float */
     uint32_t deq_set;  /* 1 once SetDeqScale has been called */
+    uint64_t acc;      /* raw bits of the last count-form ReduceSum's result (GetAccVal) */
 };
 
 /* Element types the atomic store units know. */

@@ -586,6 +586,8 @@ pub struct AscTwinVecRegs {
     pub deq: f32,
     /// 1 once `SetDeqScale` has been called in this kernel (its reset value is not documented).
     pub deq_set: u32,
+    /// Raw bits of the last count-form ReduceSum's result (`GetReduceRepeatSumSpr`).
+    pub acc: u64,
 }
 
 impl AscTwinVecRegs {
@@ -598,6 +600,7 @@ impl AscTwinVecRegs {
         cmp: [0, 0],
         deq: 0.0,
         deq_set: 0,
+        acc: 0,
     };
 }
 

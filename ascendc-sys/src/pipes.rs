@@ -247,7 +247,8 @@ impl PipeState {
     }
 
     /// `PipeBarrier<pipe>`: PIPE_ALL joins every pipe; a barrier on one pipe orders that pipe's
-    /// own instructions, which run in order on the twin anyway.
+    /// own instructions, which run in order on the twin anyway (see hazard.rs for why a
+    /// missing `PipeBarrier<PIPE_V>` is not reported).
     pub fn barrier(&mut self, hz: Option<&mut Hazards>, pipe: u32) {
         if pipe == PIPE_ALL {
             if let Some(hz) = hz {

@@ -117,6 +117,14 @@ template <typename T, typename U> __aicore__ inline auto Ceil(T a, U b) { return
 /* a / b rounded up; 0 when b is 0. */
 __aicore__ inline int32_t CeilDivision(int32_t a, int32_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
+/* Conditional<b, T1, T2>::type: T1 if b, else T2. */
+template <bool b, typename T1, typename T2> struct Conditional {
+    using type = T1;
+};
+template <typename T1, typename T2> struct Conditional<false, T1, T2> {
+    using type = T2;
+};
+
 template <typename T, typename U> struct IsSameType {
     static constexpr bool value = false;
 };

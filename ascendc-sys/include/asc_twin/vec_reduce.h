@@ -258,6 +258,12 @@ inline void WholeRange(const char *api, Red kind, const AscendC::LocalTensor<T> 
         return;
     }
     d[0] = acc;
+    if (kind == Red::SUM && countForm) {
+        /* The count form's sum is also left in the accumulator register (GetAccVal). */
+        uint64_t bits = 0;
+        std::memcpy(&bits, &acc, sizeof(T));
+        Regs().acc = bits;
+    }
     if (kind != Red::SUM && calIndex) {
         d[1] = IndexSlot<T>(accIdx);
     }
@@ -534,6 +540,19 @@ __aicore__ inline void ReduceDataBlock(const LocalTensor<T> &dst, const LocalTen
         BlockReduceMin<T, isSetMask>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride);
     }
 }
+
+/* The sum of the last count-form ReduceSum (the accumulator register; docs: valid only after
+ * that form). */
+template <typename T> __aicore__ inline T GetReduceRepeatSumSpr()
+{
+    static_assert(asc_twin::vec::RedType<T>(), "GetReduceRepeatSumSpr on Atlas A2 supports half and float");
+    T v;
+    const uint64_t bits = asc_twin::vec::Regs().acc;
+    std::memcpy(&v, &bits, sizeof(T));
+    return v;
+}
+/* The 9.0 name of GetReduceRepeatSumSpr. */
+template <typename T> __aicore__ inline T GetAccVal() { return GetReduceRepeatSumSpr<T>(); }
 
 #undef ASC_TWIN_REDUCE_L0
 #undef ASC_TWIN_REDUCE_L2
