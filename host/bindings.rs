@@ -312,6 +312,7 @@ pub const AIV_VEC_BLOCK_SUM: AivVecOp = 102;
 pub const AIV_VEC_BLOCK_MAX: AivVecOp = 103;
 pub const AIV_VEC_BLOCK_MIN: AivVecOp = 104;
 pub const AIV_VEC_PIPELINE: AivVecOp = 128;
+pub const AIV_VEC_SCENARIO: AivVecOp = 129;
 pub type AivVecOp = ::std::os::raw::c_uint;
 pub const AIV_VEC_LEVEL2: AivVecForm = 0;
 pub const AIV_VEC_BITS: AivVecForm = 1;

@@ -289,7 +289,17 @@ enum AivVecOp {
     /* A pipeline GM -> UB -> Adds -> GM; `sync` bit 0: omit SetFlag/WaitFlag<MTE2_V>, bit 1: omit
      * <V_MTE3>; bit 3: the scalar unit reads dst[0] back (GetValue) after V_S and stores 10x it in
      * dst[1]; bit 2: the same without the V_S flag. */
-    AIV_VEC_PIPELINE = 128
+    AIV_VEC_PIPELINE = 128,
+    /* A fixed sequence on float regions, chosen by `mode` (tests/vector.rs, scenarios):
+     * 0 SetVectorMask(0, 0xF); Compare (count 64); Adds<false> (the mask survives Compare);
+     * 1 ReduceMax (count 64); Adds<false> (the mask is undefined: an error);
+     * 2 ReduceSum (count 100); GetValue(0) with no V_S flag (the implementation syncs); dst[1] = it;
+     * 3 Adds on region 4 with its size set past the Unified Buffer (an error);
+     * 4 Adds with dst 8 floats into its source (partial overlap: an error);
+     * 5 SetMaskCount; SetVectorMask<float>(130) (a lane pattern, not a count: an error);
+     * 6 SetVectorMask<float>(200) (one full repeat); Adds<false>;
+     * 7 SetMaskCount; Copy with mask {144, 0}, 2 repeats, {1, 2, 18, 40} (144 elements per repeat) */
+    AIV_VEC_SCENARIO = 129
 };
 
 /* How the instruction is issued. */

@@ -380,6 +380,10 @@ template <typename T> __aicore__ inline void CmpSel(Args *a, const LocalTensor<u
                 Select(d, bits, s0, Scalar<T>(a), sm, m, static_cast<uint8_t>(a->repeat), bp);
             }
         }
+        if (a->op == AIV_VEC_SELECT || a->op == AIV_VEC_SELECT_SCALAR) {
+            /* What Select left in CMPMASK, to the work region. */
+            GetCmpMask(Region<uint8_t>(ub, 4));
+        }
         if (a->op == AIV_VEC_COMPARE_REG) {
             /* Compare into CMPMASK, GetCmpMask to the work region, Select in register mode. */
             Compare(s0, s1, static_cast<CMPMODE>(a->mode), m, bp);
@@ -575,6 +579,63 @@ __aicore__ inline void Pipeline(Args *a, const LocalTensor<uint8_t> &ub)
     DataCopy(out, d, static_cast<uint32_t>(a->count));
 }
 
+/* AIV_VEC_SCENARIO: sequences of calls whose effect on the vector unit's state is pinned. */
+__aicore__ inline void Scenario(Args *a, const LocalTensor<uint8_t> &ub)
+{
+    LocalTensor<float> s0 = Region<float>(ub, 0);
+    LocalTensor<float> s1 = Region<float>(ub, 1);
+    LocalTensor<float> d = Region<float>(ub, 3);
+    LocalTensor<float> w = Region<float>(ub, 4);
+    LocalTensor<uint8_t> bits = Region<uint8_t>(ub, 2);
+    const UnaryRepeatParams up;
+    switch (a->mode) {
+    case 0:
+        SetVectorMask<float>(0, 0xF);
+        Compare(bits, s0, s1, CMPMODE::LT, 64);
+        Adds<float, false>(d, s0, 1.0f, MASK_PLACEHOLDER, 1, up);
+        ResetMask();
+        break;
+    case 1:
+        ReduceMax(w, s0, d, 64);
+        Adds<float, false>(d, s0, 1.0f, MASK_PLACEHOLDER, 1, up);
+        break;
+    case 2: {
+        ReduceSum(d, s0, w, 100);
+        const float v = d.GetValue(0);
+        d.SetValue(1, v);
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID1);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID1);
+        break;
+    }
+    case 3:
+        w.SetSize(R / 4 + 16384);
+        Adds(w, w, 1.0f, static_cast<int32_t>(R / 4 + 16384));
+        break;
+    case 4:
+        Adds(s0[8], s0, 1.0f, 64);
+        break;
+    case 5:
+        SetMaskCount();
+        SetVectorMask<float>(130);
+        break;
+    case 6:
+        SetVectorMask<float>(200);
+        Adds<float, false>(d, s0, 1.0f, MASK_PLACEHOLDER, 1, up);
+        ResetMask();
+        break;
+    case 7: {
+        uint64_t m[2] = {144, 0};
+        SetMaskCount();
+        Copy(d, s0, m, 2, CopyRepeatParams(1, 2, 18, 40));
+        SetMaskNorm();
+        ResetMask();
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 } // namespace
 
 extern "C" __global__ __aicore__ void aiv_vec_selftest(GM_ADDR args)
@@ -596,7 +657,11 @@ extern "C" __global__ __aicore__ void aiv_vec_selftest(GM_ADDR args)
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
-    Dispatch(a, ub);
+    if (a->op == AIV_VEC_SCENARIO) {
+        Scenario(a, ub);
+    } else {
+        Dispatch(a, ub);
+    }
     SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
     WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     for (uint32_t i = 3; i < 5; i++) {

@@ -792,7 +792,13 @@ fn to_f16(x: f64, mode: u32) -> f16 {
     }
     lo = lo.max(a);
     let below = f16::from_bits(lo).to_f64();
-    let above = f16::from_bits(lo + 1).to_f64();
+    // Past the largest finite half the grid goes on at 65536 (where nearest rounding
+    // overflows to inf).
+    let above = if lo == 0x7bff {
+        65536.0
+    } else {
+        f16::from_bits(lo + 1).to_f64()
+    };
     let ne = f16::from_f64(mag).to_f64();
     let (lo_v, hi_v, lo_odd) = if x >= 0.0 {
         (below, above, lo & 1 == 1)
@@ -803,6 +809,8 @@ fn to_f16(x: f64, mode: u32) -> f16 {
     let v = pick(x, lo_v, hi_v, ne, lo_odd, mode);
     if v == 0.0 && x < 0.0 {
         f16::NEG_ZERO
+    } else if v.abs() == 65536.0 {
+        f16::from_f64(v.signum() * f64::INFINITY)
     } else {
         f16::from_f64(v)
     }
@@ -875,15 +883,25 @@ fn to_bf16(x: f64, mode: u32) -> bf16 {
     } else {
         (down(ne), ne)
     };
+    // Past the largest finite value the grid goes on one ulp further (2^128), where nearest
+    // rounding overflows to inf.
+    let grid = |b: bf16, other: bf16| {
+        let o = other.to_f64();
+        if b.to_f64().is_infinite() && !o.is_infinite() {
+            2.0 * o - if o > 0.0 { down(other) } else { up(other) }.to_f64()
+        } else {
+            b.to_f64()
+        }
+    };
     let v = pick(
         x,
-        lo.to_f64(),
-        hi.to_f64(),
+        grid(lo, hi),
+        grid(hi, lo),
         ne.to_f64(),
         lo.to_bits() & 1 == 1,
         mode,
     );
-    if v == lo.to_f64() {
+    if v == grid(lo, hi) {
         lo
     } else {
         hi
@@ -1219,7 +1237,7 @@ fn select_type<T: El>(rig: &Rig, rng: &mut StdRng) {
             w[..sz::<T>()].copy_from_slice(bytemuck::bytes_of(&s));
             c.scalar = u64::from_le_bytes(w);
             let dst = common::pattern(R, 13);
-            let (got, _) = rig.run(&c, [&a, &b, &bits], &dst, &[]).unwrap();
+            let (got, w) = rig.run(&c, [&a, &b, &bits], &dst, &[]).unwrap();
             let (blk, rep) = strides(&c, sz::<T>(), sz::<T>(), per);
             let mut want = dst.clone();
             for (r, l) in lanes(&c, per) {
@@ -1240,6 +1258,15 @@ fn select_type<T: El>(rig: &Rig, rng: &mut StdRng) {
                 &want,
                 &format!("Select op {op} mode {mode} form {form} type {}", T::CODE),
             );
+            // What A2's Select leaves in CMPMASK (GetCmpMask to the work region): mode 0 the
+            // first 128 bits of selMask; modes 1 and 2 a 32-byte block it writes to the
+            // reserved UB, the scalar or selMask's UB address (region 2: 64 KiB) repeated.
+            let cmp: Vec<u8> = match mode {
+                0 => bits[..16].to_vec(),
+                1 => bytemuck::bytes_of(&s).repeat(16 / sz::<T>()),
+                _ => (2 * R as u32).to_le_bytes().repeat(4),
+            };
+            same(&w[..16], &cmp, "CMPMASK after Select");
         }
     }
 }
@@ -1346,10 +1373,23 @@ fn reductions_of<T: Ref>(rig: &Rig, rng: &mut StdRng) {
     let per = 256 / sz::<T>();
     let epb = 32 / sz::<T>();
     let n = R / sz::<T>();
-    let mut src = values::<T>(rng, n);
-    // Ties for max/min: the smallest index wins.
-    let v: T = rd(&src, 10 * sz::<T>());
-    wr(&mut src, (per + 3) * sz::<T>(), v);
+    // Finite inputs (a NaN would decide every result: see reductions_with_nan), with ties
+    // planted for max and min: the smallest index must win.
+    let mut src = vec![0u8; n * sz::<T>()];
+    for i in 0..n {
+        // Magnitudes over ten binades, so the order of additions shows in the last bits.
+        let v = rng.gen_range(-1.0f64..1.0) * (1u32 << rng.gen_range(0..10)) as f64;
+        wr(&mut src, i * sz::<T>(), T::of(v));
+    }
+    for (i, v) in [
+        (10, 999.0),
+        (per + 3, 999.0),
+        (2 * per + 1, 999.0),
+        (20, -999.0),
+        (per + 9, -999.0),
+    ] {
+        wr(&mut src, i * sz::<T>(), T::of(v));
+    }
     let work = vec![0u8; R];
     let el =
         |r: usize, l: usize, rep: u32, blk: u32| -> T { rd(&src, at(sz::<T>(), blk, rep, r, l)) };
@@ -1362,7 +1402,7 @@ fn reductions_of<T: Ref>(rig: &Rig, rng: &mut StdRng) {
     ] {
         for idx in [0u32, 1] {
             let mut c = Call::new(op, AIV_VEC_LEVEL2, T::CODE);
-            c.count = (4 * per + 17) as i32;
+            c.count = (40 * per + 17) as i32;
             c.mode = idx;
             let dst = common::pattern(R, 31);
             let (got, _) = rig.run(&c, [&src, &[], &[]], &dst, &work).unwrap();
@@ -1383,6 +1423,15 @@ fn reductions_of<T: Ref>(rig: &Rig, rng: &mut StdRng) {
                     let s = tree(&ls);
                     acc = Some(acc.map_or(s, |a| T::of(a.f() + s.f())));
                 }
+                // The test can tell the documented order from a tree over everything.
+                let all: Vec<T> = (0..c.count as usize)
+                    .map(|i| el(i / per, i % per, 8, 1))
+                    .collect();
+                assert_ne!(
+                    bytemuck::bytes_of(&tree(&all)),
+                    bytemuck::bytes_of(&acc.unwrap()),
+                    "inputs too tame to tell summation orders apart"
+                );
                 wr(&mut want, 0, acc.unwrap());
                 if idx == 1 {
                     // GetReduceRepeatSumSpr, stored by the kernel in dst[1].
@@ -1536,6 +1585,34 @@ fn reductions_of<T: Ref>(rig: &Rig, rng: &mut StdRng) {
         }
         check_lanes::<T>(&c, &got, &want, 0);
     }
+}
+
+#[test]
+fn reductions_with_nan_and_a_no_op_mask() {
+    let rig = Rig::new();
+    // Assumed (docs silent): the first NaN wins a max/min, with its index.
+    let mut src: Vec<f32> = (0..R / 4).map(|i| (i % 17) as f32).collect();
+    src[77] = f32::NAN;
+    src[90] = f32::NAN;
+    let mut c = Call::new(AIV_VEC_REDUCE_MAX, AIV_VEC_LEVEL2, AIV_VEC_F32);
+    c.count = 200;
+    c.mode = 1;
+    let (got, _) = rig
+        .run(&c, [bytemuck::cast_slice(&src), &[], &[]], &[], &[])
+        .unwrap();
+    assert!(rd::<f32>(&got, 0).is_nan());
+    assert_eq!(rd::<u32>(&got, 4), 77);
+    // mask 0 is a no-op (docs): the destination, loaded by a large (deferred) DataCopy, keeps
+    // its bytes.
+    let mut c = Call::new(AIV_VEC_WHOLE_SUM, AIV_VEC_BITS, AIV_VEC_F32);
+    c.mask = [0, 0];
+    c.repeat = 3;
+    c.rep = [1, 8, 0];
+    let dst = common::pattern(R, 77);
+    let (got, _) = rig
+        .run(&c, [bytemuck::cast_slice(&src), &[], &[]], &dst, &[])
+        .unwrap();
+    same(&got, &dst, "WholeReduceSum with mask 0");
 }
 
 #[test]
@@ -1737,4 +1814,86 @@ fn half_conversions_are_exact_for_every_half_and_nearest_even_from_float() {
             );
         }
     }
+}
+
+// ---------------------------------------------------------------- state across calls
+
+/// Runs scenario `mode` of AIV_VEC_SCENARIO on float inputs 0, 1 (element i: i, 2i).
+fn scenario(rig: &Rig, mode: u32) -> Result<(Vec<u8>, Vec<u8>), TwinError> {
+    let mut c = Call::new(AIV_VEC_SCENARIO, 0, AIV_VEC_F32);
+    c.mode = mode;
+    let a: Vec<f32> = (0..R / 4).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..R / 4).map(|i| 2.0 * i as f32).collect();
+    rig.run(
+        &c,
+        [bytemuck::cast_slice(&a), bytemuck::cast_slice(&b), &[]],
+        &vec![0xee; R],
+        &[],
+    )
+}
+
+#[test]
+fn the_mask_register_survives_or_is_reset_as_on_a2() {
+    let rig = Rig::new();
+    let lanes_written = |d: &[u8]| {
+        (0..64)
+            .filter(|&i| d[i * 4..i * 4 + 4] != [0xee; 4])
+            .count()
+    };
+    // Compare leaves the mask alone: the next isSetMask = false instruction uses 0xF.
+    let (d, _) = scenario(&rig, 0).unwrap();
+    assert_eq!(lanes_written(&d), 4);
+    // SetVectorMask<T>(len) beyond one repeat means one full repeat (docs), not an error.
+    let (d, _) = scenario(&rig, 6).unwrap();
+    assert_eq!(lanes_written(&d), 64);
+    // ReduceMax leaves the mask undocumented: using it without setting it is an error.
+    let why = misuse(scenario(&rig, 1));
+    assert!(why.contains("call SetVectorMask first"), "{why}");
+    // In counter mode SetVectorMask<T>(len) writes a lane pattern: an error, not a count.
+    let why = misuse(scenario(&rig, 5));
+    assert!(why.contains("MaskMode::COUNTER"), "{why}");
+}
+
+#[test]
+fn a_scalar_read_right_after_reduce_sum_is_ordered_by_reduce_sum_itself() {
+    // A2's ReduceSum (count form) stores the result with the scalar unit between its own V_S
+    // and S_V / S_MTE3 flags: reading it at once is correct, and no hazard is reported.
+    let rig = Rig::new();
+    let (d, _) = scenario(&rig, 2).unwrap();
+    let want: f32 = (0..100).map(|i| i as f32).sum();
+    assert_eq!((rd::<f32>(&d, 0), rd::<f32>(&d, 4)), (want, want));
+}
+
+#[test]
+fn vector_writes_past_the_unified_buffer_and_partial_overlaps_are_refused() {
+    let rig = Rig::new();
+    let why = misuse(scenario(&rig, 3));
+    assert!(
+        why.contains("outside the") && why.contains("Unified Buffer"),
+        "{why}"
+    );
+    let why = misuse(scenario(&rig, 4));
+    assert!(why.contains("partially overlaps"), "{why}");
+    // A counter-mode count beyond the UB (it would overflow the arithmetic) is named.
+    let mut c = Call::new(AIV_VEC_ADDS, AIV_VEC_COUNTER_BITS, AIV_VEC_F32);
+    c.mask = [(1 << 62) + 64, 0];
+    let why = misuse(rig.run(&c, [&[], &[], &[]], &[], &[]));
+    assert!(why.contains("exceeds the Unified Buffer"), "{why}");
+}
+
+#[test]
+fn copy_in_counter_mode_moves_count_elements_per_repeat() {
+    // The docs' Copy counter mode: the mask is the elements of each repeat (144 int32 = 18
+    // blocks here), repeatTime counts; strides {1, 2, 18, 40}.
+    let rig = Rig::new();
+    let (d, _) = scenario(&rig, 7).unwrap();
+    let mut want = vec![0xeeu8; R];
+    for r in 0..2usize {
+        for e in 0..144usize {
+            let s = r * 40 * 32 + (e / 8) * 2 * 32 + (e % 8) * 4;
+            let o = r * 18 * 32 + (e / 8) * 32 + (e % 8) * 4;
+            wr(&mut want, o, (s / 4) as f32);
+        }
+    }
+    same(&d, &want, "Copy counter mode");
 }

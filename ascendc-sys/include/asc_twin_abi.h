@@ -59,7 +59,7 @@ struct AscTwinUbRange {
 struct AscTwinVecRegs {
     uint64_t mask[2];  /* [low, high]; counter mode: the element count in mask[0] */
     uint32_t counter;  /* 1: counter mode (SetMaskCount); 0: normal mode */
-    uint32_t reserved;
+    uint32_t mask_undefined; /* 1: an API left the mask register in an undocumented state */
     uint64_t cmp[2];   /* the compare-mask register */
     float deq;         /* DEQSCALE (SetDeqScale(half)), as a float */
     uint32_t deq_set;  /* 1 once SetDeqScale has been called */

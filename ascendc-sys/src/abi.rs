@@ -470,6 +470,7 @@ fn ub_access(kind: u32, ub: *const u8, bytes: u64, stored: Option<&[u8]>) -> i32
         _ => "vector instruction",
     };
     with_ctx(name, |ctx| {
+        in_ub(ctx, kind, ub, bytes)?;
         check_ub_access(ctx, kind, ub, bytes, stored)?;
         match kind {
             1 | 2 => crate::lazy::before_ub_write(&mut ctx.lazy, ub as usize, bytes as usize),
@@ -477,6 +478,30 @@ fn ub_access(kind: u32, ub: *const u8, bytes: u64, stored: Option<&[u8]>) -> i32
         }
         Ok(())
     })
+}
+
+/// Every UB access the C++ side reports is bounded here, whatever its tensor claims
+/// (`LocalTensor::SetSize` is unchecked, as in AscendC): the access itself happens only after
+/// the report returns, so nothing outside the block's Unified Buffer is ever touched.
+fn in_ub(ctx: &BlockCtx, kind: u32, ub: *const u8, bytes: u64) -> Result<(), FaultKind> {
+    let (a, base) = (ub as usize, ctx.ub as usize);
+    let end = a.checked_add(bytes as usize);
+    if a < base || end.is_none_or(|e| e > base + ctx.ub_len) {
+        return Err(FaultKind::Misuse {
+            reason: format!(
+                "{} UB bytes outside the {}-byte Unified Buffer",
+                if kind == 1 || kind == 2 {
+                    "writes"
+                } else {
+                    "reads"
+                },
+                ctx.ub_len
+            ),
+            value: (a.wrapping_sub(base) as u64).wrapping_add(bytes),
+            limit: ctx.ub_len as u64,
+        });
+    }
+    Ok(())
 }
 
 /// The pipe-hazard check of a UB access (before deferred staging is updated for it, so that
@@ -552,11 +577,15 @@ pub struct AscTwinUbRange {
 /// `list` must point to `n` valid ranges.
 #[no_mangle]
 pub unsafe extern "C" fn asc_twin_ub_accesses(list: *const AscTwinUbRange, n: u64) -> i32 {
-    // SAFETY: the caller passes `n` valid ranges.
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: the caller passes `n` valid ranges (non-null: n > 0).
     let list = unsafe { std::slice::from_raw_parts(list, n as usize) };
     with_ctx("vector instruction", |ctx| {
         for r in list {
             let kind = if r.kind == 2 { 2 } else { 3 };
+            in_ub(ctx, kind, r.ub, r.bytes)?;
             check_ub_access(ctx, kind, r.ub, r.bytes, None)?;
             if kind == 2 {
                 crate::lazy::before_ub_write(&mut ctx.lazy, r.ub as usize, r.bytes as usize);
@@ -578,8 +607,9 @@ pub struct AscTwinVecRegs {
     pub mask: [u64; 2],
     /// 1 in counter mode (SetMaskCount), 0 in normal mode (SetMaskNorm).
     pub counter: u32,
-    /// Padding.
-    pub reserved: u32,
+    /// 1 when an API left the mask register in a state the docs do not define (the next
+    /// instruction that uses it without setting it first is an error).
+    pub mask_undefined: u32,
     /// The compare-mask register (Compare to register, Select in VSEL_CMPMASK_SPR mode).
     pub cmp: [u64; 2],
     /// DEQSCALE as set by `SetDeqScale(half)` (used by Cast int32 -> half).
@@ -596,7 +626,7 @@ impl AscTwinVecRegs {
     pub const AT_KERNEL_START: AscTwinVecRegs = AscTwinVecRegs {
         mask: [u64::MAX, u64::MAX],
         counter: 0,
-        reserved: 0,
+        mask_undefined: 0,
         cmp: [0, 0],
         deq: 0.0,
         deq_set: 0,
@@ -612,8 +642,9 @@ pub extern "C" fn asc_twin_vec_regs() -> *mut AscTwinVecRegs {
         return std::ptr::null_mut();
     }
     // SAFETY: the context of the running block is live for the whole block (see with_ctx);
-    // only this block's code, on this thread, touches its registers.
-    unsafe { &mut (*p).vec_regs }
+    // only this block's code, on this thread, touches its registers. A raw pointer, not a
+    // reference: with_ctx later borrows the whole context while the C++ side keeps this.
+    unsafe { std::ptr::addr_of_mut!((*p).vec_regs) }
 }
 
 /// Base address and size of the running block's Unified Buffer.

@@ -168,12 +168,42 @@ public:
                       "LocalTensor operator| (Or) on Atlas A2 supports 16- and 32-bit integers");
         return Mk(asc_twin::vec::ExprOp::OR, b);
     }
-    __aicore__ inline asc_twin::vec::CmpExpr<T> operator<(const LocalTensor &b) const { return Cm(CMPMODE::LT, b); }
-    __aicore__ inline asc_twin::vec::CmpExpr<T> operator>(const LocalTensor &b) const { return Cm(CMPMODE::GT, b); }
-    __aicore__ inline asc_twin::vec::CmpExpr<T> operator==(const LocalTensor &b) const { return Cm(CMPMODE::EQ, b); }
-    __aicore__ inline asc_twin::vec::CmpExpr<T> operator<=(const LocalTensor &b) const { return Cm(CMPMODE::LE, b); }
-    __aicore__ inline asc_twin::vec::CmpExpr<T> operator>=(const LocalTensor &b) const { return Cm(CMPMODE::GE, b); }
-    __aicore__ inline asc_twin::vec::CmpExpr<T> operator!=(const LocalTensor &b) const { return Cm(CMPMODE::NE, b); }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator<(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor comparison operators on Atlas A2 support half and float");
+        return Cm(CMPMODE::LT, b);
+    }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator>(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor comparison operators on Atlas A2 support half and float");
+        return Cm(CMPMODE::GT, b);
+    }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator==(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor comparison operators on Atlas A2 support half and float");
+        return Cm(CMPMODE::EQ, b);
+    }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator<=(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor comparison operators on Atlas A2 support half and float");
+        return Cm(CMPMODE::LE, b);
+    }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator>=(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor comparison operators on Atlas A2 support half and float");
+        return Cm(CMPMODE::GE, b);
+    }
+    __aicore__ inline asc_twin::vec::CmpExpr<T> operator!=(const LocalTensor &b) const
+    {
+        static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                      "LocalTensor comparison operators on Atlas A2 support half and float");
+        return Cm(CMPMODE::NE, b);
+    }
     __aicore__ inline void operator=(const asc_twin::vec::Expr<T> &e) const { asc_twin::vec::EvalExpr(*this, e); }
     template <typename S> __aicore__ inline void operator=(const asc_twin::vec::CmpExpr<S> &e) const
     {

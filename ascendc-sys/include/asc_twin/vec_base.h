@@ -189,14 +189,32 @@ inline Lanes CountLanes(const char *api, int32_t count, uint32_t perRep)
 
 /* Counter mode of a level-0 call: the count comes from the mask register (isSetMask = false)
  * or from the call's mask (written to the register). */
-inline Lanes CounterLanes(uint64_t count, uint32_t perRep)
+inline Lanes CounterLanes(const char *api, uint64_t count, uint32_t perRep)
 {
+    /* A count beyond the Unified Buffer can only run off it (and would overflow the
+     * arithmetic below): name it. (A negative int32 count written to the register lands here
+     * as a huge one.) */
+    const uint64_t maxCount = static_cast<uint64_t>(AscendC::TOTAL_UB_SIZE) * perRep / AscendC::ONE_REPEAT_BYTE_SIZE;
+    if (count > maxCount) {
+        Fail(api, "the counter-mode element count exceeds the Unified Buffer", count, maxCount);
+    }
     Lanes l;
     l.perRep = perRep;
     l.counter = true;
     l.count = count;
     l.repeats = static_cast<uint32_t>((count + perRep - 1) / perRep);
     return l;
+}
+
+/* The mask register as an instruction with isSetMask = false finds it. */
+inline void CheckMaskDefined(const char *api, const AscTwinVecRegs &reg)
+{
+    if (reg.mask_undefined) {
+        Fail(api,
+             "isSetMask = false, but the mask register was left in an undocumented state by an earlier API "
+             "(ReduceMax/ReduceMin, or a mask form of ReduceSum): call SetVectorMask first",
+             0, 0);
+    }
 }
 
 inline void CheckRepeat(const char *api, uint32_t repeatTimes)
@@ -212,7 +230,11 @@ inline Lanes BitLanes(const char *api, const uint64_t mask[], uint32_t repeatTim
 {
     CheckRepeat(api, repeatTimes);
     AscTwinVecRegs &reg = Regs();
+    if (!isSetMask) {
+        CheckMaskDefined(api, reg);
+    }
     if (isSetMask) {
+        reg.mask_undefined = 0;
         if (reg.counter) {
             /* SetVectorMask(mask[1], mask[0]) in counter mode: the count is the low word. */
             reg.mask[0] = mask[0];
@@ -226,7 +248,7 @@ inline Lanes BitLanes(const char *api, const uint64_t mask[], uint32_t repeatTim
         }
     }
     if (reg.counter) {
-        return CounterLanes(reg.mask[0], perRep);
+        return CounterLanes(api, reg.mask[0], perRep);
     }
     Lanes l;
     l.perRep = perRep;
@@ -243,7 +265,11 @@ inline Lanes ContLanes(const char *api, uint64_t mask, uint32_t repeatTimes, uin
 {
     CheckRepeat(api, repeatTimes);
     AscTwinVecRegs &reg = Regs();
+    if (!isSetMask) {
+        CheckMaskDefined(api, reg);
+    }
     if (isSetMask) {
+        reg.mask_undefined = 0;
         if (reg.counter) {
             /* AscendC converts the continuous mask to a lane pattern before writing the
              * register, so in counter mode the count would be that pattern, not `mask`. */
@@ -258,7 +284,7 @@ inline Lanes ContLanes(const char *api, uint64_t mask, uint32_t repeatTimes, uin
         reg.mask[1] = n > 64 ? Lanes::FullBits(n - 64) : 0;
     }
     if (reg.counter) {
-        return CounterLanes(reg.mask[0], perRep);
+        return CounterLanes(api, reg.mask[0], perRep);
     }
     Lanes l;
     l.perRep = perRep;
@@ -274,6 +300,7 @@ inline void AfterLevel2()
 {
     AscTwinVecRegs &reg = Regs();
     reg.counter = 0;
+    reg.mask_undefined = 0;
     reg.mask[0] = ~0ULL;
     reg.mask[1] = ~0ULL;
 }
@@ -346,21 +373,22 @@ public:
             n_ = 0;
         }
     }
-    /* Adds operand `o`'s bytes over `lanes`, checking they stay inside its tensor. */
-    void Operand(const Opnd &o, const Lanes &lanes)
+    /* Adds operand `o`'s bytes over `lanes`, checking they stay inside its tensor; returns the
+     * end of its extent (bytes from o.base). */
+    uint64_t Operand(const Opnd &o, const Lanes &lanes)
     {
         if ((reinterpret_cast<uintptr_t>(o.base) & 31u) != 0) {
             Fail(api_, "operand address is not 32-byte aligned", reinterpret_cast<uintptr_t>(o.base) & 31u, 32);
         }
         const uint32_t kind = o.write ? 2 : 3;
         if (lanes.repeats == 0) {
-            return;
+            return 0;
         }
         if (lanes.Dense() && o.Dense(lanes.perRep)) {
             const uint64_t bytes = lanes.Total() * o.es;
             Bound(o, bytes);
             Add(kind, o.base, bytes);
-            return;
+            return bytes;
         }
         const uint32_t epb = 32 / o.es;
         uint64_t end = 0;
@@ -382,12 +410,14 @@ public:
                         const uint64_t bytes = static_cast<uint64_t>(l - s) * o.es;
                         const uint64_t e = static_cast<uint64_t>(p - o.base) + bytes;
                         end = e > end ? e : end;
+                        Bound(o, e); /* before the range can reach the runtime */
                         Add(kind, p, bytes);
                     }
                 }
             }
         }
         Bound(o, end);
+        return end;
     }
 
 private:
@@ -405,14 +435,36 @@ private:
     uint64_t n_ = 0;
 };
 
-/* Reports the footprint of an instruction with `nsrc` sources and one destination. */
-inline void Report(const char *api, const Lanes &lanes, const Opnd *srcs, uint32_t nsrc, const Opnd &dst)
+/* Reports the footprint of an instruction with `nsrc` sources and one destination, and refuses
+ * a source that overlaps the destination other than exactly (same address, element size and
+ * strides): the docs do not support partial overlap (general constraints, address overlap),
+ * and the result would depend on the order the hardware reads and writes. `src1MayOverlap`:
+ * the documented exception of Add/Sub/Mul/Max/Min, whose src1 may overlap the destination
+ * across repeats when src1's or the destination's repeat stride is 0. */
+inline void Report(const char *api, const Lanes &lanes, const Opnd *srcs, uint32_t nsrc, const Opnd &dst,
+                   bool src1MayOverlap = false)
 {
     Footprint fp(api);
+    uint64_t ends[2] = {0, 0};
     for (uint32_t i = 0; i < nsrc; i++) {
-        fp.Operand(srcs[i], lanes);
+        const uint64_t e = fp.Operand(srcs[i], lanes);
+        if (i < 2) {
+            ends[i] = e;
+        }
     }
-    fp.Operand(dst, lanes);
+    const uint64_t dend = fp.Operand(dst, lanes);
+    for (uint32_t i = 0; i < nsrc && i < 2; i++) {
+        const Opnd &s = srcs[i];
+        const bool meet = s.base < dst.base + dend && dst.base < s.base + ends[i];
+        const bool same = s.base == dst.base && s.es == dst.es && s.blk == dst.blk && s.rep == dst.rep;
+        const bool exempt = i == 1 && src1MayOverlap && (s.rep == 0 || dst.rep == 0);
+        if (meet && !same && !exempt && dend > 0 && ends[i] > 0) {
+            Fail(api,
+                 "a source partially overlaps the destination (only identical operands, or disjoint ones, are "
+                 "supported)",
+                 static_cast<uint64_t>(s.base > dst.base ? s.base - dst.base : dst.base - s.base), 0);
+        }
+    }
     fp.Flush();
 }
 
@@ -451,10 +503,11 @@ inline void Unary(const char *api, const Lanes &lanes, const Opnd &dst, const Op
 }
 
 template <typename D, typename S0, typename S1, typename F>
-inline void Binary(const char *api, const Lanes &lanes, const Opnd &dst, const Opnd &a, const Opnd &b, F f)
+inline void Binary(const char *api, const Lanes &lanes, const Opnd &dst, const Opnd &a, const Opnd &b, F f,
+                   bool src1MayOverlap = false)
 {
     const Opnd srcs[2] = {a, b};
-    Report(api, lanes, srcs, 2, dst);
+    Report(api, lanes, srcs, 2, dst, src1MayOverlap);
     if (lanes.repeats == 0) {
         return;
     }
@@ -506,23 +559,32 @@ __aicore__ inline void SetVectorMask(const uint64_t maskHigh, const uint64_t mas
     AscTwinVecRegs &reg = asc_twin::vec::Regs();
     reg.mask[0] = maskLow;
     reg.mask[1] = maskHigh;
+    reg.mask_undefined = 0;
 }
 
 /* Normal mode: the first `len` lanes; counter mode: `len` elements. */
 template <typename T, MaskMode mode = MaskMode::NORMAL> __aicore__ inline void SetVectorMask(int32_t len)
 {
     AscTwinVecRegs &reg = asc_twin::vec::Regs();
-    if (mode == MaskMode::COUNTER || reg.counter) {
-        reg.mask[0] = static_cast<uint64_t>(len);
+    reg.mask_undefined = 0;
+    if (mode == MaskMode::COUNTER) {
+        reg.mask[0] = static_cast<uint64_t>(static_cast<int64_t>(len));
         reg.mask[1] = 0;
         return;
     }
-    const uint32_t perRep = asc_twin::vec::LanesPerRepeat(sizeof(T));
-    if (len < 0 || static_cast<uint32_t>(len) > perRep) {
-        asc_twin::vec::Fail("SetVectorMask", "len out of range [0, lanes per repeat]", static_cast<uint64_t>(len),
-                            perRep);
+    if (reg.counter) {
+        /* The NORMAL form converts len to a lane pattern, which counter mode takes as a count. */
+        asc_twin::vec::Fail("SetVectorMask",
+                            "SetVectorMask<T>(len) in counter mode writes a lane pattern, not a count (use "
+                            "SetVectorMask<T, MaskMode::COUNTER>(len))",
+                            static_cast<uint64_t>(len), 0);
     }
-    const uint32_t n = static_cast<uint32_t>(len);
+    if (len < 0) {
+        asc_twin::vec::Fail("SetVectorMask", "len is negative (undefined on the NPU)", static_cast<uint64_t>(len), 0);
+    }
+    /* Above one repeat's lanes it still means one full repeat (docs, mask). */
+    const uint32_t perRep = asc_twin::vec::LanesPerRepeat(sizeof(T));
+    const uint32_t n = static_cast<uint32_t>(len) > perRep ? perRep : static_cast<uint32_t>(len);
     reg.mask[0] = asc_twin::vec::Lanes::FullBits(n >= 64 ? 64 : n);
     reg.mask[1] = n > 64 ? asc_twin::vec::Lanes::FullBits(n - 64) : 0;
 }
@@ -533,6 +595,7 @@ __aicore__ inline void ResetMask()
     AscTwinVecRegs &reg = asc_twin::vec::Regs();
     reg.mask[0] = FULL_MASK;
     reg.mask[1] = FULL_MASK;
+    reg.mask_undefined = 0;
 }
 
 /* Counter mode: the mask register holds an element count. */

@@ -97,7 +97,16 @@ template <typename T> inline T RoundFloat(float x, AscendC::RoundMode mode)
         lo = B::Down(hi);
     }
     const double dl = static_cast<double>(static_cast<float>(B::Make(lo)));
-    const double dh = static_cast<double>(static_cast<float>(B::Make(hi)));
+    double dh = static_cast<double>(static_cast<float>(B::Make(hi)));
+    double dlv = dl;
+    if (std::isinf(dl) && !std::isinf(dh)) {
+        dlv = 2 * dh - static_cast<double>(static_cast<float>(B::Make(B::Up(hi))));
+    }
+    if (std::isinf(dh) && !std::isinf(dl)) {
+        /* Above the largest finite value: the next grid point (where nearest rounding
+         * overflows to inf) is one ulp further, as if the exponent went on. */
+        dh = 2 * dl - static_cast<double>(static_cast<float>(B::Make(B::Down(lo))));
+    }
     switch (mode) {
     case AscendC::RoundMode::CAST_FLOOR:
         return B::Make(lo);
@@ -106,7 +115,7 @@ template <typename T> inline T RoundFloat(float x, AscendC::RoundMode mode)
     case AscendC::RoundMode::CAST_TRUNC:
         return B::Make(x > 0 ? lo : hi);
     case AscendC::RoundMode::CAST_ROUND: {
-        const double a = static_cast<double>(x) - dl, b = dh - static_cast<double>(x);
+        const double a = static_cast<double>(x) - dlv, b = dh - static_cast<double>(x);
         if (a == b) return B::Make(x > 0 ? hi : lo);
         return B::Make(a < b ? lo : hi);
     }

@@ -177,6 +177,50 @@ template <typename T, typename U> constexpr bool SelTypes()
     return AscendC::Std::is_one_of_v<T, half, float> && AscendC::Std::is_one_of_v<U, uint8_t, uint16_t, uint32_t, uint64_t>;
 }
 
+/* What the A2 implementation of Select does besides selecting: it loads the CMPMASK register
+ * (mode 0: the first 128 bits of selMask; modes 1 and 2: a 32-byte block it first writes at
+ * UB 184 KiB, the reserved area, holding the scalar src1 (mode 1) or selMask's UB address
+ * (mode 2) repeated). The twin does the same, so a kernel keeping data in the reserved 8 KiB,
+ * or relying on CMPMASK across a Select, sees what it would on the NPU. */
+template <typename T, typename U>
+inline void SelectSideEffects(AscendC::SELMODE mode, const uint8_t *bits, const AscendC::LocalTensor<U> &sel,
+                              const T *scalar, const Lanes &lanes)
+{
+    if (lanes.repeats == 0) {
+        return;
+    }
+    AscTwinVecRegs &reg = Regs();
+    if (mode == AscendC::SELMODE::VSEL_CMPMASK_SPR) {
+        const uint64_t have = static_cast<uint64_t>(sel.GetSize()) * sizeof(U);
+        uint8_t m[16] = {0};
+        std::memcpy(m, bits, have < 16 ? have : 16);
+        std::memcpy(reg.cmp, m, 16);
+        return;
+    }
+    uint8_t block[32];
+    if (scalar != nullptr) {
+        for (uint32_t i = 0; i < 32; i += sizeof(T)) {
+            std::memcpy(block + i, scalar, sizeof(T));
+        }
+    } else {
+        const uint32_t addr = static_cast<uint32_t>(sel.GetPhyAddr());
+        for (uint32_t i = 0; i < 32; i += 4) {
+            std::memcpy(block + i, &addr, 4);
+        }
+    }
+    uint8_t *base = nullptr;
+    uint64_t cap = 0;
+    asc_twin_check(asc_twin_ub_arena(&base, &cap));
+    constexpr uint64_t kTmp = 184 * 1024;
+    if (cap >= kTmp + 32) {
+        Footprint fp("Select");
+        fp.Add(2, base + kTmp, 32);
+        fp.Flush();
+        std::memcpy(base + kTmp, block, 32);
+    }
+    std::memcpy(reg.cmp, block, 16);
+}
+
 template <typename T, typename U>
 inline void SelectAny(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &sel,
                       const AscendC::LocalTensor<T> &src0, const AscendC::LocalTensor<T> *src1, const T *scalar,
@@ -190,6 +234,7 @@ inline void SelectAny(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTe
     }
     const bool nextBits = mode != AscendC::SELMODE::VSEL_CMPMASK_SPR;
     const uint8_t *bits = SelBits("Select", sel, lanes, nextBits);
+    SelectSideEffects(mode, bits, sel, scalar, lanes);
     const Opnd a = Op(src0, p.src0BlkStride, p.src0RepStride, false);
     const Opnd d = Op(dst, p.dstBlkStride, p.dstRepStride, true);
     if (src1 != nullptr) {
@@ -219,8 +264,8 @@ __aicore__ inline void Compare(const LocalTensor<U> &dst, const LocalTensor<T> &
     const uint32_t per = LanesPerRepeat(sizeof(T));
     const uint32_t reps = CompareRepeats<T>("Compare", count);
     const Opnd a = Dense(src0, per, false), b = Dense(src1, per, false);
+    /* The A2 implementation issues whole repeats and leaves the mask register alone. */
     CompareRun<T, U>("Compare", dst, a, &b, nullptr, cmpMode, reps);
-    AfterLevel2();
 }
 
 /* Compare, level 0 (the mask is a reserved parameter on A2: whole repeats are compared). */
@@ -260,7 +305,6 @@ __aicore__ inline void Compares(const LocalTensor<U> &dst, const LocalTensor<T> 
     const uint32_t per = LanesPerRepeat(sizeof(T));
     const uint32_t reps = CompareRepeats<T>("Compares", count);
     CompareRun<T, U>("Compares", dst, Dense(src0, per, false), nullptr, &src1Scalar, cmpMode, reps);
-    AfterLevel2();
 }
 template <typename T, typename U, bool isSetMask = true>
 __aicore__ inline void Compares(const LocalTensor<U> &dst, const LocalTensor<T> &src0, const T src1Scalar,
@@ -291,7 +335,9 @@ __aicore__ inline void Compare(const LocalTensor<T> &src0, const LocalTensor<T> 
     static_assert(AscendC::Std::is_one_of_v<T, half, float>, "Compare (to the CMPMASK register) on Atlas A2 supports half and float");
     using namespace asc_twin::vec;
     const uint32_t per = LanesPerRepeat(sizeof(T));
-    const Lanes lanes = BitLanes<isSetMask>("Compare", mask, 1, per);
+    Lanes lanes = BitLanes<isSetMask>("Compare", mask, 1, per);
+    /* One repeat, in counter mode too (the result is one repeat's bits). */
+    lanes.repeats = lanes.repeats > 1 ? 1 : lanes.repeats;
     const Opnd a = Op(src0, repeatParams.src0BlkStride, repeatParams.src0RepStride, false);
     const Opnd b = Op(src1, repeatParams.src1BlkStride, repeatParams.src1RepStride, false);
     Footprint fp("Compare");

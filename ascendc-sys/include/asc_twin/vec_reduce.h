@@ -137,6 +137,15 @@ template <typename T> inline uint64_t MaxMinWork(uint64_t reps, bool calIndex)
     return size;
 }
 
+/* A SetFlag / WaitFlag pair the AscendC implementation issues itself (on a free id). */
+inline void ImplFlag(AscendC::HardEvent e)
+{
+    const int32_t id = asc_twin_event(ASC_TWIN_FETCH_EVENT, static_cast<uint32_t>(e), 0);
+    asc_twin_check(id < 0 ? 1 : 0);
+    asc_twin_check(asc_twin_pipe(ASC_TWIN_SET_FLAG, static_cast<uint32_t>(e), id));
+    asc_twin_check(asc_twin_pipe(ASC_TWIN_WAIT_FLAG, static_cast<uint32_t>(e), id));
+}
+
 /*
  * ReduceSum / ReduceMax / ReduceMin over `lanes` of `src` (rep stride `srcRepStride`).
  * `countForm`: the level-2 form (repeat sums added in order; no work buffer for sums).
@@ -171,18 +180,23 @@ inline void WholeRange(const char *api, Red kind, const AscendC::LocalTensor<T> 
         Fail(api, "sharedTmpBuffer is smaller than the documented size for this call", workNeed * sizeof(T),
              static_cast<uint64_t>(work.GetSize()) * sizeof(T));
     }
-    if (workWrite > work.GetSize()) {
-        workWrite = work.GetSize();
+    /* A2 writes the whole documented work area (later rounds past the first's pairs), except
+     * a single-repeat max/min with the index, which goes straight to dst. */
+    if (kind != Red::SUM && calIndex && lanes.repeats == 1 && !countForm) {
+        workNeed = 0;
     }
+    workWrite = workWrite < workNeed ? workWrite : workNeed;
     const uint64_t dstBytes = (kind != Red::SUM && calIndex ? 2 : 1) * sizeof(T);
     if (static_cast<uint64_t>(dst.GetSize()) * sizeof(T) < dstBytes) {
         Fail(api, "the destination is too small for the result", dstBytes, static_cast<uint64_t>(dst.GetSize()) * sizeof(T));
     }
-    Footprint fp(api);
-    fp.Operand(s, lanes);
-    fp.Add(2, reinterpret_cast<uint8_t *>(w), workWrite * sizeof(T));
-    fp.Add(2, reinterpret_cast<uint8_t *>(d), dstBytes);
-    fp.Flush();
+    {
+        Footprint fp(api);
+        fp.Operand(s, lanes);
+        fp.Flush();
+    }
+    std::vector<T> wv;
+    wv.reserve(workWrite);
 
     T acc = Num<T>::Out(0.0f);
     uint32_t accIdx = 0;
@@ -191,7 +205,7 @@ inline void WholeRange(const char *api, Red kind, const AscendC::LocalTensor<T> 
     uint32_t np = 0;
     T pending[128];
     uint32_t npend = 0;
-    uint64_t written = 0;
+    bool anyLane = false;
     auto flushPartials = [&](bool last) {
         /* Mask form of ReduceSum: partial sums a repeat's worth at a time, tree-reduced. */
         while (npend == per || (last && npend > 0)) {
@@ -210,10 +224,11 @@ inline void WholeRange(const char *api, Red kind, const AscendC::LocalTensor<T> 
         T v{};
         uint32_t idx = 0;
         const bool any = ReduceRange<T>(kind, s, lanes, r, 0, per, v, idx);
-        if (written < workWrite) {
-            w[written++] = v;
-            if (kind != Red::SUM && written < workWrite) {
-                w[written++] = IndexSlot<T>(idx);
+        anyLane = anyLane || any;
+        if (wv.size() < workWrite) {
+            wv.push_back(v);
+            if (kind != Red::SUM && wv.size() < workWrite) {
+                wv.push_back(IndexSlot<T>(idx));
             }
         }
         if (kind == Red::SUM) {
@@ -254,16 +269,40 @@ inline void WholeRange(const char *api, Red kind, const AscendC::LocalTensor<T> 
         acc = partial[0];
         have = true;
     }
-    if (!have) {
-        return;
+    if (!anyLane) {
+        return; /* no lane enabled: a no-op (docs) */
     }
-    d[0] = acc;
-    if (kind == Red::SUM && countForm) {
-        /* The count form's sum is also left in the accumulator register (GetAccVal). */
+    /* What the NPU writes: the work area (partial results, then its later rounds, shown here
+     * as all-ones bytes) and the result. */
+    Footprint fw(api);
+    fw.Add(2, reinterpret_cast<uint8_t *>(w), workNeed * sizeof(T));
+    const bool scalarStore = kind == Red::SUM && countForm;
+    if (!scalarStore) {
+        fw.Add(2, reinterpret_cast<uint8_t *>(d), dstBytes);
+    }
+    fw.Flush();
+    for (uint64_t i = 0; i < workNeed; i++) {
+        if (i < wv.size()) {
+            w[i] = wv[i];
+        } else {
+            std::memset(&w[i], 0xff, sizeof(T));
+        }
+    }
+    if (scalarStore) {
+        /* The count form of ReduceSum on A2: the vector unit leaves the sum in its accumulator
+         * register and the implementation stores it with the scalar unit, between its own
+         * V_S and S_V / S_MTE3 flags (so the kernel may read dst[0] at once). */
         uint64_t bits = 0;
         std::memcpy(&bits, &acc, sizeof(T));
         Regs().acc = bits;
+        ImplFlag(AscendC::HardEvent::V_S);
+        asc_twin_check(asc_twin_ub_store(reinterpret_cast<const uint8_t *>(d), &acc, sizeof(T)));
+        d[0] = acc;
+        ImplFlag(AscendC::HardEvent::S_V);
+        ImplFlag(AscendC::HardEvent::S_MTE3);
+        return;
     }
+    d[0] = acc;
     if (kind != Red::SUM && calIndex) {
         d[1] = IndexSlot<T>(accIdx);
     }
@@ -292,7 +331,13 @@ inline void PerRepeat(const char *api, Red kind, const AscendC::LocalTensor<T> &
     Footprint fp(api);
     fp.Operand(s, lanes);
     for (uint32_t r = 0; r < lanes.repeats; r++) {
-        Out(fp, api, base + static_cast<uint64_t>(r) * dstRepStride * unit, unit, base, cap);
+        bool any = false;
+        for (uint32_t l = 0; l < lanes.perRep && !any; l++) {
+            any = lanes.Active(r, l);
+        }
+        if (any) { /* a repeat with no enabled lane writes nothing */
+            Out(fp, api, base + static_cast<uint64_t>(r) * dstRepStride * unit, unit, base, cap);
+        }
     }
     fp.Flush();
     for (uint32_t r = 0; r < lanes.repeats; r++) {
@@ -360,6 +405,16 @@ inline void PerBlock(const char *api, Red kind, const AscendC::LocalTensor<T> &d
     }
 }
 
+/* ReduceMax/ReduceMin (every form) and ReduceSum's mask forms leave the mask register as their
+ * last internal step set it (A2 implementation), which the docs do not define. The twin
+ * assumes normal mode afterwards and makes the next isSetMask = false instruction an error. */
+inline void MaskLeftUndefined()
+{
+    AscTwinVecRegs &reg = Regs();
+    reg.counter = 0;
+    reg.mask_undefined = 1;
+}
+
 inline void RedLanes(const char *api, int32_t repeatTime)
 {
     if (repeatTime < 0) {
@@ -389,7 +444,9 @@ __aicore__ inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T>
         lanes = BitLanes<false>("ReduceSum", MASK_PLACEHOLDER_LIST, 1, per);
     }
     WholeRange("ReduceSum", Red::SUM, dst, src, sharedTmpBuffer, lanes, 8, false, true);
-    AfterLevel2();
+    if (isSetMask) {
+        AfterLevel2(); /* with isSetMask = false the A2 implementation leaves mode and mask alone */
+    }
 }
 
 #define ASC_TWIN_REDUCE_L0(NAME, KIND, IDXP, IDXA)                                                                    \
@@ -405,6 +462,7 @@ __aicore__ inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T>
         Lanes lanes = BitLanes<true>(#NAME, m, 0, LanesPerRepeat(sizeof(T)));                                         \
         lanes.repeats = static_cast<uint32_t>(repeatTime);                                                            \
         WholeRange(#NAME, KIND, dst, src, sharedTmpBuffer, lanes, static_cast<uint32_t>(srcRepStride), IDXA, false);  \
+        MaskLeftUndefined();                                                                                          \
     }                                                                                                                 \
     template <typename T>                                                                                             \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                                 \
@@ -417,6 +475,7 @@ __aicore__ inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T>
         Lanes lanes = ContLanes<true>(#NAME, mask < 0 ? 0 : static_cast<uint64_t>(mask), 0, LanesPerRepeat(sizeof(T))); \
         lanes.repeats = static_cast<uint32_t>(repeatTime);                                                            \
         WholeRange(#NAME, KIND, dst, src, sharedTmpBuffer, lanes, static_cast<uint32_t>(srcRepStride), IDXA, false);  \
+        MaskLeftUndefined();                                                                                          \
     }
 
 ASC_TWIN_REDUCE_L0(ReduceSum, Red::SUM, , false)
@@ -433,7 +492,7 @@ ASC_TWIN_REDUCE_L0(ReduceMin, Red::MIN, ASC_TWIN_COMMA bool calIndex = 0, calInd
         CheckCount(#NAME, count, src.GetSize(), false);                                                               \
         const Lanes lanes = CountLanes(#NAME, count, LanesPerRepeat(sizeof(T)));                                      \
         WholeRange(#NAME, KIND, dst, src, sharedTmpBuffer, lanes, 8, calIndex, true);                                 \
-        AfterLevel2();                                                                                                \
+        MaskLeftUndefined();                                                                                          \
     }
 ASC_TWIN_REDUCE_L2(ReduceMax, Red::MAX)
 ASC_TWIN_REDUCE_L2(ReduceMin, Red::MIN)

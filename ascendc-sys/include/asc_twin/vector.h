@@ -9,6 +9,8 @@
 
 #include "vec_base.h"
 
+#include <vector>
+
 namespace asc_twin {
 namespace vec {
 template <typename T> constexpr bool DupType()
@@ -107,6 +109,58 @@ struct CopyRepeatParams {
 };
 
 namespace asc_twin_copy {
+/* Copy's counter mode differs from the other instructions' (docs): the count is the elements of
+ * *each* repeat (ceil(count * sizeof(T) / 32) blocks, possibly more than 8), and repeatTime
+ * counts. */
+template <typename T>
+__aicore__ inline void CounterCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t count,
+                                   uint32_t repeatTime, const CopyRepeatParams &p)
+{
+    using namespace asc_twin::vec;
+    constexpr uint32_t epb = 32 / sizeof(T);
+    if (count > TOTAL_UB_SIZE / sizeof(T)) {
+        Fail("Copy", "the counter-mode count (elements per repeat) exceeds the Unified Buffer", count,
+             TOTAL_UB_SIZE / sizeof(T));
+    }
+    uint8_t *d = reinterpret_cast<uint8_t *>(asc_twin::Access::Ptr(dst));
+    const uint8_t *s = reinterpret_cast<const uint8_t *>(asc_twin::Access::Ptr(src));
+    const uint64_t dcap = static_cast<uint64_t>(dst.GetSize()) * sizeof(T);
+    const uint64_t scap = static_cast<uint64_t>(src.GetSize()) * sizeof(T);
+    if ((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & 31u) {
+        Fail("Copy", "operand address is not 32-byte aligned", 0, 32);
+    }
+    auto at = [&](uint32_t stride, uint32_t repSize, uint32_t r, uint64_t e) {
+        return static_cast<uint64_t>(r) * repSize * 32 + (e / epb) * stride * 32 + (e % epb) * sizeof(T);
+    };
+    /* Footprint: per repeat, one run per block (reads first). */
+    Footprint fp("Copy");
+    for (int pass = 0; pass < 2; pass++) {
+        const bool w = pass == 1;
+        for (uint32_t r = 0; r < repeatTime; r++) {
+            for (uint64_t e = 0; e < count; e += epb) {
+                const uint64_t n = count - e < epb ? count - e : epb;
+                const uint64_t off = w ? at(p.dstStride, p.dstRepeatSize, r, e) : at(p.srcStride, p.srcRepeatSize, r, e);
+                if (off + n * sizeof(T) > (w ? dcap : scap)) {
+                    Fail("Copy", w ? "writes past the end of its destination LocalTensor"
+                                   : "reads past the end of a source LocalTensor",
+                         off + n * sizeof(T), w ? dcap : scap);
+                }
+                fp.Add(w ? 2 : 3, (w ? d : s) + off, n * sizeof(T));
+            }
+        }
+    }
+    fp.Flush();
+    std::vector<T> tmp(count);
+    for (uint32_t r = 0; r < repeatTime; r++) {
+        for (uint64_t e = 0; e < count; e++) {
+            std::memcpy(&tmp[e], s + at(p.srcStride, p.srcRepeatSize, r, e), sizeof(T));
+        }
+        for (uint64_t e = 0; e < count; e++) {
+            std::memcpy(d + at(p.dstStride, p.dstRepeatSize, r, e), &tmp[e], sizeof(T));
+        }
+    }
+}
+
 template <typename T>
 __aicore__ inline void Run(const LocalTensor<T> &dst, const LocalTensor<T> &src, asc_twin::vec::Lanes lanes,
                            uint32_t repeatTime, const CopyRepeatParams &p)
@@ -120,13 +174,8 @@ __aicore__ inline void Run(const LocalTensor<T> &dst, const LocalTensor<T> &src,
              p.dstRepeatSize > p.srcRepeatSize ? p.dstRepeatSize : p.srcRepeatSize, 4095);
     }
     if (lanes.counter) {
-        /* Copy's counter mode differs from the others' (docs): the count is the elements of
-         * each repeat, and repeatTime counts. */
-        const uint64_t n = lanes.count > lanes.perRep ? lanes.perRep : lanes.count;
-        lanes.counter = false;
-        lanes.repeats = repeatTime;
-        lanes.bits[0] = Lanes::FullBits(n >= 64 ? 64 : static_cast<uint32_t>(n));
-        lanes.bits[1] = n > 64 ? Lanes::FullBits(static_cast<uint32_t>(n - 64)) : 0;
+        CounterCopy(dst, src, lanes.count, repeatTime, p);
+        return;
     }
     Unary<T, T>("Copy", lanes, Op(dst, p.dstStride, p.dstRepeatSize, true), Op(src, p.srcStride, p.srcRepeatSize, false),
                 [](T v) { return v; });
@@ -146,13 +195,8 @@ __aicore__ inline void Copy(const LocalTensor<T> &dst, const LocalTensor<T> &src
                             const uint8_t repeatTime, const CopyRepeatParams &repeatParams)
 {
     using namespace asc_twin::vec;
-    const uint64_t m[2] = {mask, 0};
-    if (Regs().counter) {
-        /* In counter mode the continuous mask is Copy's per-repeat count. */
-        asc_twin_copy::Run(dst, src, BitLanes<isSetMask>("Copy", m, repeatTime, LanesPerRepeat(sizeof(T))), repeatTime,
-                           repeatParams);
-        return;
-    }
+    /* (In counter mode ContLanes refuses the continuous form: AscendC writes it as a lane
+     * pattern, not Copy's per-repeat count.) */
     asc_twin_copy::Run(dst, src, ContLanes<isSetMask>("Copy", mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatTime,
                        repeatParams);
 }

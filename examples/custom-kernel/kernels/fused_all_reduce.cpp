@@ -126,7 +126,9 @@ extern "C" __global__ __aicore__ void relu_scale_all_reduce(GM_ADDR argsAddr)
             Add(acc, acc, tmp, static_cast<int32_t>(n));
             Order<HardEvent::V_MTE2>(); /* the next load reuses tmp */
         }
-        Order<HardEvent::MTE2_V>(); /* one rank: acc is still MTE2's */
+        if (ranks == 1) {
+            Order<HardEvent::MTE2_V>(); /* no Add ran: acc is still MTE2's */
+        }
         Order<HardEvent::V_MTE3>();
         Store(a->y + off * sizeof(float), acc, n);
         Order<HardEvent::MTE3_MTE2>();

@@ -71,6 +71,8 @@ fn every_size_class_and_block_count() {
     run(4, 5_000, 4096, 2);
     // More blocks than 8-float slices: some blocks own nothing.
     run(2, 20, 1 << 20, 8);
+    // One rank: the sum is its own contribution.
+    run(1, 1000, 1 << 20, 2);
 }
 
 #[test]
