@@ -294,8 +294,9 @@ inline Lanes ContLanes(const char *api, uint64_t mask, uint32_t repeatTimes, uin
     return l;
 }
 
-/* What every level-2 (count) call leaves behind on A2: normal mode, every lane enabled (the
- * AscendC implementation switches to counter mode for the call and back). */
+/* What a level-2 (count) call that sets the mask itself leaves behind on A2: normal mode, every
+ * lane enabled (the implementation switches to counter mode for the call and back). Compare,
+ * the isSetMask = false forms and the max/min reductions differ: see their headers. */
 inline void AfterLevel2()
 {
     AscTwinVecRegs &reg = Regs();
