@@ -298,7 +298,10 @@ enum AivVecOp {
      * 4 Adds with dst 8 floats into its source (partial overlap: an error);
      * 5 SetMaskCount; SetVectorMask<float>(130) (a lane pattern, not a count: an error);
      * 6 SetVectorMask<float>(200) (one full repeat); Adds<false>;
-     * 7 SetMaskCount; Copy with mask {144, 0}, 2 repeats, {1, 2, 18, 40} (144 elements per repeat) */
+     * 7 SetMaskCount; Copy with mask {144, 0}, 2 repeats, {1, 2, 18, 40} (144 elements per repeat);
+     * 8 Add(x, x, x[64]) over 4 rows of 128 floats (interleaved, not overlapping), x to dst;
+     * 9 Adds(x, x[8]) with block stride 2 (even blocks from odd ones), x to dst;
+     * 10 level-0 Select in mode 2 under counter mode (an error) */
     AIV_VEC_SCENARIO = 129
 };
 

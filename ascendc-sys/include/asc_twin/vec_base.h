@@ -19,7 +19,10 @@
 #ifndef ASC_TWIN_VEC_BASE_H
 #define ASC_TWIN_VEC_BASE_H
 
+#include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "tensor.h"
 
@@ -382,17 +385,27 @@ public:
             Fail(api_, "operand address is not 32-byte aligned", reinterpret_cast<uintptr_t>(o.base) & 31u, 32);
         }
         const uint32_t kind = o.write ? 2 : 3;
+        uint64_t end = 0;
+        ForEachRun(o, lanes, [&](const uint8_t *p, uint64_t bytes) {
+            const uint64_t e = static_cast<uint64_t>(p - o.base) + bytes;
+            end = e > end ? e : end;
+            Bound(o, e); /* before the range can reach the runtime */
+            Add(kind, p, bytes);
+        });
+        return end;
+    }
+
+    /* Calls f(first byte, bytes) for every run of enabled lanes of `o`, in order. */
+    template <typename F> static void ForEachRun(const Opnd &o, const Lanes &lanes, F f)
+    {
         if (lanes.repeats == 0) {
-            return 0;
+            return;
         }
         if (lanes.Dense() && o.Dense(lanes.perRep)) {
-            const uint64_t bytes = lanes.Total() * o.es;
-            Bound(o, bytes);
-            Add(kind, o.base, bytes);
-            return bytes;
+            f(o.base, lanes.Total() * o.es);
+            return;
         }
         const uint32_t epb = 32 / o.es;
-        uint64_t end = 0;
         for (uint32_t r = 0; r < lanes.repeats; r++) {
             for (uint32_t l0 = 0; l0 < lanes.perRep; l0 += epb) {
                 /* Runs of active lanes inside this block. */
@@ -407,18 +420,11 @@ public:
                         l++;
                     }
                     if (l > s) {
-                        const uint8_t *p = o.At(r, s);
-                        const uint64_t bytes = static_cast<uint64_t>(l - s) * o.es;
-                        const uint64_t e = static_cast<uint64_t>(p - o.base) + bytes;
-                        end = e > end ? e : end;
-                        Bound(o, e); /* before the range can reach the runtime */
-                        Add(kind, p, bytes);
+                        f(o.At(r, s), static_cast<uint64_t>(l - s) * o.es);
                     }
                 }
             }
         }
-        Bound(o, end);
-        return end;
     }
 
 private:
@@ -435,6 +441,29 @@ private:
     AscTwinUbRange buf_[kCap];
     uint64_t n_ = 0;
 };
+
+/* Whether the bytes two operands' enabled lanes touch intersect (not just their spans:
+ * interleaved strided operands that share no byte are fine). */
+inline bool BytesMeet(const Opnd &a, const Opnd &b, const Lanes &lanes)
+{
+    std::vector<std::pair<const uint8_t *, const uint8_t *>> ra, rb;
+    Footprint::ForEachRun(a, lanes, [&](const uint8_t *p, uint64_t n) { ra.emplace_back(p, p + n); });
+    Footprint::ForEachRun(b, lanes, [&](const uint8_t *p, uint64_t n) { rb.emplace_back(p, p + n); });
+    std::sort(ra.begin(), ra.end());
+    std::sort(rb.begin(), rb.end());
+    size_t i = 0, j = 0;
+    while (i < ra.size() && j < rb.size()) {
+        if (ra[i].first < rb[j].second && rb[j].first < ra[i].second) {
+            return true;
+        }
+        if (ra[i].second <= rb[j].second) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return false;
+}
 
 /* Reports the footprint of an instruction with `nsrc` sources and one destination, and refuses
  * a source that overlaps the destination other than exactly (same address, element size and
@@ -456,10 +485,10 @@ inline void Report(const char *api, const Lanes &lanes, const Opnd *srcs, uint32
     const uint64_t dend = fp.Operand(dst, lanes);
     for (uint32_t i = 0; i < nsrc && i < 2; i++) {
         const Opnd &s = srcs[i];
-        const bool meet = s.base < dst.base + dend && dst.base < s.base + ends[i];
+        const bool spansMeet = s.base < dst.base + dend && dst.base < s.base + ends[i];
         const bool same = s.base == dst.base && s.es == dst.es && s.blk == dst.blk && s.rep == dst.rep;
         const bool exempt = i == 1 && src1MayOverlap && (s.rep == 0 || dst.rep == 0);
-        if (meet && !same && !exempt && dend > 0 && ends[i] > 0) {
+        if (spansMeet && !same && !exempt && dend > 0 && ends[i] > 0 && BytesMeet(s, dst, lanes)) {
             Fail(api,
                  "a source partially overlaps the destination (only identical operands, or disjoint ones, are "
                  "supported)",

@@ -178,9 +178,9 @@ template <typename T, typename U> constexpr bool SelTypes()
 }
 
 /* What the A2 implementation of Select does besides selecting: it loads the CMPMASK register
- * (mode 0: the first 128 bits of selMask; modes 1 and 2: a 32-byte block it first writes at
- * UB 184 KiB, the reserved area, holding the scalar src1 (mode 1) or selMask's UB address
- * (mode 2) repeated). The twin does the same, so a kernel keeping data in the reserved 8 KiB,
+ * (mode 0: the first 128 bits of selMask; modes 1 and 2: the start of 32 elements it first
+ * writes at UB 184 KiB, the reserved area: the scalar src1 (mode 1) or selMask's UB address as
+ * uint32_t (mode 2), repeated). The twin does the same, so a kernel keeping data in the reserved 8 KiB,
  * or relying on CMPMASK across a Select, sees what it would on the NPU. */
 template <typename T, typename U>
 inline void SelectSideEffects(AscendC::SELMODE mode, const uint8_t *bits, const AscendC::LocalTensor<U> &sel,
@@ -197,14 +197,16 @@ inline void SelectSideEffects(AscendC::SELMODE mode, const uint8_t *bits, const 
         std::memcpy(reg.cmp, m, 16);
         return;
     }
-    uint8_t block[32];
+    /* 32 elements: of T (the scalar, mode 1) or of uint32_t (the address, mode 2). */
+    uint8_t block[128];
+    const uint32_t blockBytes = scalar != nullptr ? 32 * static_cast<uint32_t>(sizeof(T)) : 128;
     if (scalar != nullptr) {
-        for (uint32_t i = 0; i < 32; i += sizeof(T)) {
+        for (uint32_t i = 0; i < blockBytes; i += sizeof(T)) {
             std::memcpy(block + i, scalar, sizeof(T));
         }
     } else {
         const uint32_t addr = static_cast<uint32_t>(sel.GetPhyAddr());
-        for (uint32_t i = 0; i < 32; i += 4) {
+        for (uint32_t i = 0; i < blockBytes; i += 4) {
             std::memcpy(block + i, &addr, 4);
         }
     }
@@ -212,11 +214,11 @@ inline void SelectSideEffects(AscendC::SELMODE mode, const uint8_t *bits, const 
     uint64_t cap = 0;
     asc_twin_check(asc_twin_ub_arena(&base, &cap));
     constexpr uint64_t kTmp = 184 * 1024;
-    if (cap >= kTmp + 32) {
+    if (cap >= kTmp + blockBytes) {
         Footprint fp("Select");
-        fp.Add(2, base + kTmp, 32);
+        fp.Add(2, base + kTmp, blockBytes);
         fp.Flush();
-        std::memcpy(base + kTmp, block, 32);
+        std::memcpy(base + kTmp, block, blockBytes);
     }
     std::memcpy(reg.cmp, block, 16);
 }
@@ -224,7 +226,8 @@ inline void SelectSideEffects(AscendC::SELMODE mode, const uint8_t *bits, const 
 template <typename T, typename U>
 inline void SelectAny(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &sel,
                       const AscendC::LocalTensor<T> &src0, const AscendC::LocalTensor<T> *src1, const T *scalar,
-                      AscendC::SELMODE mode, const Lanes &lanes, const AscendC::BinaryRepeatParams &p)
+                      AscendC::SELMODE mode, const Lanes &lanes, const AscendC::BinaryRepeatParams &p,
+                      bool level0 = true)
 {
     const bool scalarMode = mode == AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE;
     if (scalarMode != (src1 == nullptr) || static_cast<uint32_t>(mode) > 2) {
@@ -233,6 +236,12 @@ inline void SelectAny(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTe
              static_cast<uint64_t>(mode), 0);
     }
     const bool nextBits = mode != AscendC::SELMODE::VSEL_CMPMASK_SPR;
+    if (level0 && nextBits && lanes.counter) {
+        /* Modes 1 and 2 first Duplicate 32 elements under SetMask(32), a lane pattern that
+         * counter mode takes as a count of 2^32 - 1: that fill runs off the UB on the NPU. */
+        Fail("Select", "level-0 Select in modes 1 and 2 cannot run in counter mode (its internal fill runs off the UB)",
+             static_cast<uint64_t>(mode), 0);
+    }
     const uint8_t *bits = SelBits("Select", sel, lanes, nextBits);
     SelectSideEffects(mode, bits, sel, scalar, lanes);
     const Opnd a = Op(src0, p.src0BlkStride, p.src0RepStride, false);
@@ -414,7 +423,7 @@ __aicore__ inline void Select(const LocalTensor<T> &dst, const LocalTensor<U> &s
     CheckCount("Select", n, src0.GetSize(), false);
     CheckCount("Select", n, src1.GetSize(), false);
     SelectAny(dst, selMask, src0, &src1, static_cast<const T *>(nullptr), selMode,
-              CountLanes("Select", n, LanesPerRepeat(sizeof(T))), BinaryRepeatParams());
+              CountLanes("Select", n, LanesPerRepeat(sizeof(T))), BinaryRepeatParams(), false);
     AfterLevel2();
 }
 /* Select, level 2, src1 a scalar (mode 1). */
@@ -428,7 +437,7 @@ __aicore__ inline void Select(const LocalTensor<T> &dst, const LocalTensor<U> &s
     CheckCount("Select", n, dst.GetSize(), true);
     CheckCount("Select", n, src0.GetSize(), false);
     SelectAny<T, U>(dst, selMask, src0, nullptr, &src1, selMode, CountLanes("Select", n, LanesPerRepeat(sizeof(T))),
-                    BinaryRepeatParams());
+                    BinaryRepeatParams(), false);
     AfterLevel2();
 }
 /* Select, level 0 (AscendC always sets the mask here: isSetMask is reserved). */

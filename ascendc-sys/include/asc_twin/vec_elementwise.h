@@ -29,9 +29,11 @@ template <typename T, typename F>
 inline void Bin(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
                 const AscendC::LocalTensor<T> &b, const Lanes &lanes, const AscendC::BinaryRepeatParams &p, F f)
 {
-    /* The docs' overlap exception (src1 with a zero repeat stride) is Add/Sub/Mul/Max/Min's. */
-    const bool exception = !std::strcmp(api, "Add") || !std::strcmp(api, "Sub") || !std::strcmp(api, "Mul") ||
-                           !std::strcmp(api, "Max") || !std::strcmp(api, "Min");
+    /* The docs' overlap exception (src1 with a zero repeat stride) is Add/Sub/Mul/Max/Min's, on
+     * half, int32_t and float. */
+    const bool exception = AscendC::Std::is_one_of_v<T, half, int32_t, float> &&
+                           (!std::strcmp(api, "Add") || !std::strcmp(api, "Sub") || !std::strcmp(api, "Mul") ||
+                            !std::strcmp(api, "Max") || !std::strcmp(api, "Min"));
     Binary<T, T, T>(api, lanes, Op(dst, p.dstBlkStride, p.dstRepStride, true), Op(a, p.src0BlkStride, p.src0RepStride, false),
                     Op(b, p.src1BlkStride, p.src1RepStride, false), f, exception);
 }
