@@ -172,6 +172,31 @@ template <typename T> __aicore__ inline void Elementwise(Args *a, const LocalTen
             }
         }
         break;
+    case AIV_VEC_ADD_RELU:
+        if constexpr (OneOf<T, int16_t, half, float>()) {
+            AIV_FORMS(AddRelu, T, bp, d, s0, s1);
+        }
+        break;
+    case AIV_VEC_SUB_RELU:
+        if constexpr (OneOf<T, int16_t, half, float>()) {
+            AIV_FORMS(SubRelu, T, bp, d, s0, s1);
+        }
+        break;
+    case AIV_VEC_SHIFT_LEFT:
+        if constexpr (OneOf<T, int16_t, uint16_t, int32_t, uint32_t>()) {
+            AIV_FORMS(ShiftLeft, T, up, d, s0, s);
+        }
+        break;
+    case AIV_VEC_SHIFT_RIGHT:
+        if constexpr (OneOf<T, int16_t, uint16_t, int32_t, uint32_t>()) {
+            if (a->mode == 1 && a->form == AIV_VEC_BITS) {
+                uint64_t m[2] = {a->mask[0], a->mask[1]};
+                ShiftRight(d, s0, s, m, static_cast<uint8_t>(a->repeat), up, true);
+            } else {
+                AIV_FORMS(ShiftRight, T, up, d, s0, s);
+            }
+        }
+        break;
     case AIV_VEC_ADDS:
         if constexpr (Arith<T>()) {
             AIV_FORMS(Adds, T, up, d, s0, s);

@@ -412,6 +412,48 @@ macro_rules! int_ref {
                     AIV_VEC_OR => a | b,
                     AIV_VEC_NOT => !a,
                     AIV_VEC_RELU => a.max(0),
+                    AIV_VEC_ADD_RELU => a.wrapping_add(b).max(0),
+                    AIV_VEC_SUB_RELU => a.wrapping_sub(b).max(0),
+                    AIV_VEC_SHIFT_LEFT => {
+                        // Unsigned: logical; signed: the sign bit stays, the bits below shift.
+                        let w = <$t>::BITS;
+                        let k = b as u32;
+                        let x = a as u64 & ((1u64 << w) - 1);
+                        let m = (1u64 << w) - 1;
+                        let r = if <$t>::MIN == 0 {
+                            if k >= w {
+                                0
+                            } else {
+                                (x << k) & m
+                            }
+                        } else {
+                            let body = if k >= w { 0 } else { (x << k) & (m >> 1) };
+                            (x & (1u64 << (w - 1))) | body
+                        };
+                        r as $t
+                    }
+                    AIV_VEC_SHIFT_RIGHT => {
+                        let w = <$t>::BITS;
+                        let k = b as u32;
+                        if <$t>::MIN == 0 {
+                            if k >= w {
+                                0
+                            } else {
+                                ((a as u64 & ((1u64 << w) - 1)) >> k) as $t
+                            }
+                        } else {
+                            let x = a as i64;
+                            (if k >= w {
+                                if x < 0 {
+                                    -1
+                                } else {
+                                    0
+                                }
+                            } else {
+                                x >> k
+                            }) as $t
+                        }
+                    }
                     _ => unreachable!("integer op {op}"),
                 }
             }
@@ -421,6 +463,7 @@ macro_rules! int_ref {
 int_ref!(i16);
 int_ref!(i32);
 int_ref!(u16);
+int_ref!(u32);
 
 /// The reference result of element-wise `op` on (a, b); b is the scalar for scalar ops.
 /// Float ops are computed in f64 and rounded once to T (for + - * / sqrt on half and float
@@ -431,6 +474,15 @@ fn reference<T: Ref>(op: u32, a: T, b: T) -> T {
     }
     let (x, y) = (a.f(), b.f());
     let v = match op {
+        // Relu of the rounded sum; NaN stays NaN, as Relu's (the twin's assumption).
+        AIV_VEC_ADD_RELU | AIV_VEC_SUB_RELU => {
+            let v = T::of(if op == AIV_VEC_ADD_RELU { x + y } else { x - y }).f();
+            if v > 0.0 || v.is_nan() {
+                v
+            } else {
+                0.0
+            }
+        }
         AIV_VEC_ADD | AIV_VEC_ADDS => x + y,
         AIV_VEC_SUB => x - y,
         AIV_VEC_MUL | AIV_VEC_MULS => x * y,
@@ -552,7 +604,7 @@ fn elementwise<T: Ref>(rig: &Rig, rng: &mut StdRng, op: u32, scalar: Option<T>) 
         let f = |x: T, y: T| {
             if unary {
                 reference(op, x, x)
-            } else if scalar.is_some() || (AIV_VEC_ADDS..=AIV_VEC_LEAKY_RELU).contains(&op) {
+            } else if scalar.is_some() || (AIV_VEC_ADDS..=AIV_VEC_SHIFT_RIGHT).contains(&op) {
                 reference(op, x, s)
             } else {
                 reference(op, x, y)
@@ -1920,4 +1972,57 @@ fn interleaved_strided_operands_are_not_an_overlap() {
     }
     let why = misuse(scenario(&rig, 10));
     assert!(why.contains("counter mode"), "{why}");
+}
+
+#[test]
+fn add_relu_sub_relu_and_shifts_match_the_reference() {
+    let rig = Rig::new();
+    let mut rng = StdRng::seed_from_u64(13);
+    for op in [AIV_VEC_ADD_RELU, AIV_VEC_SUB_RELU] {
+        elementwise::<f32>(&rig, &mut rng, op, None);
+        elementwise::<f16>(&rig, &mut rng, op, None);
+        elementwise::<i16>(&rig, &mut rng, op, None);
+    }
+    for op in [AIV_VEC_SHIFT_LEFT, AIV_VEC_SHIFT_RIGHT] {
+        for k in [0u32, 1, 5, 15, 16] {
+            elementwise::<i16>(&rig, &mut rng, op, Some(k as i16));
+            elementwise::<u16>(&rig, &mut rng, op, Some(k as u16));
+        }
+        for k in [0u32, 3, 31, 32] {
+            elementwise::<i32>(&rig, &mut rng, op, Some(k as i32));
+            elementwise::<u32>(&rig, &mut rng, op, Some(k));
+        }
+    }
+    // The docs' examples: 0b1010101010101010 as int16 << 1 = 0b1101010101010100, and << 3 =
+    // 0b1101010101010000; >> 1 = 0b1101010101010101; roundEn: 17 >> 5 = 0 + 1.
+    let run = |op: u32, k: i16, v: i16, round: bool| -> i16 {
+        let mut c = Call::new(op, AIV_VEC_BITS, AIV_VEC_I16);
+        c.mask = [1, 0];
+        c.repeat = 1;
+        c.scalar = k as u16 as u64;
+        c.mode = round as u32;
+        let src: Vec<u8> = bytemuck::cast_slice(&[v; 128]).to_vec();
+        rd(&rig.run(&c, [&src, &[], &[]], &[], &[]).unwrap().0, 0)
+    };
+    let x = 0b1010_1010_1010_1010u16 as i16;
+    assert_eq!(
+        run(AIV_VEC_SHIFT_LEFT, 1, x, false) as u16,
+        0b1101_0101_0101_0100
+    );
+    assert_eq!(
+        run(AIV_VEC_SHIFT_LEFT, 3, x, false) as u16,
+        0b1101_0101_0101_0000
+    );
+    assert_eq!(
+        run(AIV_VEC_SHIFT_RIGHT, 1, x, false) as u16,
+        0b1101_0101_0101_0101
+    );
+    assert_eq!(run(AIV_VEC_SHIFT_RIGHT, 5, 17, true), 1);
+    assert_eq!(run(AIV_VEC_SHIFT_RIGHT, 5, 17, false), 0);
+    // A shift beyond the type's width is refused.
+    let mut c = Call::new(AIV_VEC_SHIFT_LEFT, AIV_VEC_LEVEL2, AIV_VEC_I16);
+    c.count = 16;
+    c.scalar = 17;
+    let why = misuse(rig.run(&c, [&[], &[], &[]], &[], &[]));
+    assert!(why.contains("shift amount out of range"), "{why}");
 }

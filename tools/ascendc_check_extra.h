@@ -1,8 +1,9 @@
 /*
  * CCE vector intrinsics the A2 implementation of AscendC's vector API calls and that the shared
  * ascendc-check stubs (../shared/tools/ascendc-check/stubs) do not declare yet. Each is a
- * catch-all like the stubs' own, so a kernel using Relu, Rsqrt, LeakyRelu, Compare (to the
- * register) or GetCmpMask can be syntax-checked against the real headers:
+ * catch-all like the stubs' own, so a kernel using Relu, Rsqrt, LeakyRelu, AddRelu, SubRelu,
+ * ShiftLeft, Compare (to the register), the reductions or GetCmpMask can be syntax-checked
+ * against the real headers:
  *
  *     EXTRA_INC="-Ikernel -Isync -include tools/ascendc_check_extra.h" \
  *         bash ../shared/tools/ascendc-check/check.sh ASC_DEVKIT_GIT_DIR kernel/*.cpp
@@ -23,4 +24,7 @@ template <typename... A> inline long vcmp_ne(A...) { return 0; }
 template <typename... A> inline long vlrelu(A...) { return 0; }
 template <typename... A> inline long vrelu(A...) { return 0; }
 template <typename... A> inline long vrsqrt(A...) { return 0; }
+template <typename... A> inline long vaddrelu(A...) { return 0; }
+template <typename... A> inline long vsubrelu(A...) { return 0; }
+template <typename... A> inline long vshl(A...) { return 0; }
 #endif

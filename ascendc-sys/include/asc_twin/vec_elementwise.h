@@ -1,6 +1,6 @@
 /*
- * Element-wise vector instructions: Add Sub Mul Div Max Min And Or (two tensors), Adds Muls
- * Maxs Mins LeakyRelu (tensor and scalar), Abs Exp Ln Sqrt Rsqrt Reciprocal Relu Not (one
+ * Element-wise vector instructions: Add Sub Mul Div Max Min And Or AddRelu SubRelu (two
+ * tensors), Adds Muls Maxs Mins LeakyRelu ShiftLeft ShiftRight (tensor and scalar), Abs Exp Ln Sqrt Rsqrt Reciprocal Relu Not (one
  * tensor), each in AscendC's three forms: level 2 (count), level 0 with a bit mask
  * (uint64_t mask[]) and level 0 with a continuous mask, plus the `dst = a + b` operators.
  *
@@ -29,11 +29,12 @@ template <typename T, typename F>
 inline void Bin(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
                 const AscendC::LocalTensor<T> &b, const Lanes &lanes, const AscendC::BinaryRepeatParams &p, F f)
 {
-    /* The docs' overlap exception (src1 with a zero repeat stride) is Add/Sub/Mul/Max/Min's, on
+    /* The docs' overlap exception (src1 with a zero repeat stride) is Add/Sub/Mul/Max/Min/AddRelu/SubRelu's, on
      * half, int32_t and float. */
     const bool exception = AscendC::Std::is_one_of_v<T, half, int32_t, float> &&
                            (!std::strcmp(api, "Add") || !std::strcmp(api, "Sub") || !std::strcmp(api, "Mul") ||
-                            !std::strcmp(api, "Max") || !std::strcmp(api, "Min"));
+                            !std::strcmp(api, "Max") || !std::strcmp(api, "Min") || !std::strcmp(api, "AddRelu") ||
+                            !std::strcmp(api, "SubRelu"));
     Binary<T, T, T>(api, lanes, Op(dst, p.dstBlkStride, p.dstRepStride, true), Op(a, p.src0BlkStride, p.src0RepStride, false),
                     Op(b, p.src1BlkStride, p.src1RepStride, false), f, exception);
 }
@@ -174,7 +175,134 @@ template <typename T> inline T OpNot(T a) { return static_cast<T>(~a); }
 } // namespace vec
 } // namespace asc_twin
 
+namespace asc_twin {
+namespace vec {
+template <typename T> constexpr bool AddReluType() { return AscendC::Std::is_one_of_v<T, int16_t, half, float>; }
+template <typename T> constexpr bool ShiftType()
+{
+    return AscendC::Std::is_one_of_v<T, int16_t, uint16_t, int32_t, uint32_t>;
+}
+template <typename T> inline T OpAddRelu(T a, T b) { return OpRelu(OpAdd(a, b)); }
+template <typename T> inline T OpSubRelu(T a, T b) { return OpRelu(OpSub(a, b)); }
+
+/* Shift amounts A2 accepts: [0, 16] for 16-bit types, [0, 32] for 32-bit ones (docs). */
+template <typename T> inline void CheckShift(const char *api, T n)
+{
+    const int64_t v = static_cast<int64_t>(n);
+    if (v < 0 || v > static_cast<int64_t>(8 * sizeof(T))) {
+        Fail(api, "shift amount out of range [0, bit width of T]", static_cast<uint64_t>(v), 8 * sizeof(T));
+    }
+}
+/* ShiftLeft: logical for unsigned types; for signed ones the sign bit stays and the bits below
+ * it shift (docs: the second-highest bit is dropped). */
+template <typename T> inline T OpShl(T a, T n)
+{
+    using U = typename std::make_unsigned<T>::type;
+    const uint64_t w = 8 * sizeof(T);
+    const uint64_t k = static_cast<uint64_t>(n);
+    const uint64_t mask = (w == 64) ? ~0ULL : ((1ULL << w) - 1);
+    const uint64_t x = static_cast<uint64_t>(static_cast<U>(a));
+    if (std::is_unsigned<T>::value) {
+        return static_cast<T>(static_cast<U>(k >= w ? 0 : (x << k) & mask));
+    }
+    const uint64_t sign = x & (1ULL << (w - 1));
+    const uint64_t body = k >= w ? 0 : (x << k) & (mask >> 1);
+    return static_cast<T>(static_cast<U>(sign | body));
+}
+/* ShiftRight: logical for unsigned types, arithmetic for signed ones; `round`: add the last bit
+ * shifted out (docs, roundEn; int16_t / int32_t only). */
+template <typename T> inline T OpShr(T a, T n, bool round)
+{
+    const int64_t w = 8 * sizeof(T);
+    const int64_t k = static_cast<int64_t>(n);
+    if (std::is_unsigned<T>::value) {
+        const uint64_t x = static_cast<uint64_t>(a);
+        return static_cast<T>(k >= w ? 0 : x >> k);
+    }
+    const int64_t x = static_cast<int64_t>(a);
+    int64_t r = k >= w ? (x < 0 ? -1 : 0) : (x >> k);
+    if (round && k > 0 && k <= w) {
+        r += (x >> (k - 1)) & 1;
+    }
+    return static_cast<T>(r);
+}
+} // namespace vec
+} // namespace asc_twin
+
 namespace AscendC {
+
+ASC_TWIN_BINARY(AddRelu, AddReluType, "int16_t, half and float", asc_twin::vec::OpAddRelu<T>)
+ASC_TWIN_BINARY(SubRelu, AddReluType, "int16_t, half and float", asc_twin::vec::OpSubRelu<T>)
+
+/* ShiftLeft / ShiftRight (scalar shift amount, of the element type). */
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftLeft(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                 uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
+{
+    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftLeft on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
+    using namespace asc_twin::vec;
+    CheckShift("ShiftLeft", scalarValue);
+    const T n = scalarValue;
+    Una("ShiftLeft", dst, src, BitLanes<isSetMask>("ShiftLeft", mask, repeatTime, LanesPerRepeat(sizeof(T))),
+        repeatParams, [n](T a) { return OpShl(a, n); });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftLeft(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                 uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
+{
+    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftLeft on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
+    using namespace asc_twin::vec;
+    CheckShift("ShiftLeft", scalarValue);
+    const T n = scalarValue;
+    Una("ShiftLeft", dst, src, ContLanes<isSetMask>("ShiftLeft", mask, repeatTime, LanesPerRepeat(sizeof(T))),
+        repeatParams, [n](T a) { return OpShl(a, n); });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftLeft(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                 const int32_t &count)
+{
+    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftLeft on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
+    using namespace asc_twin::vec;
+    CheckShift("ShiftLeft", scalarValue);
+    const T n = scalarValue;
+    UnaCount("ShiftLeft", dst, src, count, [n](T a) { return OpShl(a, n); });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                  uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams,
+                                  bool roundEn = false)
+{
+    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftRight on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
+    using namespace asc_twin::vec;
+    CheckShift("ShiftRight", scalarValue);
+    const T n = scalarValue;
+    const bool rnd = roundEn && std::is_signed<T>::value;
+    Una("ShiftRight", dst, src, BitLanes<isSetMask>("ShiftRight", mask, repeatTime, LanesPerRepeat(sizeof(T))),
+        repeatParams, [n, rnd](T a) { return OpShr(a, n, rnd); });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                  uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams &repeatParams,
+                                  bool roundEn = false)
+{
+    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftRight on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
+    using namespace asc_twin::vec;
+    CheckShift("ShiftRight", scalarValue);
+    const T n = scalarValue;
+    const bool rnd = roundEn && std::is_signed<T>::value;
+    Una("ShiftRight", dst, src, ContLanes<isSetMask>("ShiftRight", mask, repeatTime, LanesPerRepeat(sizeof(T))),
+        repeatParams, [n, rnd](T a) { return OpShr(a, n, rnd); });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                  const int32_t &count)
+{
+    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftRight on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
+    using namespace asc_twin::vec;
+    CheckShift("ShiftRight", scalarValue);
+    const T n = scalarValue;
+    UnaCount("ShiftRight", dst, src, count, [n](T a) { return OpShr(a, n, false); });
+}
 
 ASC_TWIN_BINARY(Add, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>)
 ASC_TWIN_BINARY(Sub, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpSub<T>)
