@@ -605,7 +605,7 @@ __aicore__ inline void Pipeline(Args *a, const LocalTensor<uint8_t> &ub)
 }
 
 /* Region 0 -> region 3 with the vector unit (Copy), so the scenario's result is in dst. */
-__aicore__ inline void DataCopyUbToUbForTest(const LocalTensor<float> &d, const LocalTensor<float> &s)
+__aicore__ inline void CopyToDst(const LocalTensor<float> &d, const LocalTensor<float> &s)
 {
     PipeBarrier<PIPE_V>();
     Copy(d, s, 64, 16, CopyRepeatParams(1, 1, 8, 8));
@@ -666,12 +666,12 @@ __aicore__ inline void Scenario(Args *a, const LocalTensor<uint8_t> &ub)
     case 8:
         /* In place, rows interleaved with src1's: no byte is shared, so this is valid. */
         Add(s0, s0, s0[64], 64, 4, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
-        DataCopyUbToUbForTest(d, s0);
+        CopyToDst(d, s0);
         break;
     case 9:
         /* Even blocks from the odd ones: valid. */
         Adds(s0, s0[8], 1.0f, 64, 1, UnaryRepeatParams(2, 2, 16, 16));
-        DataCopyUbToUbForTest(d, s0);
+        CopyToDst(d, s0);
         break;
     case 10: {
         /* Level-0 Select in mode 2 under counter mode: refused. */
