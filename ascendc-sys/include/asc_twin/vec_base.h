@@ -227,29 +227,24 @@ inline void CheckRepeat(const char *api, uint32_t repeatTimes)
     }
 }
 
-/* Level-0 form with a bit mask (`mask[0]` lanes 0..63, `mask[1]` lanes 64..127). */
-template <bool isSetMask>
-inline Lanes BitLanes(const char *api, const uint64_t mask[], uint32_t repeatTimes, uint32_t perRep)
+/* The registers as a level-0 call finds them: its repeat count checked, and (isSetMask = false)
+ * the mask it will use defined; a call that sets the mask defines it. */
+inline AscTwinVecRegs &LevelZeroRegs(const char *api, uint32_t repeatTimes, bool isSetMask)
 {
     CheckRepeat(api, repeatTimes);
     AscTwinVecRegs &reg = Regs();
-    if (!isSetMask) {
-        CheckMaskDefined(api, reg);
-    }
     if (isSetMask) {
         reg.mask_undefined = 0;
-        if (reg.counter) {
-            /* SetVectorMask(mask[1], mask[0]) in counter mode: the count is the low word. */
-            reg.mask[0] = mask[0];
-            reg.mask[1] = mask[1];
-        } else {
-            if (perRep <= 64 && mask[1] != 0) {
-                Fail(api, "mask[1] must be 0 for 32-bit types (a repeat has 64 lanes)", mask[1], 0);
-            }
-            reg.mask[0] = mask[0];
-            reg.mask[1] = mask[1];
-        }
+    } else {
+        CheckMaskDefined(api, reg);
     }
+    return reg;
+}
+
+/* The lanes the mask register selects: counter mode, its count; normal mode, its bits over
+ * `repeatTimes` repeats. */
+inline Lanes RegisterLanes(const char *api, const AscTwinVecRegs &reg, uint32_t repeatTimes, uint32_t perRep)
+{
     if (reg.counter) {
         return CounterLanes(api, reg.mask[0], perRep);
     }
@@ -261,18 +256,29 @@ inline Lanes BitLanes(const char *api, const uint64_t mask[], uint32_t repeatTim
     return l;
 }
 
+/* Level-0 form with a bit mask (`mask[0]` lanes 0..63, `mask[1]` lanes 64..127). */
+template <bool isSetMask>
+inline Lanes BitLanes(const char *api, const uint64_t mask[], uint32_t repeatTimes, uint32_t perRep)
+{
+    AscTwinVecRegs &reg = LevelZeroRegs(api, repeatTimes, isSetMask);
+    if (isSetMask) {
+        if (!reg.counter && perRep <= 64 && mask[1] != 0) {
+            Fail(api, "mask[1] must be 0 for 32-bit types (a repeat has 64 lanes)", mask[1], 0);
+        }
+        /* SetVectorMask(mask[1], mask[0]); in counter mode the count is the low word. */
+        reg.mask[0] = mask[0];
+        reg.mask[1] = mask[1];
+    }
+    return RegisterLanes(api, reg, repeatTimes, perRep);
+}
+
 /* Level-0 form with a continuous mask: the first `mask` lanes of each repeat (clamped to a
  * repeat, as the docs say; 0 is a no-op). */
 template <bool isSetMask>
 inline Lanes ContLanes(const char *api, uint64_t mask, uint32_t repeatTimes, uint32_t perRep)
 {
-    CheckRepeat(api, repeatTimes);
-    AscTwinVecRegs &reg = Regs();
-    if (!isSetMask) {
-        CheckMaskDefined(api, reg);
-    }
+    AscTwinVecRegs &reg = LevelZeroRegs(api, repeatTimes, isSetMask);
     if (isSetMask) {
-        reg.mask_undefined = 0;
         if (reg.counter) {
             /* AscendC converts the continuous mask to a lane pattern before writing the
              * register, so in counter mode the count would be that pattern, not `mask`. */
@@ -286,15 +292,7 @@ inline Lanes ContLanes(const char *api, uint64_t mask, uint32_t repeatTimes, uin
         reg.mask[0] = Lanes::FullBits(n >= 64 ? 64 : n);
         reg.mask[1] = n > 64 ? Lanes::FullBits(n - 64) : 0;
     }
-    if (reg.counter) {
-        return CounterLanes(api, reg.mask[0], perRep);
-    }
-    Lanes l;
-    l.perRep = perRep;
-    l.repeats = repeatTimes;
-    l.bits[0] = reg.mask[0] & Lanes::FullBits(perRep >= 64 ? 64 : perRep);
-    l.bits[1] = perRep > 64 ? reg.mask[1] & Lanes::FullBits(perRep - 64) : 0;
-    return l;
+    return RegisterLanes(api, reg, repeatTimes, perRep);
 }
 
 /* What a level-2 (count) call that sets the mask itself leaves behind on A2: normal mode, every

@@ -24,20 +24,21 @@ template <typename T> constexpr bool FloatType() { return AscendC::Std::is_one_o
 template <typename T> constexpr bool ReluType() { return AscendC::Std::is_one_of_v<T, half, int32_t, float>; }
 template <typename T> constexpr bool LogicType() { return AscendC::Std::is_one_of_v<T, int16_t, uint16_t>; }
 
-/* Two-tensor instruction over `lanes`. */
+/* Two-tensor instruction over `lanes`. `src1MayOverlap`: the API is one of those the docs'
+ * overlap exception names (src1 with a zero repeat stride: Add/Sub/Mul/Max/Min/AddRelu/SubRelu),
+ * which applies on half, int32_t and float. */
 template <typename T, typename F>
 inline void Bin(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
-                const AscendC::LocalTensor<T> &b, const Lanes &lanes, const AscendC::BinaryRepeatParams &p, F f)
+                const AscendC::LocalTensor<T> &b, const Lanes &lanes, const AscendC::BinaryRepeatParams &p, F f,
+                bool src1MayOverlap)
 {
-    /* The docs' overlap exception (src1 with a zero repeat stride) is Add/Sub/Mul/Max/Min/AddRelu/SubRelu's, on
-     * half, int32_t and float. */
-    const bool exception = AscendC::Std::is_one_of_v<T, half, int32_t, float> &&
-                           (!std::strcmp(api, "Add") || !std::strcmp(api, "Sub") || !std::strcmp(api, "Mul") ||
-                            !std::strcmp(api, "Max") || !std::strcmp(api, "Min") || !std::strcmp(api, "AddRelu") ||
-                            !std::strcmp(api, "SubRelu"));
+    const bool exception = src1MayOverlap && AscendC::Std::is_one_of_v<T, half, int32_t, float>;
     Binary<T, T, T>(api, lanes, Op(dst, p.dstBlkStride, p.dstRepStride, true), Op(a, p.src0BlkStride, p.src0RepStride, false),
                     Op(b, p.src1BlkStride, p.src1RepStride, false), f, exception);
 }
+
+/* Validation of a scalar operand: none for most instructions. */
+template <typename T> inline void NoScalarCheck(const char *, T) {}
 template <typename T, typename F>
 inline void BinCount(const char *api, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
                      const AscendC::LocalTensor<T> &b, int32_t count, F f)
@@ -74,7 +75,7 @@ inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const 
 } // namespace asc_twin
 
 /* Two tensors: the three forms. */
-#define ASC_TWIN_BINARY(NAME, CHECK, TYPES, FN)                                                                       \
+#define ASC_TWIN_BINARY(NAME, CHECK, TYPES, FN, OVERLAP)                                                              \
     template <typename T, bool isSetMask = true>                                                                      \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
                                 uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)    \
@@ -82,7 +83,7 @@ inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const 
         static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
         using namespace asc_twin::vec;                                                                                \
         Bin(#NAME, dst, src0, src1, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),          \
-            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+            repeatParams, [](T a, T b) { return FN(a, b); }, OVERLAP);                                                \
     }                                                                                                                 \
     template <typename T, bool isSetMask = true>                                                                      \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
@@ -91,7 +92,7 @@ inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const 
         static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
         using namespace asc_twin::vec;                                                                                \
         Bin(#NAME, dst, src0, src1, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),         \
-            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+            repeatParams, [](T a, T b) { return FN(a, b); }, OVERLAP);                                                \
     }                                                                                                                 \
     template <typename T>                                                                                             \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
@@ -104,13 +105,14 @@ inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const 
 /* Tensor and scalar: the three forms (the scalar has the element type, as in AscendC). With
  * isSetMask = false the level-2 form issues one instruction under the current mask and
  * ignores count (AscendC's documented behaviour). */
-#define ASC_TWIN_SCALAR(NAME, CHECK, TYPES, FN)                                                                       \
+#define ASC_TWIN_SCALAR(NAME, CHECK, TYPES, FN, VALIDATE)                                                             \
     template <typename T, bool isSetMask = true>                                                                      \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,           \
                                 uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)     \
     {                                                                                                                 \
         static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
         using namespace asc_twin::vec;                                                                                \
+        VALIDATE(#NAME, scalarValue);                                                                                 \
         const T s = scalarValue;                                                                                      \
         Una(#NAME, dst, src, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,   \
             [s](T a) { return FN(a, s); });                                                                           \
@@ -121,6 +123,7 @@ inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const 
     {                                                                                                                 \
         static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
         using namespace asc_twin::vec;                                                                                \
+        VALIDATE(#NAME, scalarValue);                                                                                 \
         const T s = scalarValue;                                                                                      \
         Una(#NAME, dst, src, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,  \
             [s](T a) { return FN(a, s); });                                                                           \
@@ -131,6 +134,7 @@ inline void UnaCount(const char *api, const AscendC::LocalTensor<T> &dst, const 
     {                                                                                                                 \
         static_assert(asc_twin::vec::CHECK<T>(), #NAME " on Atlas A2 supports " TYPES);                               \
         using namespace asc_twin::vec;                                                                                \
+        VALIDATE(#NAME, scalarValue);                                                                                 \
         const T s = scalarValue;                                                                                      \
         if (!isSetMask) {                                                                                             \
             Una(#NAME, dst, src, BitLanes<false>(#NAME, MASK_PLACEHOLDER_LIST, 1, LanesPerRepeat(sizeof(T))),         \
@@ -231,67 +235,47 @@ template <typename T> inline T OpShr(T a, T n, bool round)
 
 namespace AscendC {
 
-ASC_TWIN_BINARY(AddRelu, AddReluType, "int16_t, half and float", asc_twin::vec::OpAddRelu<T>)
-ASC_TWIN_BINARY(SubRelu, AddReluType, "int16_t, half and float", asc_twin::vec::OpSubRelu<T>)
+ASC_TWIN_BINARY(AddRelu, AddReluType, "int16_t, half and float", asc_twin::vec::OpAddRelu<T>, true)
+ASC_TWIN_BINARY(SubRelu, AddReluType, "int16_t, half and float", asc_twin::vec::OpSubRelu<T>, true)
 
-/* ShiftLeft / ShiftRight (scalar shift amount, of the element type). */
-template <typename T, bool isSetMask = true>
-__aicore__ inline void ShiftLeft(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
-                                 uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
-{
-    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftLeft on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
-    using namespace asc_twin::vec;
-    CheckShift("ShiftLeft", scalarValue);
-    const T n = scalarValue;
-    Una("ShiftLeft", dst, src, BitLanes<isSetMask>("ShiftLeft", mask, repeatTime, LanesPerRepeat(sizeof(T))),
-        repeatParams, [n](T a) { return OpShl(a, n); });
-}
-template <typename T, bool isSetMask = true>
-__aicore__ inline void ShiftLeft(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
-                                 uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
-{
-    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftLeft on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
-    using namespace asc_twin::vec;
-    CheckShift("ShiftLeft", scalarValue);
-    const T n = scalarValue;
-    Una("ShiftLeft", dst, src, ContLanes<isSetMask>("ShiftLeft", mask, repeatTime, LanesPerRepeat(sizeof(T))),
-        repeatParams, [n](T a) { return OpShl(a, n); });
-}
-template <typename T, bool isSetMask = true>
-__aicore__ inline void ShiftLeft(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
-                                 const int32_t &count)
-{
-    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftLeft on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
-    using namespace asc_twin::vec;
-    CheckShift("ShiftLeft", scalarValue);
-    const T n = scalarValue;
-    UnaCount("ShiftLeft", dst, src, count, [n](T a) { return OpShl(a, n); });
-}
-template <typename T, bool isSetMask = true>
-__aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
-                                  uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams,
-                                  bool roundEn = false)
+/* ShiftLeft (the shift amount is a scalar of the element type). */
+ASC_TWIN_SCALAR(ShiftLeft, ShiftType, "int16_t, uint16_t, int32_t and uint32_t", asc_twin::vec::OpShl<T>,
+                asc_twin::vec::CheckShift<T>)
+
+/* ShiftRight: its level-0 forms also take roundEn. */
+namespace asc_twin_shift {
+template <typename T, typename P>
+__aicore__ inline void Right(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                             const asc_twin::vec::Lanes &lanes, const P &repeatParams, bool roundEn)
 {
     static_assert(asc_twin::vec::ShiftType<T>(), "ShiftRight on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
     using namespace asc_twin::vec;
     CheckShift("ShiftRight", scalarValue);
     const T n = scalarValue;
     const bool rnd = roundEn && std::is_signed<T>::value;
-    Una("ShiftRight", dst, src, BitLanes<isSetMask>("ShiftRight", mask, repeatTime, LanesPerRepeat(sizeof(T))),
-        repeatParams, [n, rnd](T a) { return OpShr(a, n, rnd); });
+    Una("ShiftRight", dst, src, lanes, repeatParams, [n, rnd](T a) { return OpShr(a, n, rnd); });
+}
+} // namespace asc_twin_shift
+
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
+                                  uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams &repeatParams,
+                                  bool roundEn = false)
+{
+    using namespace asc_twin::vec;
+    asc_twin_shift::Right(dst, src, scalarValue,
+                          BitLanes<isSetMask>("ShiftRight", mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,
+                          roundEn);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
                                   uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams &repeatParams,
                                   bool roundEn = false)
 {
-    static_assert(asc_twin::vec::ShiftType<T>(), "ShiftRight on Atlas A2 supports int16_t, uint16_t, int32_t and uint32_t");
     using namespace asc_twin::vec;
-    CheckShift("ShiftRight", scalarValue);
-    const T n = scalarValue;
-    const bool rnd = roundEn && std::is_signed<T>::value;
-    Una("ShiftRight", dst, src, ContLanes<isSetMask>("ShiftRight", mask, repeatTime, LanesPerRepeat(sizeof(T))),
-        repeatParams, [n, rnd](T a) { return OpShr(a, n, rnd); });
+    asc_twin_shift::Right(dst, src, scalarValue,
+                          ContLanes<isSetMask>("ShiftRight", mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatParams,
+                          roundEn);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue,
@@ -304,18 +288,22 @@ __aicore__ inline void ShiftRight(const LocalTensor<T> &dst, const LocalTensor<T
     UnaCount("ShiftRight", dst, src, count, [n](T a) { return OpShr(a, n, false); });
 }
 
-ASC_TWIN_BINARY(Add, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>)
-ASC_TWIN_BINARY(Sub, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpSub<T>)
-ASC_TWIN_BINARY(Mul, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMul<T>)
-ASC_TWIN_BINARY(Div, FloatType, "half and float", asc_twin::vec::OpDiv<T>)
-ASC_TWIN_BINARY(Max, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMax<T>)
-ASC_TWIN_BINARY(Min, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMin<T>)
+ASC_TWIN_BINARY(Add, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>, true)
+ASC_TWIN_BINARY(Sub, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpSub<T>, true)
+ASC_TWIN_BINARY(Mul, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMul<T>, true)
+ASC_TWIN_BINARY(Div, FloatType, "half and float", asc_twin::vec::OpDiv<T>, false)
+ASC_TWIN_BINARY(Max, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMax<T>, true)
+ASC_TWIN_BINARY(Min, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMin<T>, true)
 
-ASC_TWIN_SCALAR(Adds, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>)
-ASC_TWIN_SCALAR(Muls, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMul<T>)
-ASC_TWIN_SCALAR(Maxs, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMax<T>)
-ASC_TWIN_SCALAR(Mins, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMin<T>)
-ASC_TWIN_SCALAR(LeakyRelu, FloatType, "half and float", asc_twin::vec::OpLeakyRelu<T>)
+ASC_TWIN_SCALAR(Adds, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpAdd<T>,
+                asc_twin::vec::NoScalarCheck<T>)
+ASC_TWIN_SCALAR(Muls, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMul<T>,
+                asc_twin::vec::NoScalarCheck<T>)
+ASC_TWIN_SCALAR(Maxs, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMax<T>,
+                asc_twin::vec::NoScalarCheck<T>)
+ASC_TWIN_SCALAR(Mins, ArithType, "int16_t, half, int32_t and float", asc_twin::vec::OpMin<T>,
+                asc_twin::vec::NoScalarCheck<T>)
+ASC_TWIN_SCALAR(LeakyRelu, FloatType, "half and float", asc_twin::vec::OpLeakyRelu<T>, asc_twin::vec::NoScalarCheck<T>)
 
 ASC_TWIN_UNARY(Abs, FloatType, "half and float", asc_twin::vec::OpAbs<T>)
 ASC_TWIN_UNARY(Exp, FloatType, "half and float", asc_twin::vec::OpExp<T>)
@@ -336,7 +324,7 @@ ASC_TWIN_UNARY(Not, LogicType, "int16_t and uint16_t", asc_twin::vec::OpNot<T>)
         static_assert(asc_twin::vec::LogicType<T>(), #NAME " on Atlas A2 supports int16_t and uint16_t");             \
         using namespace asc_twin::vec;                                                                                \
         Bin(#NAME, dst, src0, src1, BitLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),          \
-            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+            repeatParams, [](T a, T b) { return FN(a, b); }, false);                                                  \
     }                                                                                                                 \
     template <typename T, bool isSetMask = true>                                                                      \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
@@ -345,7 +333,7 @@ ASC_TWIN_UNARY(Not, LogicType, "int16_t and uint16_t", asc_twin::vec::OpNot<T>)
         static_assert(asc_twin::vec::LogicType<T>(), #NAME " on Atlas A2 supports int16_t and uint16_t");             \
         using namespace asc_twin::vec;                                                                                \
         Bin(#NAME, dst, src0, src1, ContLanes<isSetMask>(#NAME, mask, repeatTime, LanesPerRepeat(sizeof(T))),         \
-            repeatParams, [](T a, T b) { return FN(a, b); });                                                         \
+            repeatParams, [](T a, T b) { return FN(a, b); }, false);                                                  \
     }                                                                                                                 \
     template <typename T>                                                                                             \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,    \
