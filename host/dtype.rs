@@ -31,11 +31,15 @@ pub enum DataType {
     U64,
     /// IEEE binary64 (data movement only).
     F64,
+    /// 16-bit unsigned integer (data movement only).
+    U16,
+    /// 32-bit unsigned integer (data movement only).
+    U32,
 }
 
 impl DataType {
     /// Every type, in a fixed order.
-    pub const ALL: [DataType; 10] = [
+    pub const ALL: [DataType; 12] = [
         DataType::F32,
         DataType::F16,
         DataType::Bf16,
@@ -46,13 +50,15 @@ impl DataType {
         DataType::I64,
         DataType::U64,
         DataType::F64,
+        DataType::U16,
+        DataType::U32,
     ];
 
     /// Size of one element in bytes.
     pub fn size(self) -> usize {
         match self {
-            DataType::F32 | DataType::I32 => 4,
-            DataType::F16 | DataType::Bf16 | DataType::I16 => 2,
+            DataType::F32 | DataType::I32 | DataType::U32 => 4,
+            DataType::F16 | DataType::Bf16 | DataType::I16 | DataType::U16 => 2,
             DataType::I8 | DataType::U8 => 1,
             DataType::I64 | DataType::U64 | DataType::F64 => 8,
         }
@@ -92,6 +98,8 @@ impl DataType {
             DataType::I64 => "int64",
             DataType::U64 => "uint64",
             DataType::F64 => "double",
+            DataType::U16 => "uint16",
+            DataType::U32 => "uint32",
         }
     }
 }
@@ -104,12 +112,13 @@ impl fmt::Display for DataType {
 
 impl FromStr for DataType {
     type Err = String;
-    /// Accepts hccl_test names (fp32, fp16, bf16, int32, ...) and nccl-tests names (float, half, ...).
+    /// Accepts hccl_test names (fp32, fp16, bfp16, int32, uint16, ...), nccl-tests names (float,
+    /// half, bfloat16, ...) and Rust names (f32, bf16, u16, ...), in any case.
     fn from_str(s: &str) -> Result<Self, String> {
         Ok(match s.to_ascii_lowercase().as_str() {
             "fp32" | "float" | "float32" | "f32" => DataType::F32,
             "fp16" | "half" | "float16" | "f16" => DataType::F16,
-            "bf16" | "bfloat16" => DataType::Bf16,
+            "bf16" | "bfp16" | "bfloat16" => DataType::Bf16,
             "int32" | "i32" => DataType::I32,
             "int16" | "i16" => DataType::I16,
             "int8" | "i8" => DataType::I8,
@@ -117,9 +126,11 @@ impl FromStr for DataType {
             "int64" | "i64" => DataType::I64,
             "uint64" | "u64" => DataType::U64,
             "fp64" | "double" | "float64" | "f64" => DataType::F64,
+            "uint16" | "u16" => DataType::U16,
+            "uint32" | "u32" => DataType::U32,
             _ => {
                 return Err(format!(
-                "unknown data type `{s}` (fp32 fp16 bf16 int32 int16 int8 uint8 int64 uint64 fp64)"
+                "unknown data type `{s}` (fp32 fp16 bfp16 int32 int16 int8 uint8 uint16 uint32 int64 uint64 fp64)"
             ))
             }
         })

@@ -212,6 +212,8 @@ fn encode(dtype: DataType, v: f64, out: &mut Vec<u8>) {
         DataType::I64 => out.extend((v as i64).to_le_bytes()),
         DataType::U64 => out.extend((v as u64).to_le_bytes()),
         DataType::F64 => out.extend(v.to_le_bytes()),
+        DataType::U16 => out.extend((v as u16).to_le_bytes()),
+        DataType::U32 => out.extend((v as u32).to_le_bytes()),
     }
 }
 
