@@ -14,10 +14,15 @@ use std::path::PathBuf;
 /// Every kernel source and the kernels (entry points) it defines.
 const KERNELS: &[(&str, &[&str])] = &[
     ("kernel/all_gather.cpp", &["aiv_all_gather"]),
+    ("kernel/all_gather_v.cpp", &["aiv_all_gather_v"]),
     ("kernel/all_reduce.cpp", &["aiv_all_reduce"]),
+    ("kernel/all_to_all.cpp", &["aiv_all_to_all"]),
+    ("kernel/barrier.cpp", &["aiv_barrier"]),
+    ("kernel/broadcast.cpp", &["aiv_broadcast"]),
     ("kernel/api_selftest.cpp", &["aiv_api_selftest"]),
     ("kernel/args_probe.cpp", &["aiv_args_probe"]),
     ("kernel/copy.cpp", &["aiv_copy"]),
+    ("kernel/reduce_scatter.cpp", &["aiv_reduce_scatter"]),
     (
         "kernel/link.cpp",
         &["aiv_p2p", "aiv_link_signal", "aiv_handshake"],

@@ -29,6 +29,7 @@ pub const AIV_SYNC_AREA_BYTES: u32 = 56576;
 pub const AIV_DIAG_BYTES: u32 = 96;
 pub const AIV_DIAG_AREA_BYTES: u32 = 4608;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
+pub const AIV_COLL_DETERMINISTIC: u32 = 1;
 pub const AIV_PROBE_WORDS: u32 = 1100;
 pub const AIV_PROBE_SLOTS: u32 = 16;
 pub const AIV_API_BLOCK_BYTES: u32 = 256;
@@ -163,6 +164,25 @@ pub struct AivCollArgs {
     pub op: u32,
     pub algo: u32,
     pub elem_size: u32,
+    pub fp: [i32; 6usize],
+    pub root: i32,
+    pub flags: u32,
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AivCollVArgs {
+    pub comm: AivCommArgs,
+    pub input: u64,
+    pub output: u64,
+    pub send_off: [u64; 32usize],
+    pub send_len: [u64; 32usize],
+    pub recv_off: [u64; 32usize],
+    pub recv_len: [u64; 32usize],
+    pub slot_off: [u64; 32usize],
+    pub dtype: u32,
+    pub op: u32,
+    pub flags: u32,
+    pub reserved: u32,
     pub fp: [i32; 6usize],
 }
 #[repr(C)]

@@ -38,10 +38,16 @@ const_assert_eq!(offset_of!(AivCommArgs, timeout_cycles), 520);
 const_assert_eq!(offset_of!(AivCommArgs, diag), 528);
 const_assert_eq!(offset_of!(AivCommArgs, tag), 536);
 const_assert_eq!(offset_of!(AivCommArgs, rank), 544);
-const_assert_eq!(size_of::<AivCollArgs>(), 624);
+const_assert_eq!(size_of::<AivCollArgs>(), 632);
 const_assert_eq!(offset_of!(AivCollArgs, input), 552);
 const_assert_eq!(offset_of!(AivCollArgs, elem_size), 596);
 const_assert_eq!(offset_of!(AivCollArgs, fp), 600);
+const_assert_eq!(offset_of!(AivCollArgs, root), 624);
+const_assert_eq!(size_of::<AivCollVArgs>(), 1888);
+const_assert_eq!(offset_of!(AivCollVArgs, send_off), 568);
+const_assert_eq!(offset_of!(AivCollVArgs, slot_off), 568 + 4 * 256);
+const_assert_eq!(offset_of!(AivCollVArgs, dtype), 568 + 5 * 256);
+const_assert_eq!(offset_of!(AivCollVArgs, fp), 1864);
 const_assert_eq!(size_of::<AivCopyArgs>(), 32);
 const_assert_eq!(size_of::<AivSyncTestArgs>(), 584);
 const_assert_eq!(size_of::<AivHandshakeArgs>(), 584);
@@ -79,6 +85,7 @@ pod!(
     AivTwinTestArgs,
     AivCommArgs,
     AivCollArgs,
+    AivCollVArgs,
     AivCopyArgs,
     AivSyncTestArgs,
     AivDiag,

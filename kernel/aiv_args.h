@@ -107,7 +107,8 @@ struct AivCopyArgs {
     uint32_t op;    /* AivReduceOp */
 };
 
-/* ---- collectives (kernel/all_gather.cpp, kernel/all_reduce.cpp) ---- */
+/* ---- collectives (kernel/all_gather.cpp, all_reduce.cpp, broadcast.cpp, barrier.cpp,
+ *      all_gather_v.cpp, reduce_scatter.cpp, all_to_all.cpp) ---- */
 
 /* AllReduce algorithms. */
 enum AivAllReduceAlgo {
@@ -130,6 +131,37 @@ struct AivCollArgs {
      * stored next to the tag of every broadcast cell: a peer whose cell holds another fingerprint
      * is running another call, and both sides fail instead of mixing data. */
     int32_t fp[AIV_PAYLOAD_LANES];
+    int32_t root;        /* Broadcast: the root rank */
+    uint32_t flags;      /* AIV_COLL_* */
+};
+
+/* AivCollArgs::flags / AivCollVArgs::flags. */
+#define AIV_COLL_DETERMINISTIC 1u /* reductions add in a fixed order (HCCL_DETERMINISTIC) */
+
+/* One chunk of a collective whose per-rank parts are described per rank q (arrays indexed by
+ * rank; byte offsets and lengths of this chunk's pieces):
+ *   aiv_all_gather_v:   rank q's piece is recv_len[q] bytes; mine is at `input`, staged at the
+ *                       start of my HCCL buffer; every rank's lands at output + recv_off[q].
+ *   aiv_reduce_scatter: the piece of my input for rank q is input + send_off[q], send_len[q]
+ *                       bytes, staged at slot_off[q] of my HCCL buffer (the same on every rank);
+ *                       my result (send_len[rank] bytes, the same on every rank) goes to `output`.
+ *   aiv_all_to_all:     the piece of my input for rank q is input + send_off[q], send_len[q]
+ *                       bytes, staged at slot_off[q] of my HCCL buffer (the same on every rank);
+ *                       rank q's piece for me (recv_len[q] bytes) lands at output + recv_off[q]. */
+struct AivCollVArgs {
+    struct AivCommArgs comm;
+    uint64_t input;
+    uint64_t output;
+    uint64_t send_off[AIV_MAX_RANKS];
+    uint64_t send_len[AIV_MAX_RANKS];
+    uint64_t recv_off[AIV_MAX_RANKS];
+    uint64_t recv_len[AIV_MAX_RANKS];
+    uint64_t slot_off[AIV_MAX_RANKS];
+    uint32_t dtype;     /* AivDtype (aiv_reduce_scatter) */
+    uint32_t op;        /* AivReduceOp (aiv_reduce_scatter) */
+    uint32_t flags;     /* AIV_COLL_* */
+    uint32_t reserved;
+    int32_t fp[AIV_PAYLOAD_LANES]; /* the call's fingerprint, as AivCollArgs::fp */
 };
 
 /* ---- point-to-point and stream tasks (kernel/link.cpp) ---- */

@@ -31,6 +31,10 @@
  *               i's B -> my output slice i; post-sync Record(i) / Wait(i): both of us are done
  *               with the other's A and B before either reuses its HCCL buffer.
  *
+ * With AIV_COLL_DETERMINISTIC (HCCL_DETERMINISTIC) the adds into B follow one fixed order, my
+ * own slice first and then the peers' in rank order (Done / AfterBlock between my blocks), so
+ * that the bits do not depend on arrival order from run to run; one-shot's chain is fixed always.
+ *
  * In place (input == output) works for both: the input is read only by block rank, and the
  * output is written only after block rank has staged the input.
  */
@@ -62,6 +66,17 @@ __aicore__ inline int32_t ChainPrev(int32_t rank, int32_t p)
         return a;
     }
     return p == 2 ? 1 - a : p - 1;
+}
+
+/* The deterministic two-shot order of the adds into my B: my own slice (block rank) first,
+ * then the peers' in rank order. The block whose add comes before block p's. */
+__aicore__ inline int32_t TwoShotPrev(int32_t rank, int32_t p)
+{
+    const int32_t first = rank == 0 ? 1 : 0;
+    if (p == first) {
+        return rank;
+    }
+    return p - 1 == rank ? p - 2 : p - 1;
 }
 
 __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
@@ -137,7 +152,8 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
         aiv::CpGM2GMDual(mineA + myOff, mineB, a->input + myOff, myLen, ub);
         aiv::CpGM2GMTyped(mineA + myOff + myLen, a->input + myOff + myLen, bytes - myOff - myLen, ub, dtype,
                           AIV_OP_NONE);
-        if (!sync.Record1vN(tag, 0, a->fp) || !sync.Wait1vN(n - 1)) {
+        const bool ordered = (a->flags & AIV_COLL_DETERMINISTIC) != 0u;
+        if (!sync.Record1vN(tag, 0, a->fp) || (ordered && !sync.Done(tag)) || !sync.Wait1vN(n - 1)) {
             return;
         }
         aiv::CpGM2GMTyped(a->output + myOff, mineB, myLen, ub, dtype, AIV_OP_NONE);
@@ -147,8 +163,13 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     if (!sync.WaitNv1Matching(peer, tag, 0, a->fp) || !sync.WaitNv1(rank, tag)) {
         return;
     }
+    const bool ordered = (a->flags & AIV_COLL_DETERMINISTIC) != 0u;
+    if (ordered && !sync.AfterBlock(TwoShotPrev(rank, peer), tag)) {
+        return;
+    }
     aiv::CpGM2GMTyped(mineB, a->comm.hccl[peer] + myOff, myLen, ub, dtype, op);
-    if (!sync.RecordNv1(rank) || !sync.WaitNv1(peer, tag, 1)) {
+    // Store joins all pipes first: my add into B has landed before the next block's starts.
+    if ((ordered && !sync.Done(tag)) || !sync.RecordNv1(rank) || !sync.WaitNv1(peer, tag, 1)) {
         return;
     }
     uint64_t pOff = 0;
