@@ -1,4 +1,4 @@
-//! AllGather and AllReduce: validation, chunking, one launch per chunk.
+//! AllGather, AllReduce, Broadcast and Barrier: validation, chunking, one launch per chunk.
 
 use crate::buffer::DeviceBuffer;
 use crate::dtype::{DataType, ReduceOp};
@@ -215,6 +215,7 @@ impl Communicator {
             algo: Algo::None,
             chunk: 0,
             chunks: 0,
+            extra: 0,
         };
         // SAFETY: aiv_all_gather takes an AivCollArgs.
         unsafe {
@@ -280,6 +281,11 @@ impl Communicator {
             op: opc,
             algo,
             elem_size: es as u32,
+            flags: if self.deterministic() {
+                ffi::AIV_COLL_DETERMINISTIC
+            } else {
+                0
+            },
             ..Default::default()
         };
         let call = Call {
@@ -290,6 +296,7 @@ impl Communicator {
             algo: fp_algo,
             chunk: 0,
             chunks: 0,
+            extra: 0,
         };
         // SAFETY: aiv_all_reduce takes an AivCollArgs.
         unsafe {
@@ -302,5 +309,130 @@ impl Communicator {
                 template,
             )
         }
+    }
+
+    /// Broadcast: `count` elements of `dtype` from `root`'s `send` into every rank's `recv`
+    /// (the root's included). Any element type. `send` is read on the root only (other ranks
+    /// may pass any buffer of theirs, e.g. `recv`); on the root, `send` and `recv` may be the
+    /// same range (in place, see [`Communicator::broadcast_in_place`]) but not overlap
+    /// otherwise. Every rank must pass the same `count`, `dtype` and `root`.
+    ///
+    /// ```
+    /// use aiv_comm::{DataType, World};
+    /// let world = World::sim(3).unwrap();
+    /// let out = world.run(|comm| -> aiv_comm::Result<Vec<f32>> {
+    ///     let buf = comm.alloc_from(&[comm.rank() as f32; 4])?;
+    ///     comm.broadcast_in_place(&buf, 4, DataType::F32, 2)?;
+    ///     comm.synchronize()?;
+    ///     buf.to_vec::<f32>()
+    /// });
+    /// assert!(out.iter().all(|r| r.as_ref().unwrap() == &[2.0; 4]));
+    /// ```
+    pub fn broadcast(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        root: u32,
+    ) -> Result<()> {
+        self.check_usable()?;
+        if root >= self.size() {
+            return Err(Error::InvalidArgument(format!(
+                "broadcast root {root} is out of range for {} ranks",
+                self.size()
+            )));
+        }
+        let bytes = elem_bytes(count, dtype)?;
+        self.check_buffer("recv buffer", recv, bytes, dtype)?;
+        let is_root = root == self.rank();
+        if is_root {
+            self.check_buffer("send buffer", send, bytes, dtype)?;
+            if send.overlaps(recv, bytes, bytes) && send.addr() != recv.addr() {
+                return Err(Error::Overlap(
+                    "broadcast send and recv overlap without being the same range (in place)"
+                        .into(),
+                ));
+            }
+        } else {
+            self.check_owner("send buffer", send, true)?;
+        }
+        let template = ffi::AivCollArgs {
+            root: root as i32,
+            elem_size: dtype.size() as u32,
+            ..Default::default()
+        };
+        let call = Call {
+            op: CallOp::Broadcast,
+            count: count as u64,
+            dtype,
+            redop: None,
+            algo: Algo::None,
+            chunk: 0,
+            chunks: 0,
+            extra: root,
+        };
+        // Only the root reads `send`; elsewhere it is passed as the recv buffer's claim partner
+        // (`launch_chunks` claims both), so use `recv` twice.
+        let input = if is_root { send } else { recv };
+        // SAFETY: aiv_broadcast takes an AivCollArgs.
+        unsafe {
+            self.launch_chunks(
+                &ffi::kernels::aiv_broadcast,
+                Kind::Broadcast,
+                call,
+                input,
+                recv,
+                template,
+            )
+        }
+    }
+
+    /// Broadcast in place (HCCL's form): `root`'s `buf` (`count` elements) into every rank's
+    /// `buf`.
+    pub fn broadcast_in_place(
+        &self,
+        buf: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        root: u32,
+    ) -> Result<()> {
+        self.broadcast(buf, buf, count, dtype, root)
+    }
+
+    /// Barrier: enqueues a launch that completes on each rank only once every rank has reached
+    /// its barrier (what was enqueued before it on this rank's main stream has run, and every
+    /// other rank has run what it enqueued before its barrier). Call
+    /// [`Communicator::synchronize`] to wait for it on the host.
+    pub fn barrier(&self) -> Result<()> {
+        self.check_usable()?;
+        let n = self.size();
+        let fp = Call {
+            op: CallOp::Barrier,
+            count: 0,
+            dtype: DataType::U8,
+            redop: None,
+            algo: Algo::None,
+            chunk: 0,
+            chunks: 1,
+            extra: 0,
+        }
+        .encode();
+        let tag = self.reserve_tags(1)?;
+        self.main
+            .task("barrier", "aiv_barrier", Vec::new(), move |ctx| {
+                let args = ffi::AivCollArgs {
+                    comm: ctx.comm_args(tag),
+                    fp,
+                    ..Default::default()
+                };
+                ctx.launch_on(
+                    &ffi::kernels::aiv_barrier,
+                    Blocks::Exactly(n),
+                    &args,
+                    Some(&fp),
+                )
+            });
+        Ok(())
     }
 }

@@ -159,7 +159,7 @@ pub enum Error {
     #[error("{0}")]
     Overlap(String),
     /// The device cannot reduce this type with this op.
-    #[error("AllReduce with op {op} on {dtype} is not supported: {reason}")]
+    #[error("reduction with op {op} on {dtype} is not supported: {reason}")]
     Unsupported {
         /// The op.
         op: ReduceOp,
@@ -174,6 +174,10 @@ pub enum Error {
     /// A host-side length or offset does not fit.
     #[error("{0}")]
     Length(String),
+    /// An argument out of its domain (a root out of range, a counts or displacements slice of
+    /// the wrong length, a count that contradicts another argument, a bad send/recv list).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// A bug in aiv-comm (a stream task panicked); the message says where.
     #[error("internal error: {0}")]
     Internal(String),

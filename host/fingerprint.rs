@@ -4,7 +4,8 @@
 //! Every rank of a world must issue the same collectives in the same order with the same
 //! arguments. When one does not (all_gather against all_reduce, another count, dtype, op or
 //! algorithm), the kernels would happily mix data whenever each call fits one chunk. Each launch
-//! therefore carries a fingerprint of (operation, count, dtype, op, algorithm, chunk) in the
+//! therefore carries a fingerprint of (operation, count, dtype, op, algorithm, chunk, and the
+//! root or a digest of the per-rank counts) in the
 //! payload lanes of its broadcast cells (`AivCollArgs::fp`); a peer's wait compares it with its
 //! own, and a difference fails both sides with [`crate::Error::CollectiveMismatch`], naming both
 //! calls. It costs nothing extra: the cell is moved by the same 32-byte DMA as the tag.
@@ -17,6 +18,57 @@ use crate::ffi;
 pub(crate) enum CallOp {
     AllGather = 1,
     AllReduce = 2,
+    ReduceScatter = 3,
+    ReduceScatterV = 4,
+    AllGatherV = 5,
+    Broadcast = 6,
+    AllToAll = 7,
+    AllToAllV = 8,
+    Barrier = 9,
+    /// The count exchange that starts an AlltoAllV.
+    AllToAllVCounts = 10,
+}
+
+const CALL_OPS: [CallOp; 10] = [
+    CallOp::AllGather,
+    CallOp::AllReduce,
+    CallOp::ReduceScatter,
+    CallOp::ReduceScatterV,
+    CallOp::AllGatherV,
+    CallOp::Broadcast,
+    CallOp::AllToAll,
+    CallOp::AllToAllV,
+    CallOp::Barrier,
+    CallOp::AllToAllVCounts,
+];
+
+impl CallOp {
+    fn name(self) -> &'static str {
+        match self {
+            CallOp::AllGather => "all_gather",
+            CallOp::AllReduce => "all_reduce",
+            CallOp::ReduceScatter => "reduce_scatter",
+            CallOp::ReduceScatterV => "reduce_scatter_v",
+            CallOp::AllGatherV => "all_gather_v",
+            CallOp::Broadcast => "broadcast",
+            CallOp::AllToAll => "all_to_all",
+            CallOp::AllToAllV => "all_to_all_v",
+            CallOp::Barrier => "barrier",
+            CallOp::AllToAllVCounts => "all_to_all_v's count exchange",
+        }
+    }
+}
+
+/// A 32-bit digest (FNV-1a) of per-rank counts: what the V collectives fingerprint, since every
+/// rank must pass the same counts.
+pub(crate) fn counts_digest(counts: impl IntoIterator<Item = u64>) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for c in counts {
+        for b in c.to_le_bytes() {
+            h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+        }
+    }
+    h
 }
 
 /// An AllReduce algorithm as fingerprinted.
@@ -40,6 +92,9 @@ pub(crate) struct Call {
     /// This launch's chunk, and the call's number of chunks.
     pub chunk: u32,
     pub chunks: u32,
+    /// Broadcast: the root; the V collectives: [`counts_digest`] of the counts every rank must
+    /// agree on; otherwise 0.
+    pub extra: u32,
 }
 
 const REDOPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
@@ -63,18 +118,14 @@ impl Call {
             (self.count >> 32) as u32 as i32,
             self.chunk as i32,
             self.chunks as i32,
-            0,
+            self.extra as i32,
         ]
     }
 
     /// The call a fingerprint describes, if it is one.
     pub fn decode(fp: &[i32]) -> Option<Call> {
         let head = *fp.first()? as u32;
-        let op = match head >> 24 {
-            1 => CallOp::AllGather,
-            2 => CallOp::AllReduce,
-            _ => return None,
-        };
+        let op = *CALL_OPS.get(((head >> 24) as usize).checked_sub(1)?)?;
         let algo = *ALGOS.get(((head >> 16) & 0xff) as usize)?;
         let dtype = *DataType::ALL.get((((head >> 8) & 0xff) as usize).checked_sub(1)?)?;
         let redop = match head & 0xff {
@@ -89,16 +140,21 @@ impl Call {
             algo,
             chunk: fp[3] as u32,
             chunks: fp[4] as u32,
+            extra: fp[5] as u32,
         })
     }
 
     /// In words, e.g. `all_reduce of 1000 x float, sum, one_shot (chunk 1 of 3)`.
     pub fn describe(&self) -> String {
-        let name = match self.op {
-            CallOp::AllGather => "all_gather",
-            CallOp::AllReduce => "all_reduce",
-        };
-        let mut s = format!("{name} of {} x {}", self.count, self.dtype);
+        let mut s = format!("{} of {} x {}", self.op.name(), self.count, self.dtype);
+        match self.op {
+            CallOp::Broadcast => s += &format!(" from root {}", self.extra),
+            CallOp::ReduceScatterV
+            | CallOp::AllGatherV
+            | CallOp::AllToAllV
+            | CallOp::AllToAllVCounts => s += &format!(", counts #{:08x}", self.extra),
+            _ => {}
+        }
         if let Some(r) = self.redop {
             s += &format!(", {r}");
         }
@@ -135,6 +191,7 @@ mod tests {
             algo: Algo::TwoShot,
             chunk: 3,
             chunks: 9,
+            extra: 0,
         };
         assert_eq!(Call::decode(&base.encode()), Some(base));
         let variants = [
@@ -159,6 +216,11 @@ mod tests {
             },
             Call { chunk: 4, ..base },
             Call { chunks: 8, ..base },
+            Call { extra: 5, ..base },
+            Call {
+                op: CallOp::Broadcast,
+                ..base
+            },
         ];
         for v in variants {
             assert_ne!(v.encode(), base.encode(), "{v:?}");
@@ -173,5 +235,22 @@ mod tests {
             "all_reduce of 1099511627783 x bfloat16, max, two_shot (chunk 4 of 9)"
         );
         assert!(describe(&[0; 6]).starts_with("no collective"));
+        for op in CALL_OPS {
+            let c = Call { op, ..base };
+            assert_eq!(Call::decode(&c.encode()), Some(c));
+        }
+        assert_eq!(
+            Call {
+                op: CallOp::Broadcast,
+                redop: None,
+                algo: Algo::None,
+                extra: 2,
+                ..base
+            }
+            .describe(),
+            "broadcast of 1099511627783 x bfloat16 from root 2 (chunk 4 of 9)"
+        );
+        assert_ne!(counts_digest([1, 2, 3]), counts_digest([1, 3, 2]));
+        assert_ne!(counts_digest([0, 0]), counts_digest([0]));
     }
 }

@@ -166,6 +166,7 @@ impl Communicator {
                 algo: Algo::Hd,
                 chunk: chunk as u32,
                 chunks,
+                extra: 0,
             };
             self.enqueue_handshake(partner, call.encode())?;
             let cb = (cap.min(count - c0) * es) as u64;

@@ -34,6 +34,8 @@ pub(crate) struct WorldShared {
     pub hccl_bytes: usize,
     pub timeout_cycles: i64,
     pub exec_timeout: Duration,
+    /// Reductions add in a fixed order (`Config::deterministic`).
+    pub deterministic: bool,
     pub trace: crate::trace::Trace,
 }
 

@@ -27,8 +27,10 @@
 
 #![warn(missing_docs)]
 
+mod batch;
 mod buffer;
 mod collectives;
+mod collectives_v;
 pub use collectives::AllReduceAlgo;
 pub mod diag;
 pub mod dtype;
@@ -46,6 +48,7 @@ mod turns;
 pub mod world;
 
 pub use ascendc_sys;
+pub use batch::{SendRecvItem, SendRecvKind};
 pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Result};

@@ -570,20 +570,7 @@ impl CommStream {
             });
         }
         check_len(what, buf, bytes)?;
-        // Each destination has its own staging slot in every HCCL buffer.
-        let hccl_bytes = l.world.hccl_bytes;
-        let slot = hccl_bytes / l.size as usize / 32 * 32;
-        if slot == 0 {
-            return Err(Error::Config(format!(
-                "HCCL buffer of {hccl_bytes} bytes has no room for a send slot per rank"
-            )));
-        }
-        let chunks = bytes.div_ceil(slot).max(1);
-        if chunks > MAX_P2P_CHUNKS {
-            return Err(Error::Length(format!(
-                "a message of {bytes} bytes needs {chunks} chunks of {slot} bytes; at most {MAX_P2P_CHUNKS}"
-            )));
-        }
+        let (slot, chunks) = p2p_chunks(l.world.hccl_bytes, l.size, bytes)?;
         let kind = if send {
             ffi::AIV_LINK_P2P_DATA
         } else {
@@ -646,6 +633,25 @@ impl CommStream {
     pub fn recv(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
         self.p2p(buf, bytes, peer, false)
     }
+}
+
+/// The staging slot and the chunks of a send/recv of `bytes` between ranks of a world of
+/// `size` ranks with HCCL buffers of `hccl_bytes`: each destination has its own slot in every
+/// HCCL buffer.
+pub(crate) fn p2p_chunks(hccl_bytes: usize, size: u32, bytes: usize) -> Result<(usize, usize)> {
+    let slot = crate::plan::slot_bytes(hccl_bytes, size as usize);
+    if slot == 0 {
+        return Err(Error::Config(format!(
+            "HCCL buffer of {hccl_bytes} bytes has no room for a send slot per rank"
+        )));
+    }
+    let chunks = bytes.div_ceil(slot).max(1);
+    if chunks > MAX_P2P_CHUNKS {
+        return Err(Error::Length(format!(
+            "a message of {bytes} bytes needs {chunks} chunks of {slot} bytes; at most {MAX_P2P_CHUNKS}"
+        )));
+    }
+    Ok((slot, chunks))
 }
 
 /// Waits for `turn` (see `turns.rs`) within the exec timeout.

@@ -40,6 +40,21 @@ pub enum Kind {
     AllReduceOneShot,
     /// Two-shot AllReduce: the chunk (32-byte aligned) plus one slice must fit.
     AllReduceTwoShot,
+    /// AllGatherV: each rank stages its piece of the chunk in its own HCCL buffer.
+    AllGatherV,
+    /// Broadcast: the root stages the chunk in its HCCL buffer.
+    Broadcast,
+    /// ReduceScatter(V): each rank stages one piece per destination, in a slot of
+    /// [`slot_bytes`] per rank; chunk counts are per destination.
+    ReduceScatter,
+    /// AlltoAll(V): as ReduceScatter, a slot per destination.
+    AllToAll,
+}
+
+/// The staging slot per destination rank in an HCCL buffer of `buffer_bytes` (ReduceScatter,
+/// AlltoAll, send/recv): an equal share, whole 32-byte blocks.
+pub fn slot_bytes(buffer_bytes: usize, ranks: usize) -> usize {
+    buffer_bytes / ranks.max(1) / 32 * 32
 }
 
 /// One launch of a collective.
@@ -76,7 +91,10 @@ pub fn one_shot_limit(ranks: usize) -> usize {
 pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: usize) -> usize {
     let es = dtype.size();
     let bytes = match kind {
-        Kind::AllGather | Kind::AllReduceOneShot => buffer_bytes,
+        Kind::AllGather | Kind::AllReduceOneShot | Kind::AllGatherV | Kind::Broadcast => {
+            buffer_bytes
+        }
+        Kind::ReduceScatter | Kind::AllToAll => slot_bytes(buffer_bytes, ranks),
         Kind::AllReduceTwoShot => {
             // A (len rounded up to 32) + B (one slice: len / ranks rounded up to 32) <= buffer.
             let n = ranks.max(1);
@@ -134,6 +152,10 @@ mod tests {
             Kind::AllGather,
             Kind::AllReduceOneShot,
             Kind::AllReduceTwoShot,
+            Kind::AllGatherV,
+            Kind::Broadcast,
+            Kind::ReduceScatter,
+            Kind::AllToAll,
         ] {
             for dtype in DataType::ALL {
                 for ranks in [1usize, 2, 3, 5, 8, 16] {
@@ -148,6 +170,11 @@ mod tests {
                                     Kind::AllReduceTwoShot => {
                                         bytes.div_ceil(32) * 32
                                             + (bytes.div_ceil(ranks).div_ceil(32) * 32)
+                                    }
+                                    // One slot per destination, all of them in one buffer.
+                                    Kind::ReduceScatter | Kind::AllToAll => {
+                                        assert!(bytes <= slot_bytes(buffer, ranks));
+                                        bytes * ranks
                                     }
                                     _ => bytes,
                                 };

@@ -42,6 +42,12 @@ pub struct Config {
     pub exec_timeout: Option<Duration>,
     /// AIV cores per simulated device (default 48, as a 910B); at least the number of ranks.
     pub cores: u32,
+    /// Deterministic reductions: every AllReduce and ReduceScatter(V) adds the ranks'
+    /// contributions in one fixed order, so the same inputs on the same rank count give the same
+    /// bits on every run (as `HCCL_DETERMINISTIC=true` on A2). `None`: `HCCL_DETERMINISTIC`
+    /// (`true` / `false`, any case; unset is `false`). It costs parallelism: the adds into one
+    /// output run one after another instead of as they arrive (`BENCHMARKS.md` has figures).
+    pub deterministic: Option<bool>,
 }
 
 impl Default for Config {
@@ -50,6 +56,7 @@ impl Default for Config {
             buffer_bytes: None,
             exec_timeout: None,
             cores: ascendc_sys::DEFAULT_CORES,
+            deterministic: None,
         }
     }
 }
@@ -114,6 +121,28 @@ impl Config {
         Ok(bytes)
     }
 
+    /// Whether reductions are deterministic, after `HCCL_DETERMINISTIC`.
+    pub fn resolved_deterministic(&self) -> Result<bool> {
+        self.deterministic_with(|k| std::env::var(k).ok())
+    }
+
+    /// [`Config::resolved_deterministic`] with the environment given by `env`.
+    pub fn deterministic_with(&self, env: impl Fn(&str) -> Option<String>) -> Result<bool> {
+        if let Some(d) = self.deterministic {
+            return Ok(d);
+        }
+        match env("HCCL_DETERMINISTIC") {
+            None => Ok(false),
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(Error::Config(format!(
+                    "HCCL_DETERMINISTIC must be `true` or `false`, got `{v}`"
+                ))),
+            },
+        }
+    }
+
     /// [`Config::resolved_timeout`] with the environment given by `env`.
     pub fn timeout_with(&self, env: impl Fn(&str) -> Option<String>) -> Result<Duration> {
         let t = match self.exec_timeout {
@@ -163,6 +192,9 @@ pub struct Communicator {
     pub(crate) launcher: Arc<Launcher>,
     pub(crate) main: CommStream,
     pub(crate) hd: crate::hd::HdSlot,
+    /// The streams of [`Communicator::batch_send_recv`], one per (peer, direction).
+    pub(crate) batch:
+        Mutex<std::collections::HashMap<(u32, crate::batch::SendRecvKind), CommStream>>,
 }
 
 impl Communicator {
@@ -179,6 +211,11 @@ impl Communicator {
     /// HCCL buffer bytes of every rank.
     pub fn buffer_bytes(&self) -> usize {
         self.launcher.world.hccl_bytes
+    }
+
+    /// True if reductions add in a fixed order ([`Config::deterministic`]).
+    pub fn deterministic(&self) -> bool {
+        self.launcher.world.deterministic
     }
 
     /// The rank's simulated device.
@@ -320,6 +357,7 @@ impl World {
         config.check(ranks)?;
         let buffer = config.resolved_buffer_bytes()?;
         let timeout = config.resolved_timeout()?;
+        let deterministic = config.resolved_deterministic()?;
         let timeout_cycles = (timeout.as_micros() as u64)
             .saturating_mul(ascendc_sys::SYSTEM_CYCLE_HZ / 1_000_000)
             .min(i64::MAX as u64) as i64;
@@ -345,6 +383,7 @@ impl World {
             hccl_bytes: buffer,
             timeout_cycles,
             exec_timeout: timeout,
+            deterministic,
             trace: crate::trace::Trace::default(),
         });
         let mut comms = Vec::new();
@@ -365,6 +404,7 @@ impl World {
                 launcher,
                 main,
                 hd: Mutex::new(None),
+                batch: Mutex::new(Default::default()),
             });
         }
         Ok(World { comms, shared })

@@ -14,6 +14,7 @@ fn world(ranks: usize) -> World {
             buffer_bytes: Some(64 * 1024),
             exec_timeout: Some(Duration::from_secs(30)),
             cores: 16,
+            ..Config::default()
         },
     )
     .unwrap();

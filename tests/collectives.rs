@@ -650,6 +650,7 @@ fn hd_all_reduce_runs_with_as_few_cores_as_ranks() {
                 buffer_bytes: Some(12 * 1024),
                 cores: ranks as u32,
                 exec_timeout: Some(std::time::Duration::from_secs(20)),
+                ..Config::default()
             },
         )
         .unwrap();
@@ -673,6 +674,7 @@ fn a_rank_missing_from_hd_is_named_in_every_error() {
             buffer_bytes: Some(16 * 1024),
             exec_timeout: Some(Duration::from_millis(300)),
             cores: 16,
+            ..Config::default()
         },
     )
     .unwrap();
@@ -716,6 +718,7 @@ fn a_panicking_rank_stops_its_peers_at_once() {
             buffer_bytes: Some(16 * 1024),
             exec_timeout: Some(Duration::from_secs(60)),
             cores: 8,
+            ..Config::default()
         },
     )
     .unwrap();

@@ -285,6 +285,7 @@ fn streams_that_outnumber_the_cores_take_turns() {
             buffer_bytes: Some(64 * 1024),
             cores: 1,
             exec_timeout: Some(Duration::from_secs(30)),
+            ..Config::default()
         },
     )
     .unwrap();

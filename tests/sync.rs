@@ -15,6 +15,7 @@ fn world(ranks: usize, timeout: Duration) -> World {
             buffer_bytes: Some(64 * 1024),
             exec_timeout: Some(timeout),
             cores: 32,
+            ..Config::default()
         },
     )
     .unwrap();
@@ -348,6 +349,7 @@ fn a_timeout_in_any_block_of_a_wide_launch_reaches_its_stream() {
                 buffer_bytes: Some(64 * 1024),
                 exec_timeout: Some(Duration::from_millis(300)),
                 cores: 48,
+                ..Config::default()
             },
         )
         .unwrap();
