@@ -106,7 +106,7 @@
 //!
 //! let world = World::sim_with(4, Config { buffer_bytes: Some(16 << 20), ..Config::default() })?;
 //! let sums = world.run(|comm| {
-//!     let t = comm.typed(); // the typed API (comm.all_reduce itself takes bytes and a DataType)
+//!     let t = comm.typed(); // typed API (aiv_comm::typed); comm's own takes bytes + DataType
 //!     let send = t.htod_copy(vec![comm.rank() as f32; 1 << 16])?;
 //!     let mut recv = t.alloc_zeros::<f32>(send.len())?;
 //!     t.all_reduce(&send, &mut recv, ReduceOp::Sum)?; // enqueued

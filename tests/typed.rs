@@ -435,3 +435,37 @@ fn untyped_buffer_conversions() {
         Err(Error::Length(_))
     ));
 }
+
+/// The README's "Using it" example and the doctest in host/typed.rs's module docs are the same
+/// text, so the README's cannot rot.
+#[test]
+fn readme_example_is_the_doctest() {
+    let readme = include_str!("../README.md");
+    let using = readme
+        .split("\n## Using it\n")
+        .nth(1)
+        .expect("README: ## Using it");
+    let block = using
+        .split_once("```rust\n")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .expect("README: a rust block under Using it")
+        .0;
+    let src = include_str!("../host/typed.rs");
+    let docs: Vec<&str> = src
+        .lines()
+        .map_while(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect();
+    let example = docs
+        .iter()
+        .position(|l| *l == "# Example")
+        .expect("typed.rs: # Example");
+    let start = example + docs[example..].iter().position(|l| *l == "```").unwrap() + 1;
+    let end = start + docs[start..].iter().position(|l| *l == "```").unwrap();
+    let doctest: Vec<&str> = docs[start..end]
+        .iter()
+        .copied()
+        .filter(|l| *l != "#" && !l.starts_with("# "))
+        .collect();
+    assert_eq!(block.lines().collect::<Vec<_>>(), doctest);
+}
