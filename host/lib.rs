@@ -45,6 +45,7 @@ mod stream;
 pub mod tags;
 pub mod trace;
 mod turns;
+pub mod typed;
 pub mod world;
 
 pub use ascendc_sys;
@@ -53,6 +54,10 @@ pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Result};
 pub use link::{CommStream, Event};
+pub use typed::{
+    DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, Reducible,
+    Typed,
+};
 pub use world::{
     Communicator, Config, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT,
 };

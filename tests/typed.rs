@@ -1,0 +1,471 @@
+//! The typed API (host/typed.rs): the element types are exactly `DataType::ALL`; typed AllGather
+//! and AllReduce give what the runtime-typed API and a host reference give, for every type
+//! (f16 and bf16 included); length mismatches are errors that write nothing and leave the ranks
+//! in step; in-place variants, views and untyped conversions work.
+
+mod common;
+
+use std::ops::Bound;
+use std::time::Duration;
+
+use aiv_comm::{
+    AllReduceAlgo, Config, DataType, DeviceBuffer, DeviceElement, DeviceSlice, Error, ReduceOp,
+    Reducible, Typed, World,
+};
+use half::{bf16, f16};
+
+fn world(ranks: usize) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(64 << 10),
+            exec_timeout: Some(Duration::from_secs(30)),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Element types with a host value conversion, for references.
+trait Val: DeviceElement + PartialEq + std::fmt::Debug {
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! val_prim {
+    ($($t:ty),*) => {$(
+        impl Val for $t {
+            fn from_f64(x: f64) -> Self { x as $t }
+            fn to_f64(self) -> f64 { self as f64 }
+        }
+    )*};
+}
+val_prim!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Val for f16 {
+    fn from_f64(x: f64) -> Self {
+        f16::from_f64(x)
+    }
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+}
+
+impl Val for bf16 {
+    fn from_f64(x: f64) -> Self {
+        bf16::from_f64(x)
+    }
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+}
+
+/// Small integers (so that every sum of 4 ranks is exact in every type), signed where `T` is.
+fn small<T: Val>(rank: u32, i: usize) -> T {
+    let v = ((rank as usize * 7 + i * 3) % 17) as f64;
+    let signed = T::from_f64(-1.0).to_f64() < 0.0;
+    T::from_f64(if signed { v - 8.0 } else { v })
+}
+
+/// Arbitrary bit patterns (NaNs and all) of `n` elements.
+fn bits<T: DeviceElement>(n: usize, seed: u64) -> Vec<T> {
+    let mut v = vec![T::default(); n];
+    bytemuck::cast_slice_mut::<T, u8>(&mut v)
+        .copy_from_slice(&common::pattern(n * std::mem::size_of::<T>(), seed));
+    v
+}
+
+fn bytes<T: DeviceElement>(v: &[T]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+fn reference<T: Val>(ranks: u32, n: usize, op: ReduceOp) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            let vals = (0..ranks).map(|r| small::<T>(r, i).to_f64());
+            T::from_f64(match op {
+                ReduceOp::Sum => vals.sum(),
+                ReduceOp::Max => vals.fold(f64::MIN, f64::max),
+                ReduceOp::Min => vals.fold(f64::MAX, f64::min),
+                ReduceOp::Prod => unreachable!(),
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn element_types_are_exactly_datatype_all() {
+    fn e<T: DeviceElement>() -> (DataType, usize) {
+        (T::DTYPE, std::mem::size_of::<T>())
+    }
+    fn r<T: Reducible>() -> DataType {
+        T::DTYPE
+    }
+    let all = [
+        e::<f32>(),
+        e::<f16>(),
+        e::<bf16>(),
+        e::<i32>(),
+        e::<i16>(),
+        e::<i8>(),
+        e::<u8>(),
+        e::<i64>(),
+        e::<u64>(),
+        e::<f64>(),
+        e::<u16>(),
+        e::<u32>(),
+    ];
+    assert_eq!(all.map(|(dt, _)| dt), DataType::ALL);
+    for (dt, size) in all {
+        assert_eq!(dt.size(), size, "{dt}");
+    }
+    let reducible = [
+        r::<f32>(),
+        r::<f16>(),
+        r::<bf16>(),
+        r::<i32>(),
+        r::<i16>(),
+        r::<i8>(),
+    ];
+    let device: Vec<_> = DataType::ALL
+        .into_iter()
+        .filter(|d| d.reduce_code().is_some())
+        .collect();
+    assert_eq!(reducible.to_vec(), device);
+}
+
+/// Typed AllGather of `n` arbitrary elements per rank vs the runtime-typed one and the host.
+fn check_all_gather<T: DeviceElement>(w: &World, n: usize) {
+    let size = w.size() as u32;
+    let got = w.run(|c| -> aiv_comm::Result<(Vec<T>, Vec<T>)> {
+        let t = c.typed();
+        let send = t.htod_copy(bits::<T>(n, c.rank() as u64 + 1))?;
+        let mut recv = t.alloc_zeros::<T>(n * size as usize)?;
+        t.all_gather(&send, &mut recv)?;
+        let untyped = c.alloc(recv.as_buffer().len())?;
+        c.all_gather(send.as_buffer(), &untyped, n, T::DTYPE)?;
+        Ok((t.dtoh_sync_copy(&recv)?, untyped.to_vec()?))
+    });
+    let want: Vec<u8> = (0..size)
+        .flat_map(|r| bytes(&bits::<T>(n, r as u64 + 1)))
+        .collect();
+    for (r, g) in got.into_iter().enumerate() {
+        let (typed, untyped) = g.unwrap();
+        assert_eq!(bytes(&typed), want, "{} rank {r}", T::DTYPE);
+        assert_eq!(
+            bytes(&untyped),
+            want,
+            "{} rank {r} (runtime-typed)",
+            T::DTYPE
+        );
+    }
+}
+
+#[test]
+fn all_gather_of_every_type_matches_runtime_api_and_host() {
+    let w = world(3);
+    check_all_gather::<f32>(&w, 5);
+    check_all_gather::<f16>(&w, 5);
+    check_all_gather::<bf16>(&w, 7);
+    check_all_gather::<i32>(&w, 3);
+    check_all_gather::<i16>(&w, 5);
+    check_all_gather::<i8>(&w, 33);
+    check_all_gather::<u8>(&w, 1);
+    check_all_gather::<i64>(&w, 5);
+    check_all_gather::<u64>(&w, 2);
+    check_all_gather::<f64>(&w, 5);
+    check_all_gather::<u16>(&w, 9);
+    check_all_gather::<u32>(&w, 5);
+}
+
+/// Typed AllReduce vs the runtime-typed one (same bits) and the host reference.
+fn check_all_reduce<T: Val + Reducible>(w: &World, n: usize, op: ReduceOp, algo: AllReduceAlgo) {
+    let got = w.run(|c| -> aiv_comm::Result<(Vec<T>, Vec<T>)> {
+        let t = c.typed();
+        let x: Vec<T> = (0..n).map(|i| small(c.rank(), i)).collect();
+        let send = t.htod_copy(&x)?;
+        let mut recv = t.alloc_zeros::<T>(n)?;
+        t.all_reduce_with(&send, &mut recv, op, algo)?;
+        let untyped = c.alloc(n * std::mem::size_of::<T>())?;
+        c.all_reduce_with(send.as_buffer(), &untyped, n, T::DTYPE, op, algo)?;
+        Ok((t.dtoh_sync_copy(&recv)?, untyped.to_vec()?))
+    });
+    let want = reference::<T>(w.size() as u32, n, op);
+    for (r, g) in got.into_iter().enumerate() {
+        let (typed, untyped) = g.unwrap();
+        let what = format!("{} {op} {algo:?} rank {r}", T::DTYPE);
+        assert_eq!(
+            bytes(&typed),
+            bytes(&untyped),
+            "{what}: typed vs runtime-typed"
+        );
+        assert_eq!(typed, want, "{what}: vs host");
+    }
+}
+
+#[test]
+fn all_reduce_of_every_reducible_type_matches_runtime_api_and_host() {
+    let w = world(4);
+    for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+        check_all_reduce::<f32>(&w, 33, op, AllReduceAlgo::Auto);
+        check_all_reduce::<f16>(&w, 33, op, AllReduceAlgo::Auto);
+        check_all_reduce::<bf16>(&w, 33, op, AllReduceAlgo::Auto);
+        check_all_reduce::<i32>(&w, 33, op, AllReduceAlgo::Auto);
+        check_all_reduce::<i16>(&w, 33, op, AllReduceAlgo::Auto);
+        check_all_reduce::<i8>(&w, 33, op, AllReduceAlgo::Auto);
+    }
+    check_all_reduce::<bf16>(&w, 100, ReduceOp::Sum, AllReduceAlgo::OneShot);
+    check_all_reduce::<f16>(&w, 100, ReduceOp::Sum, AllReduceAlgo::TwoShot);
+    check_all_reduce::<f32>(&w, 100, ReduceOp::Sum, AllReduceAlgo::Hd);
+}
+
+#[test]
+fn in_place_variants() {
+    let w = world(3);
+    let n = 6;
+    let got = w.run(|c| -> aiv_comm::Result<(Vec<bf16>, Vec<f16>, Vec<i16>)> {
+        let t = c.typed();
+        let r = c.rank() as usize;
+        // AllGather in place: only this rank's slot is written beforehand.
+        let mut g = t.alloc_zeros::<bf16>(n * 3)?;
+        let mine: Vec<bf16> = (0..n).map(|i| small(c.rank(), i)).collect();
+        t.htod_copy_into(&mine, &mut g.slice_mut(r * n..(r + 1) * n)?)?;
+        t.all_gather_in_place(&mut g)?;
+        // AllReduce in place, on a whole slice and on a view.
+        let mut a = t.htod_copy(
+            (0..n)
+                .map(|i| small::<f16>(c.rank(), i))
+                .collect::<Vec<_>>(),
+        )?;
+        t.all_reduce_in_place(&mut a, ReduceOp::Sum)?;
+        let mut b = t.htod_copy([-1i16; 10])?;
+        let x: Vec<i16> = (0..n).map(|i| small(c.rank(), i)).collect();
+        t.htod_copy_into(&x, &mut b.slice_mut(2..2 + n)?)?;
+        t.all_reduce_in_place(&mut b.slice_mut(2..2 + n)?, ReduceOp::Max)?;
+        Ok((t.dtoh_sync_copy(&g)?, a.to_vec()?, b.to_vec()?))
+    });
+    let gathered: Vec<bf16> = (0..3)
+        .flat_map(|r| (0..n).map(move |i| small(r, i)))
+        .collect();
+    let mut max = vec![-1i16; 10];
+    max[2..2 + n].copy_from_slice(&reference::<i16>(3, n, ReduceOp::Max));
+    for g in got {
+        let (g, a, b) = g.unwrap();
+        assert_eq!(g, gathered);
+        assert_eq!(a, reference::<f16>(3, n, ReduceOp::Sum));
+        assert_eq!(b, max);
+    }
+}
+
+fn is_length(r: aiv_comm::Result<()>) -> bool {
+    matches!(r, Err(Error::Length(_)))
+}
+
+#[test]
+fn length_mismatches_are_errors_that_write_nothing() {
+    let w = world(2);
+    let got = w.run(|c| -> aiv_comm::Result<()> {
+        let t = c.typed();
+        let send = t.htod_copy([1.5f32; 4])?;
+        let sentinel = vec![-7.0f32; 12];
+        let mut recv = t.htod_copy(&sentinel)?;
+        // AllGather: recv must hold exactly size() * send.len() = 8.
+        assert!(is_length(t.all_gather(&send, &mut recv.slice_mut(..7)?)));
+        assert!(is_length(t.all_gather(&send, &mut recv.slice_mut(..9)?)));
+        assert!(is_length(t.all_gather(&send, &mut recv)));
+        // In place: a multiple of size().
+        assert!(is_length(t.all_gather_in_place(&mut recv.slice_mut(..5)?)));
+        // AllReduce: equal lengths.
+        assert!(is_length(t.all_reduce(
+            &send,
+            &mut recv.slice_mut(..3)?,
+            ReduceOp::Sum
+        )));
+        assert!(is_length(t.all_reduce_with(
+            &send,
+            &mut recv.slice_mut(..5)?,
+            ReduceOp::Sum,
+            AllReduceAlgo::TwoShot
+        )));
+        // Host copies.
+        assert!(is_length(t.htod_copy_into(&[1.0; 3], &mut recv)));
+        // Prod is refused by the runtime check underneath, also before anything is enqueued.
+        assert!(matches!(
+            t.all_reduce(&send, &mut recv.slice_mut(..4)?, ReduceOp::Prod),
+            Err(Error::Unsupported { .. })
+        ));
+        t.synchronize()?;
+        assert_eq!(recv.to_vec()?, sentinel, "rank {}: recv touched", c.rank());
+        // Nothing was half-enqueued: the ranks are still in step for a good call.
+        t.all_gather(&send, &mut recv.slice_mut(2..10)?)?;
+        let mut want = sentinel.clone();
+        want[2..10].fill(1.5);
+        assert_eq!(t.dtoh_sync_copy(&recv)?, want);
+        Ok(())
+    });
+    for g in got {
+        g.unwrap();
+    }
+}
+
+#[test]
+fn views_as_inputs_and_outputs() {
+    let w = world(3);
+    let got = w.run(|c| -> aiv_comm::Result<(Vec<i32>, Vec<u16>)> {
+        let t = c.typed();
+        let r = c.rank() as i32;
+        // AllReduce from a view into a view of a larger slice: the rest is untouched.
+        let x = t.htod_copy((0..12).map(|i| i * 10 + r).collect::<Vec<i32>>())?;
+        let mut y = t.htod_copy([-1i32; 12])?;
+        t.all_reduce(&x.slice(2..6)?, &mut y.slice_mut(4..8)?, ReduceOp::Sum)?;
+        // AllGather from a nested view into a view.
+        let g = t.htod_copy((0..8).map(|i| (r * 100 + i) as u16).collect::<Vec<u16>>())?;
+        let mut h = t.alloc_zeros::<u16>(8)?;
+        let part = g.slice(1..)?.slice(..=1)?; // elements 1 and 2
+        t.all_gather(&part, &mut h.slice_mut(1..7)?)?;
+        // The two halves of one slice as send and recv.
+        let mut s = t.htod_copy([r as i8 + 1, 2 * r as i8, 0, 0])?;
+        let (a, mut b) = s.split_at_mut(2)?;
+        t.all_reduce(&a, &mut b, ReduceOp::Sum)?;
+        drop((a, b));
+        // Out of range views are errors.
+        assert!(matches!(x.slice(5..13), Err(Error::Length(_))));
+        let inverted = (Bound::Included(6), Bound::Excluded(5));
+        assert!(matches!(x.slice(inverted), Err(Error::Length(_))));
+        let open = (Bound::Excluded(10), Bound::Unbounded);
+        assert_eq!(x.slice(open)?.to_vec()?, [110 + r]);
+        assert!(matches!(y.split_at_mut(13), Err(Error::Length(_))));
+        assert!(x.slice(12..)?.is_empty());
+        assert_eq!(s.to_vec()?, [r as i8 + 1, 2 * r as i8, 6, 6]);
+        Ok((y.to_vec()?, t.dtoh_sync_copy(&h)?))
+    });
+    let sum = |i: i32| 3 * i * 10 + 3; // elements i of ranks 0, 1, 2
+    for g in got {
+        let (y, h) = g.unwrap();
+        assert_eq!(
+            y,
+            [
+                -1,
+                -1,
+                -1,
+                -1,
+                sum(2),
+                sum(3),
+                sum(4),
+                sum(5),
+                -1,
+                -1,
+                -1,
+                -1
+            ]
+        );
+        assert_eq!(h, [0, 1, 2, 101, 102, 201, 202, 0]);
+    }
+}
+
+#[test]
+fn empty_slices() {
+    let w = world(2);
+    let got = w.run(|c| -> aiv_comm::Result<()> {
+        let t = c.typed();
+        let e = t.alloc_zeros::<f16>(0)?;
+        let mut out = t.alloc_zeros::<f16>(0)?;
+        t.all_gather(&e, &mut out)?;
+        t.all_reduce(&e, &mut out, ReduceOp::Sum)?;
+        t.all_reduce_in_place(&mut out, ReduceOp::Min)?;
+        assert!(t.dtoh_sync_copy(&out)?.is_empty());
+        Ok(())
+    });
+    for g in got {
+        g.unwrap();
+    }
+}
+
+#[test]
+fn send_and_recv() {
+    let w = world(2);
+    let data: Vec<bf16> = (0..37).map(|i| bf16::from_f32(i as f32 * 0.25)).collect();
+    let got = w.run(|c| -> aiv_comm::Result<Option<(Vec<bf16>, Vec<u8>)>> {
+        let t = c.typed();
+        if c.rank() == 0 {
+            let x = t.htod_copy(&data)?;
+            t.send(&x, 1)?;
+            t.send(&x.slice(..2)?, 1)?;
+            t.synchronize()?;
+            return Ok(None);
+        }
+        // Into a view, and as bytes: a message is its bytes, whatever the element types.
+        let mut y = t.htod_copy(vec![bf16::NAN; 40])?;
+        t.recv(&mut y.slice_mut(3..)?, 0)?;
+        let mut z = t.alloc_zeros::<u8>(4)?;
+        t.recv(&mut z, 0)?;
+        Ok(Some((t.dtoh_sync_copy(&y)?, z.to_vec()?)))
+    });
+    let (y, z) = got[1].as_ref().unwrap().as_ref().unwrap();
+    assert!(y[..3].iter().all(|v| v.is_nan()));
+    assert_eq!(&y[3..], &data[..]);
+    assert_eq!(z, &bytes(&data[..2]));
+}
+
+#[test]
+fn untyped_buffer_conversions() {
+    let w = world(1);
+    let c = &w.comms()[0];
+    let t: Typed<'_> = c.typed();
+    let b = c.alloc_from(&[1u32, 2, 3, 4]).unwrap();
+    let x = DeviceSlice::<u32>::try_from(b.clone()).unwrap();
+    assert_eq!((x.len(), x.rank()), (4, 0));
+    assert_eq!(x.as_buffer().addr(), b.addr());
+    // Reinterpreted: the same memory as another element type.
+    let h = DeviceSlice::<u16>::try_from(b.view(4, 8).unwrap()).unwrap();
+    assert_eq!(h.to_vec().unwrap(), [2, 0, 3, 0]);
+    assert!(matches!(
+        DeviceSlice::<u64>::try_from(b.view(0, 12).unwrap()),
+        Err(Error::Length(_))
+    ));
+    assert!(matches!(
+        DeviceSlice::<u32>::try_from(b.view(2, 8).unwrap()),
+        Err(Error::Misaligned { align: 4, .. })
+    ));
+    let back: DeviceBuffer = x.into();
+    assert_eq!(back.len(), 16);
+    assert!(format!("{:?}", t.htod_copy([1i8; 3]).unwrap()).contains("len: 3"));
+    assert!(matches!(
+        t.alloc_zeros::<u64>(usize::MAX / 4),
+        Err(Error::Length(_))
+    ));
+}
+
+/// The README's "Using it" example and the doctest in host/typed.rs's module docs are the same
+/// text, so the README's cannot rot.
+#[test]
+fn readme_example_is_the_doctest() {
+    let readme = include_str!("../README.md");
+    let using = readme
+        .split("\n## Using it\n")
+        .nth(1)
+        .expect("README: ## Using it");
+    let block = using
+        .split_once("```rust\n")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .expect("README: a rust block under Using it")
+        .0;
+    let src = include_str!("../host/typed.rs");
+    let docs: Vec<&str> = src
+        .lines()
+        .map_while(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect();
+    let example = docs
+        .iter()
+        .position(|l| *l == "# Example")
+        .expect("typed.rs: # Example");
+    let start = example + docs[example..].iter().position(|l| *l == "```").unwrap() + 1;
+    let end = start + docs[start..].iter().position(|l| *l == "```").unwrap();
+    let doctest: Vec<&str> = docs[start..end]
+        .iter()
+        .copied()
+        .filter(|l| *l != "#" && !l.starts_with("# "))
+        .collect();
+    assert_eq!(block.lines().collect::<Vec<_>>(), doctest);
+}
