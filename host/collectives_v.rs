@@ -631,6 +631,7 @@ impl Communicator {
             extra: 0,
         };
         let name = "all_to_all_v";
+        let me = self.rank();
         self.main.task(name, name, uses, move |ctx| {
             let nn = n as u32;
             let fp = exchange.encode();
@@ -661,10 +662,10 @@ impl Communicator {
                 for p in 0..n {
                     if sends(p, q) != recvs(q, p) {
                         return Err(Error::CollectiveMismatch {
-                            rank: q as u32,
+                            rank: me,
                             peer: p as u32,
                             mine: format!(
-                                "all_to_all_v expecting {} x {dtype} from rank {p}",
+                                "all_to_all_v in which rank {q} expects {} x {dtype} from rank {p}",
                                 recvs(q, p)
                             ),
                             theirs: format!(

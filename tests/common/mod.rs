@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod reduce;
+
 use aiv_comm::ffi::{kernels, AivTwinTestArgs};
 use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin, TwinError};
 
