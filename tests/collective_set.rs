@@ -546,7 +546,7 @@ fn batch_send_recv_never_deadlocks_whatever_the_order() {
             let recv_items = recvs
                 .iter()
                 .map(|(q, k, b)| SendRecvItem::recv(b, len(*q, r, *k), DataType::F16, *q as u32));
-            if r % 2 == 0 {
+            if r.is_multiple_of(2) {
                 items.extend(recv_items);
                 items.extend(send_items);
             } else {
@@ -597,7 +597,8 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
     let b = c.alloc(64).unwrap();
     let foreign = w.comms()[1].alloc(64).unwrap();
     let tags = c.tags_issued();
-    let bad: [(&[SendRecvItem], fn(&Error) -> bool); 5] = [
+    type Case<'a> = (&'a [SendRecvItem<'a>], fn(&Error) -> bool);
+    let bad: [Case; 5] = [
         (&[SendRecvItem::send(&b, 1, DataType::U8, 2)], |e| {
             matches!(e, Error::RankOutOfRange { rank: 2, .. })
         }),
