@@ -1,12 +1,16 @@
-//! Smoke tests of the aiv-perf binary (the README's main job).
+//! Smoke tests of the aiv-perf binary (the README's main job): every subcommand, both
+//! placements, the JSON output, help, exit codes, sizes and the exec timeout.
 
 use std::process::Command;
 
-fn aiv_perf(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aiv-perf"))
-        .args(args)
-        .output()
-        .expect("run aiv-perf");
+/// Runs aiv-perf with `args` and the environment `env`; returns (exit code, stdout, stderr).
+fn aiv_perf_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aiv-perf"));
+    cmd.args(args).env_remove("HCCL_EXEC_TIMEOUT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run aiv-perf");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -14,12 +18,94 @@ fn aiv_perf(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+fn aiv_perf(args: &[&str]) -> (i32, String, String) {
+    aiv_perf_env(args, &[])
+}
+
+/// The table's data rows, split into columns.
 fn data_rows(stdout: &str) -> Vec<Vec<String>> {
     stdout
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| l.split_whitespace().map(String::from).collect())
         .collect()
+}
+
+// Columns: size count type redop root | time algbw busbw #wrong (out of place)
+//          | time algbw busbw #wrong (in place) | dmabw (out) dmabw (in)
+const SIZE: usize = 0;
+const COUNT: usize = 1;
+const TYPE: usize = 2;
+const REDOP: usize = 3;
+const ROOT: usize = 4;
+const OOP_TIME: usize = 5;
+const OOP_WRONG: usize = 8;
+const IP_TIME: usize = 9;
+const IP_WRONG: usize = 12;
+const COLUMNS: usize = 15;
+
+/// Quick settings: few ranks, one iteration, no warm-up, a small HCCL buffer.
+const QUICK: &[&str] = &["-n", "1", "-w", "0", "--buffsize", "1"];
+
+fn quick(args: &[&str]) -> Vec<String> {
+    args.iter()
+        .chain(QUICK)
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+}
+
+fn run_quick(args: &[&str]) -> (i32, String, String) {
+    let a = quick(args);
+    aiv_perf(&a.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+#[test]
+fn every_subcommand_runs_out_of_place_and_in_place() {
+    for (coll, in_place) in [
+        ("all_gather", true),
+        ("all_reduce", true),
+        ("sendrecv", false),
+    ] {
+        let (code, out, err) = run_quick(&[coll, "-b", "1K", "-e", "8K", "-f", "8", "-p", "3"]);
+        assert_eq!(code, 0, "{coll}: {out}\n{err}");
+        assert!(
+            err.is_empty(),
+            "{coll}: no progress line without a terminal: {err}"
+        );
+        assert!(
+            out.contains("out-of-place") && out.contains("in-place"),
+            "{coll}: {out}"
+        );
+        let rows = data_rows(&out);
+        assert_eq!(rows.len(), 2, "{coll}: {out}"); // 1K 8K
+        for row in &rows {
+            assert_eq!(row.len(), COLUMNS, "{coll}: {row:?}");
+            assert_eq!(row[ROOT], "-1", "{coll}: no root");
+            assert!(
+                row[OOP_TIME].parse::<f64>().unwrap() > 0.0,
+                "{coll}: {row:?}"
+            );
+            assert_eq!(row[OOP_WRONG], "0", "{coll}: {out}");
+            if in_place {
+                assert!(
+                    row[IP_TIME].parse::<f64>().unwrap() > 0.0,
+                    "{coll}: {row:?}"
+                );
+                assert_eq!(row[IP_WRONG], "0", "{coll}: {out}");
+            } else {
+                assert!(
+                    row[IP_TIME..=IP_WRONG].iter().all(|c| c == "N/A"),
+                    "{row:?}"
+                );
+            }
+        }
+        assert!(out.contains("\n# Out of bounds values : 0 OK\n"), "{out}");
+        assert!(out.contains("\n# Avg bus bandwidth    : "), "{out}");
+        assert!(
+            out.ends_with(&format!("# Collective test concluded: {coll}\n")),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -47,19 +133,18 @@ fn all_reduce_sweep_with_check() {
     let rows = data_rows(&out);
     assert_eq!(rows.len(), 4, "{out}"); // 1K 4K 16K 64K
     for (row, size) in rows.iter().zip([1024u64, 4096, 16384, 65536]) {
-        assert_eq!(row[0].parse::<u64>().unwrap(), size);
-        assert_eq!(row[1].parse::<u64>().unwrap(), size / 4);
-        assert_eq!(row[2], "float");
-        assert_eq!(row[3], "sum");
-        assert!(row[4].parse::<f64>().unwrap() > 0.0);
-        assert_eq!(row[7], "0", "wrong elements: {out}");
+        assert_eq!(row[SIZE].parse::<u64>().unwrap(), size);
+        assert_eq!(row[COUNT].parse::<u64>().unwrap(), size / 4);
+        assert_eq!(row[TYPE], "float");
+        assert_eq!(row[REDOP], "sum");
+        assert_eq!(row[OOP_WRONG], "0", "wrong elements: {out}");
+        assert_eq!(row[IP_WRONG], "0", "wrong elements: {out}");
     }
-    assert!(out.contains("# Avg bus bandwidth"));
 }
 
 #[test]
 fn all_gather_int8_rounds_sizes_to_whole_elements_per_rank() {
-    let (code, out, err) = aiv_perf(&[
+    let (code, out, err) = run_quick(&[
         "all_gather",
         "-b",
         "1000",
@@ -69,22 +154,18 @@ fn all_gather_int8_rounds_sizes_to_whole_elements_per_rank() {
         "int8",
         "-p",
         "3",
-        "-n",
-        "2",
-        "-w",
-        "0",
-        "-c",
-        "1",
     ]);
     assert_eq!(code, 0, "{out}\n{err}");
     let rows = data_rows(&out);
-    assert_eq!(rows[0][0], "999"); // 333 per rank x 3
-    assert_eq!(rows[0][2], "int8");
-    assert_eq!(rows[0][7], "0");
+    assert_eq!(rows[0][SIZE], "999"); // 333 per rank x 3
+    assert_eq!(rows[0][COUNT], "333"); // per rank, as nccl-tests counts
+    assert_eq!(rows[0][TYPE], "int8");
+    assert_eq!(rows[0][REDOP], "none");
+    assert_eq!((&*rows[0][OOP_WRONG], &*rows[0][IP_WRONG]), ("0", "0"));
 }
 
 #[test]
-fn hd_algorithm_through_the_binary() {
+fn hd_algorithm_in_place_and_out_of_place() {
     let (code, out, err) = aiv_perf(&[
         "all_reduce",
         "-b",
@@ -99,8 +180,6 @@ fn hd_algorithm_through_the_binary() {
         "2",
         "-w",
         "1",
-        "-c",
-        "1",
         "--algo",
         "hd",
         "-d",
@@ -111,53 +190,221 @@ fn hd_algorithm_through_the_binary() {
     assert_eq!(code, 0, "{out}\n{err}");
     let rows = data_rows(&out);
     assert_eq!(rows.len(), 2);
-    assert!(rows.iter().all(|r| r[7] == "0"), "{out}");
+    assert!(
+        rows.iter()
+            .all(|r| r[OOP_WRONG] == "0" && r[IP_WRONG] == "0" && r[REDOP] == "max"),
+        "{out}"
+    );
 }
 
 #[test]
-fn json_output() {
-    let (code, out, _) = aiv_perf(&[
+fn json_output_is_valid_with_both_placements() {
+    for (coll, extra) in [
+        ("all_reduce", &["-d", "bf16", "-o", "max"][..]),
+        ("all_gather", &["-d", "uint16"][..]),
+        ("sendrecv", &["-d", "bfp16"][..]),
+    ] {
+        let mut args = vec![coll, "-b", "4K", "-e", "8K", "-p", "2", "--json"];
+        args.extend(extra);
+        let (code, out, err) = run_quick(&args);
+        assert_eq!(code, 0, "{coll}: {out}\n{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| {
+            panic!("{coll}: not JSON ({e}): {out}");
+        });
+        assert_eq!(v["collective"], coll);
+        assert_eq!(v["ranks"], 2);
+        assert_eq!(v["root"], -1);
+        assert_eq!(v["out_of_bounds"], 0);
+        assert_eq!(v["wrong"], 0);
+        assert!(v["avg_busbw"].as_f64().unwrap() >= 0.0);
+        let rows = v["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{coll}: {out}");
+        assert_eq!(rows[0]["size"], 4096);
+        for r in rows {
+            assert_eq!(r["out_of_place"]["wrong"], 0, "{coll}: {r}");
+            assert!(r["out_of_place"]["time_us"].as_f64().unwrap() > 0.0);
+            assert!(r["out_of_place"]["dmabw"].is_number());
+            if coll == "sendrecv" {
+                assert!(r["in_place"].is_null(), "{r}");
+            } else {
+                assert_eq!(r["in_place"]["wrong"], 0, "{coll}: {r}");
+                assert!(r["in_place"]["busbw"].is_number());
+            }
+        }
+        if coll == "all_reduce" {
+            assert_eq!(rows[0]["redop"], "max");
+            assert_eq!(rows[0]["type"], "bfloat16");
+        }
+    }
+}
+
+#[test]
+fn unchecked_runs_print_na_and_json_null() {
+    let (code, out, _) = run_quick(&["all_reduce", "-b", "4K", "-e", "4K", "-p", "2", "-c", "0"]);
+    assert_eq!(code, 0);
+    let rows = data_rows(&out);
+    assert_eq!((&*rows[0][OOP_WRONG], &*rows[0][IP_WRONG]), ("N/A", "N/A"));
+    let (code, out, _) = run_quick(&[
         "all_reduce",
         "-b",
         "4K",
         "-e",
-        "8K",
-        "-d",
-        "bf16",
-        "-o",
-        "max",
+        "4K",
         "-p",
         "2",
-        "-n",
-        "1",
-        "-w",
+        "-c",
         "0",
         "--json",
     ]);
     assert_eq!(code, 0);
-    assert!(
-        out.starts_with("{\"collective\":\"all_reduce\",\"ranks\":2,\"rows\":[{\"size\":4096"),
-        "{out}"
-    );
-    assert!(
-        out.contains("\"redop\":\"max\"") && out.contains("\"wrong\":0}"),
-        "{out}"
-    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["wrong"].is_null() && v["rows"][0]["in_place"]["wrong"].is_null());
 }
 
 #[test]
-fn bad_arguments_exit_2_with_a_reason() {
+fn bad_arguments_exit_2_with_a_one_line_reason() {
     for args in [
+        vec![],
         vec!["all_to_all"],
+        vec!["-b", "8K"],
         vec!["all_reduce", "-d", "fp64"],
+        vec!["all_reduce", "-d", "fp8"],
         vec!["all_reduce", "-o", "prod"],
+        vec!["all_reduce", "-o", "avg"],
+        vec!["all_gather", "-o", "sum"],
+        vec!["sendrecv", "-o", "max"],
+        vec!["all_gather", "--algo", "hd"],
+        vec!["all_reduce", "--algo", "ring"],
         vec!["all_gather", "-b", "10X"],
+        vec!["all_gather", "-b", "1.5M"],
         vec!["all_gather", "-p", "0"],
+        vec!["all_gather", "-p", "33"],
+        vec!["sendrecv", "-p", "1"],
+        vec!["all_reduce", "-p", "4", "-r", "4"],
+        vec!["all_reduce", "-r", "-1"],
         vec!["all_gather", "-b", "2M", "-e", "1M"],
         vec!["all_gather", "-f"],
+        vec!["all_gather", "-f", "1"],
+        vec!["all_gather", "-f", "2", "-i", "1K"],
+        vec!["all_gather", "-n", "0"],
+        vec!["all_gather", "-c", "2"],
+        vec!["all_gather", "--nope"],
+        vec!["all_gather", "-x", "1"],
+        vec!["all_reduce", "-T", "0.001"],
+        vec!["all_reduce", "-T", "-1"],
+        vec!["all_reduce", "-T", "soon"],
+        vec!["all_gather", "-b", "4", "-e", "8", "-p", "4"],
     ] {
         let (code, out, err) = aiv_perf(&args);
         assert_eq!(code, 2, "{args:?}: {out} {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
         assert!(err.starts_with("aiv-perf: "), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+#[test]
+fn bad_environment_exits_2() {
+    for env in [("HCCL_EXEC_TIMEOUT", "soon"), ("HCCL_BUFFSIZE", "lots")] {
+        let (code, _, err) = aiv_perf_env(&["all_reduce"], &[env]);
+        assert_eq!(code, 2, "{env:?}: {err}");
+        assert!(err.starts_with("aiv-perf: "), "{env:?}: {err}");
+    }
+}
+
+#[test]
+fn help_anywhere_on_the_command_line() {
+    for args in [
+        &["-h"][..],
+        &["--help"],
+        &["all_reduce", "-b", "10X", "-h"],
+        &["-p", "0", "--help"],
+        &["bogus", "-h"],
+    ] {
+        let (code, out, err) = aiv_perf(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+        assert!(out.contains("usage: aiv-perf"), "{args:?}: {out}");
+        if args[0] != "all_reduce" {
+            for c in ["all_gather", "all_reduce", "sendrecv"] {
+                assert!(out.contains(&format!("\n  {c} ")), "{c} listed: {out}");
+            }
+        }
+    }
+    for coll in ["all_gather", "all_reduce", "sendrecv"] {
+        let (code, out, _) = aiv_perf(&[coll, "--help"]);
+        assert_eq!(code, 0);
+        assert!(out.starts_with(&format!("aiv-perf {coll}: ")), "{out}");
+        assert!(out.contains("busbw"), "{out}");
+    }
+}
+
+#[test]
+fn size_suffixes_k_m_and_kb_mb_in_any_case() {
+    let (code, out, err) = run_quick(&["all_reduce", "-b", "1KB", "-e", "4k", "-p", "2"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    let sizes: Vec<&str> = rows.iter().map(|r| r[SIZE].as_str()).collect();
+    assert_eq!(sizes, ["1024", "2048", "4096"]);
+    let (code, out, err) = run_quick(&[
+        "all_gather",
+        "-b",
+        "64Kb",
+        "-e",
+        "1m",
+        "-f",
+        "16",
+        "-p",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!((&*rows[0][SIZE], &*rows[1][SIZE]), ("65536", "1048576"));
+    // getopt's attached forms
+    let (code, out, err) = run_quick(&["all_gather_perf", "-b2K", "--maxbytes=2KB", "-g", "2"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(data_rows(&out)[0][SIZE], "2048");
+}
+
+#[test]
+fn rows_below_one_element_per_rank_are_skipped() {
+    // fp32 over 4 ranks: 4 and 8 bytes hold no element per rank, 16 holds one.
+    let (code, out, err) = run_quick(&["all_gather", "-b", "4", "-e", "64", "-p", "4"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    let sizes: Vec<&str> = rows.iter().map(|r| r[SIZE].as_str()).collect();
+    let counts: Vec<&str> = rows.iter().map(|r| r[COUNT].as_str()).collect();
+    assert_eq!(sizes, ["16", "32", "64"], "{out}");
+    assert_eq!(counts, ["1", "2", "4"], "{out}");
+    // all_reduce: one element is the whole size; 1 byte of fp16 is skipped.
+    let (code, out, _) = run_quick(&["all_reduce", "-b", "1", "-e", "2", "-d", "fp16", "-p", "2"]);
+    assert_eq!(code, 0);
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][SIZE], "2");
+}
+
+#[test]
+fn exec_timeout_flag_and_environment() {
+    let header = |args: &[&str], env: &[(&str, &str)]| {
+        let mut a = quick(&["sendrecv", "-b", "1K", "-e", "1K", "-p", "2"]);
+        a.extend(args.iter().map(|s| s.to_string()));
+        let (code, out, err) = aiv_perf_env(&a.iter().map(String::as_str).collect::<Vec<_>>(), env);
+        assert_eq!(code, 0, "{args:?} {env:?}: {out}\n{err}");
+        assert_eq!(data_rows(&out)[0][OOP_WRONG], "0");
+        out.lines().next().unwrap().to_string()
+    };
+    assert!(header(&[], &[]).ends_with("exec timeout 120.00 s (default)"));
+    assert!(header(&["-T", "2.5"], &[]).ends_with("exec timeout 2.50 s (-T)"));
+    // HCCL's AIV mode: 0, and anything above 1091, mean 1091 s.
+    assert!(header(&["-T", "0"], &[]).ends_with("exec timeout 1091.00 s (-T)"));
+    assert!(header(&["-T", "5000"], &[]).ends_with("exec timeout 1091.00 s (-T)"));
+    let env = [("HCCL_EXEC_TIMEOUT", "0.5")];
+    assert!(header(&[], &env).ends_with("exec timeout 0.50 s (HCCL_EXEC_TIMEOUT)"));
+    // -T overrides the environment, even a value that would be refused.
+    let bad = [("HCCL_EXEC_TIMEOUT", "soon")];
+    assert!(header(&["-T", "3"], &bad).ends_with("exec timeout 3.00 s (-T)"));
+    let zero = [("HCCL_EXEC_TIMEOUT", "0")];
+    assert!(header(&[], &zero).ends_with("exec timeout 1091.00 s (HCCL_EXEC_TIMEOUT)"));
 }

@@ -2,44 +2,330 @@
 //! twin (or, with the `npu` feature, the device).
 //!
 //! ```text
-//! aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum]
-//!          [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd]
+//! aiv-perf <collective> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum] [-r 0] [-p RANKS]
+//!          [-n ITERS] [-w WARMUP] [-c 0|1] [-T SECONDS] [--buffsize MB] [--algo ALGO]
 //!          [--twin-checks] [--json]
-//!
-//! `--twin-checks` keeps the twin's pipe-hazard and GM race checkers on (off by default here, so
-//! that the figures measure the twin at full speed; they are on by default in the library).
+//! aiv-perf [<collective>] --help
 //! ```
 //!
-//! Sizes follow nccl-tests: for all_gather the whole gathered output (per-rank input x ranks),
-//! for all_reduce the buffer; both rounded down to whole elements. busbw = algbw x (n-1)/n for
-//! all_gather and x 2(n-1)/n for all_reduce. dmabw is what the kernels' DMA moved on the twin,
-//! all ranks together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second, the
-//! unit in which memcpy bandwidth is quoted (`ascendc_sys::Twin::gm_traffic`). Exits 1 if any element
-//! is wrong, 2 on bad arguments.
+//! One subcommand per collective, each an entry of [`COLLECTIVES`] (name and aliases, how the
+//! size argument becomes a per-rank count, buffer shapes, the busbw factor, whether it has a root
+//! or a reduce op, its in-place layout, how to run it and the reference it is checked against).
+//! Every row is run out of place and then in place, as nccl-tests does, and printed with
+//! nccl-tests' columns, plus the twin's `dmabw` (what the kernels' DMA moved in GM, all ranks
+//! together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second,
+//! `ascendc_sys::Twin::gm_traffic`). Exit status: 0 ok, 1 if any element is wrong (or the run
+//! failed), 2 on bad arguments.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::Barrier;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use aiv_comm::{AllReduceAlgo, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World};
+use aiv_comm::{
+    AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World,
+};
 use half::{bf16, f16};
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Coll {
-    AllGather,
-    AllReduce,
+// ------------------------------------------------------------------------------------------
+// The registry of collectives. To add one: write its `run` and `reference` functions and add
+// an entry to `COLLECTIVES`; parsing, help, buffers, timing, checking and output follow from
+// the entry.
+// ------------------------------------------------------------------------------------------
+
+/// One rank's call of one row: what a collective's `run` function gets.
+struct Call<'a> {
+    /// The rank's communicator.
+    comm: &'a Communicator,
+    /// The rank's sub-stream, for collectives with [`Collective::side_stream`].
+    side: Option<&'a CommStream>,
+    /// Input: [`Collective::send_elems`] elements (in place: inside `recv`'s allocation).
+    send: &'a DeviceBuffer,
+    /// Output: [`Collective::recv_elems`] elements.
+    recv: &'a DeviceBuffer,
+    /// Per-rank element count (nccl-tests' `count` column).
+    count: usize,
+    /// Element type.
+    dtype: DataType,
+    /// Reduce op (collectives with [`Collective::reduces`]).
+    op: ReduceOp,
+    /// Root rank (collectives with [`Collective::rooted`]).
+    #[allow(dead_code)] // read by rooted collectives (broadcast, ...) once they are added
+    root: u32,
+    /// AllReduce kernel (collectives with [`Collective::takes_algo`]).
+    algo: AllReduceAlgo,
 }
 
-#[derive(Debug)]
+/// Every rank's input: `input(rank, i)` is element `i` of `rank`'s send buffer.
+type Inputs<'a> = &'a dyn Fn(usize, usize) -> f64;
+
+/// What a reference function needs to know about one rank's call.
+struct RefCase {
+    /// Ranks in the world.
+    ranks: usize,
+    /// The rank whose output is wanted.
+    rank: usize,
+    /// Per-rank element count.
+    count: usize,
+    /// Reduce op.
+    op: ReduceOp,
+    /// Root rank.
+    #[allow(dead_code)] // read by rooted collectives once they are added
+    root: usize,
+}
+
+/// Where a collective's in-place buffers sit, as nccl-tests lays them out: one buffer (the
+/// out-of-place recv buffer), the input at `send_offset` elements, the output at `recv_offset`.
+struct InPlace {
+    /// Input offset in elements for (rank, count).
+    send_offset: fn(usize, usize) -> usize,
+    /// Output offset in elements for (rank, count).
+    recv_offset: fn(usize, usize) -> usize,
+    /// The layout in words, for `--help`.
+    doc: &'static str,
+}
+
+/// A collective aiv-perf can sweep: one entry of [`COLLECTIVES`].
+struct Collective {
+    /// Subcommand name (nccl-tests' spelling without `_perf`).
+    name: &'static str,
+    /// Other accepted names (nccl-tests' and hccl_test's binary names, ...).
+    aliases: &'static [&'static str],
+    /// One line for `--help`.
+    about: &'static str,
+    /// What the size argument means, for `--help`.
+    size_doc: &'static str,
+    /// Per-rank element count of a row of `size` bytes, for (size, element size, ranks);
+    /// 0 skips the row.
+    count: fn(usize, usize, usize) -> usize,
+    /// Input elements per rank for (count, ranks).
+    send_elems: fn(usize, usize) -> usize,
+    /// Output elements per rank for (count, ranks).
+    recv_elems: fn(usize, usize) -> usize,
+    /// busbw / algbw for a number of ranks (nccl-tests' factors).
+    busbw_factor: fn(usize) -> f64,
+    /// The factor in words, for `--help`.
+    busbw_doc: &'static str,
+    /// Has a root (`-r` is used and printed; others print -1).
+    rooted: bool,
+    /// Reduces (`-o` applies; others print `none` and refuse `-o`).
+    reduces: bool,
+    /// Takes `--algo`.
+    takes_algo: bool,
+    /// Fewest ranks it runs on.
+    min_ranks: usize,
+    /// Needs a sub-stream per rank (passed as [`Call::side`]).
+    side_stream: bool,
+    /// In-place layout, if the collective runs in place; `None` prints N/A in the in-place
+    /// columns.
+    in_place: Option<InPlace>,
+    /// Enqueues one call (the harness synchronizes).
+    run: fn(&Call) -> aiv_comm::Result<()>,
+    /// The values one rank's output must hold, given every rank's input.
+    reference: fn(&RefCase, Inputs) -> Vec<f64>,
+}
+
+/// Every collective aiv-perf runs (what `--help` lists).
+const COLLECTIVES: &[Collective] = &[
+    Collective {
+        name: "all_gather",
+        aliases: &["allgather", "all_gather_perf", "all_gather_test"],
+        about: "every rank gathers every rank's input, in rank order",
+        size_doc: "the gathered output per rank (input per rank x ranks)",
+        count: size_per_rank,
+        send_elems: count_once,
+        recv_elems: count_times_ranks,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: rank_slot,
+            recv_offset: at_start,
+            doc: "input = rank r's slot of the output (recv + r x count elements)",
+        }),
+        run: run_all_gather,
+        reference: ref_all_gather,
+    },
+    Collective {
+        name: "all_reduce",
+        aliases: &["allreduce", "all_reduce_perf", "all_reduce_test"],
+        about: "element-wise reduction of every rank's input, into every rank's output",
+        size_doc: "the buffer (input = output per rank)",
+        count: size_whole,
+        send_elems: count_once,
+        recv_elems: count_once,
+        busbw_factor: two_n_minus_1_over_n,
+        busbw_doc: "2(n-1)/n",
+        rooted: false,
+        reduces: true,
+        takes_algo: true,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: at_start,
+            doc: "input = output",
+        }),
+        run: run_all_reduce,
+        reference: ref_all_reduce,
+    },
+    Collective {
+        name: "sendrecv",
+        aliases: &["send_recv", "sendrecv_perf"],
+        about: "ring: rank r sends to (r+1)%n and receives from (r-1+n)%n at once",
+        size_doc: "the message (sent = received per rank)",
+        count: size_whole,
+        send_elems: count_once,
+        recv_elems: count_once,
+        busbw_factor: one,
+        busbw_doc: "1",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 2,
+        side_stream: true,
+        // A rank's send and recv run on two streams at once: in place, the recv could
+        // overwrite the bytes before the send has read them (nccl-tests does not check it
+        // either).
+        in_place: None,
+        run: run_sendrecv,
+        reference: ref_sendrecv,
+    },
+];
+
+/// Count = the size in elements (all_reduce, sendrecv, broadcast).
+fn size_whole(size: usize, es: usize, _n: usize) -> usize {
+    size / es
+}
+
+/// Count = the size in elements / ranks (all_gather, reduce_scatter, alltoall).
+fn size_per_rank(size: usize, es: usize, n: usize) -> usize {
+    size / (es * n)
+}
+
+fn count_once(count: usize, _n: usize) -> usize {
+    count
+}
+
+fn count_times_ranks(count: usize, n: usize) -> usize {
+    count * n
+}
+
+fn at_start(_rank: usize, _count: usize) -> usize {
+    0
+}
+
+fn rank_slot(rank: usize, count: usize) -> usize {
+    rank * count
+}
+
+fn one(_n: usize) -> f64 {
+    1.0
+}
+
+fn n_minus_1_over_n(n: usize) -> f64 {
+    (n as f64 - 1.0) / n as f64
+}
+
+fn two_n_minus_1_over_n(n: usize) -> f64 {
+    2.0 * (n as f64 - 1.0) / n as f64
+}
+
+fn run_all_gather(c: &Call) -> aiv_comm::Result<()> {
+    c.comm.all_gather(c.send, c.recv, c.count, c.dtype)
+}
+
+fn run_all_reduce(c: &Call) -> aiv_comm::Result<()> {
+    c.comm
+        .all_reduce_with(c.send, c.recv, c.count, c.dtype, c.op, c.algo)
+}
+
+/// nccl-tests' sendrecv_perf pattern; the send goes on the sub-stream, the recv on the main
+/// stream (on one stream each rank's send would wait for its own recv, a ring deadlock).
+fn run_sendrecv(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size();
+    let r = c.comm.rank();
+    let bytes = c.count * c.dtype.size();
+    let side = c.side.expect("sendrecv runs with a sub-stream");
+    side.send(c.send, bytes, (r + 1) % n)?;
+    c.comm.stream().recv(c.recv, bytes, (r + n - 1) % n)
+}
+
+fn ref_all_gather(c: &RefCase, input: Inputs) -> Vec<f64> {
+    (0..c.ranks)
+        .flat_map(|j| (0..c.count).map(move |i| input(j, i)))
+        .collect()
+}
+
+fn ref_all_reduce(c: &RefCase, input: Inputs) -> Vec<f64> {
+    (0..c.count)
+        .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, i))))
+        .collect()
+}
+
+fn ref_sendrecv(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let from = (c.rank + c.ranks - 1) % c.ranks;
+    (0..c.count).map(|i| input(from, i)).collect()
+}
+
+/// `op` over `vals` (exact: the check values are small integers).
+fn reduce(op: ReduceOp, vals: impl Iterator<Item = f64>) -> f64 {
+    match op {
+        ReduceOp::Sum => vals.sum(),
+        ReduceOp::Max => vals.fold(f64::MIN, f64::max),
+        ReduceOp::Min => vals.fold(f64::MAX, f64::min),
+        ReduceOp::Prod => vals.product(),
+    }
+}
+
+fn find_collective(name: &str) -> Option<&'static Collective> {
+    let name = name.to_ascii_lowercase();
+    COLLECTIVES
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name.as_str()))
+}
+
+fn collective_names() -> String {
+    COLLECTIVES
+        .iter()
+        .map(|c| c.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ------------------------------------------------------------------------------------------
+// Command line.
+// ------------------------------------------------------------------------------------------
+
+/// HCCL's largest (and default) `HCCL_EXEC_TIMEOUT` in AIV mode, in seconds; 0 and larger
+/// values mean this.
+const HCCL_AIV_MAX_TIMEOUT_S: u64 = 1091;
+
+/// Where the exec timeout came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimeoutSource {
+    /// `-T`.
+    Flag,
+    /// `HCCL_EXEC_TIMEOUT`.
+    Env,
+    /// Neither: the library's default.
+    Default,
+}
+
+/// A parsed command line.
 struct Opts {
-    coll: Coll,
+    coll: &'static Collective,
     begin: usize,
     end: usize,
     factor: Option<usize>,
     step: Option<usize>,
     dtype: DataType,
     op: ReduceOp,
+    root: usize,
     ranks: usize,
     iters: usize,
     warmup: usize,
@@ -48,39 +334,260 @@ struct Opts {
     algo: AllReduceAlgo,
     json: bool,
     twin_checks: bool,
+    timeout: Option<Duration>,
+    timeout_source: TimeoutSource,
 }
 
-const USAGE: &str = "usage: aiv-perf <all_gather|all_reduce> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32|fp16|bf16|int32|int16|int8|uint8|int64|uint64|fp64] [-o sum|max|min] [-p RANKS] [-n ITERS] [-w WARMUP] [-c 0|1] [--buffsize MB] [--algo auto|one_shot|two_shot|hd] [--twin-checks] [--json]";
+/// What the command line asks for.
+enum Parsed {
+    /// Print this on stdout and exit 0.
+    Help(String),
+    /// Run the sweep.
+    Run(Box<Opts>),
+}
 
+const OPTIONS: &str = "\
+options:
+  -b, --minbytes SIZE       smallest size (default 8K)
+  -e, --maxbytes SIZE       largest size (default 64M)
+  -f, --stepfactor N        multiply the size by N from row to row (default 2)
+  -i, --stepbytes SIZE      add SIZE from row to row instead
+  -d, --datatype TYPE       fp32 (default) fp16 bfp16 int32 int16 int8 uint8 uint16 uint32 int64
+                            uint64 fp64; nccl-tests' (float half bfloat16 double ...) and Rust's
+                            (f32 bf16 u16 ...) names too, any case
+  -o, --op OP               sum (default) max min; reducing collectives only
+  -r, --root RANK           root rank, below the rank count (default 0); collectives without
+                            a root ignore it and print -1
+  -p, --npus, -g, --ngpus N ranks (default 8, 1..=32; --ranks too)
+  -n, --iters N             timed iterations per row and placement (default 20)
+  -w, --warmup_iters N      warm-up iterations per row and placement (default 5)
+  -c, --check 0|1           check every result against a host reference (default 1)
+  -T, --timeout SECONDS     deadline of every device-side wait, as HCCL_EXEC_TIMEOUT in AIV mode:
+                            0..=1091 with up to two decimals (0.05 = 50 ms); 0 or more than
+                            1091 means 1091. Overrides HCCL_EXEC_TIMEOUT; with neither, the
+                            library's default (120 s)
+      --buffsize MB         HCCL buffer per rank (default HCCL_BUFFSIZE, else 200)
+      --algo ALGO           all_reduce kernel: auto (default) one_shot two_shot hd
+      --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
+                            that the figures measure the twin at full speed)
+      --json                one JSON object on stdout instead of the table
+  -h, --help                this help (anywhere on the command line)
+
+SIZE is bytes with an optional K, M or G (x1024, x1024^2, x1024^3), also spelt KB, MB, GB,
+in any case: 1000, 8K, 64KB, 1m, 1G. Rows whose size holds less than one element per rank are
+skipped. Flags take their value as the next word, or attached: -b8K, --minbytes=8K.
+
+Columns as nccl-tests: size count type redop root, then time algbw busbw #wrong out of place
+and in place (N/A where a collective has no in-place form), then the twin's dmabw (GM bytes its
+DMA read + wrote, / 2, per second, all ranks) out of place and in place.
+
+Exit status: 0 ok, 1 wrong elements (or a failed run), 2 bad arguments.";
+
+fn usage() -> String {
+    let mut s = String::from(
+        "aiv-perf: nccl-tests / hccl_test style bandwidth sweep of aiv-comm's collectives on the CPU twin\n\n\
+         usage: aiv-perf <collective> [options]\n       aiv-perf <collective> --help\n\ncollectives:\n",
+    );
+    for c in COLLECTIVES {
+        s += &format!(
+            "  {:<12} {} (also {})\n",
+            c.name,
+            c.about,
+            c.aliases.join(", ")
+        );
+    }
+    s += "\n";
+    s += OPTIONS;
+    s += "\n";
+    s
+}
+
+fn collective_usage(c: &Collective) -> String {
+    let mut s = format!(
+        "aiv-perf {}: {}\n\nusage: aiv-perf {} [options]   (also: {})\n\n",
+        c.name,
+        c.about,
+        c.name,
+        c.aliases.join(", ")
+    );
+    s += &format!("  size (-b/-e)   {}\n", c.size_doc);
+    s += "  count column   elements per rank (nccl-tests' count)\n";
+    s += &format!(
+        "  busbw          algbw x {} (algbw = size / time)\n",
+        c.busbw_doc
+    );
+    s += &format!(
+        "  in place       {}\n",
+        c.in_place
+            .as_ref()
+            .map_or("not run (the in-place columns print N/A)", |ip| ip.doc)
+    );
+    s += &format!(
+        "  -o             {}\n",
+        if c.reduces {
+            "sum max min"
+        } else {
+            "refused (nothing is reduced; redop prints none)"
+        }
+    );
+    s += &format!(
+        "  -r             {}\n",
+        if c.rooted {
+            "the root rank"
+        } else {
+            "checked, then ignored (root prints -1)"
+        }
+    );
+    if c.takes_algo {
+        s += "  --algo         auto one_shot two_shot hd\n";
+    }
+    if c.min_ranks > 1 {
+        s += &format!("  ranks          at least {}\n", c.min_ranks);
+    }
+    s += "\n";
+    s += OPTIONS;
+    s += "\n";
+    s
+}
+
+/// Parses a size: bytes with an optional K/M/G or KB/MB/GB (powers of 1024), any case.
 fn parse_size(s: &str) -> Result<usize, String> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last() {
-        Some('K') | Some('k') => (&s[..s.len() - 1], 1usize << 10),
-        Some('M') | Some('m') => (&s[..s.len() - 1], 1 << 20),
-        Some('G') | Some('g') => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let body = lower.strip_suffix('b').unwrap_or(&lower);
+    let (num, mult) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 1usize << 10),
+        Some('m') => (&body[..body.len() - 1], 1 << 20),
+        Some('g') => (&body[..body.len() - 1], 1 << 30),
+        _ => (body, 1),
     };
+    if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit()) {
+        return Err(format!(
+            "bad size `{s}` (bytes, with an optional K, M, G or KB, MB, GB)"
+        ));
+    }
     num.parse::<usize>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("bad size `{s}` (a number with an optional K, M or G)"))
+        .ok_or_else(|| format!("size `{s}` is too large"))
 }
 
 fn parse_num(flag: &str, s: &str) -> Result<usize, String> {
-    s.parse::<usize>()
+    s.trim()
+        .parse::<usize>()
         .map_err(|_| format!("{flag} needs a whole number, got `{s}`"))
 }
 
-fn parse(args: &[String]) -> Result<Opts, String> {
-    let coll = match args.first().map(String::as_str) {
-        Some("all_gather") | Some("allgather") => Coll::AllGather,
-        Some("all_reduce") | Some("allreduce") => Coll::AllReduce,
-        Some(other) => {
+/// Parses seconds as HCCL reads `HCCL_EXEC_TIMEOUT` in AIV mode: a non-negative number with
+/// at most two decimals; 0 or more than 1091 means 1091 s.
+fn parse_exec_timeout(s: &str) -> Option<Duration> {
+    let t = s.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    if (whole.is_empty() && frac.is_empty())
+        || frac.len() > 2
+        || !whole
+            .chars()
+            .chain(frac.chars())
+            .all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let whole = whole.trim_start_matches('0');
+    let max = Duration::from_secs(HCCL_AIV_MAX_TIMEOUT_S);
+    if whole.len() > 6 {
+        return Some(max);
+    }
+    let secs: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let centis: u64 = format!("{frac:0<2}").parse().ok()?;
+    let d = Duration::from_secs(secs) + Duration::from_millis(centis * 10);
+    Some(if d.is_zero() || d > max { max } else { d })
+}
+
+/// Flags that take a value.
+const VALUE_FLAGS: &[&str] = &[
+    "-b",
+    "--minbytes",
+    "-e",
+    "--maxbytes",
+    "-f",
+    "--stepfactor",
+    "-i",
+    "--stepbytes",
+    "-d",
+    "--datatype",
+    "-o",
+    "--op",
+    "-r",
+    "--root",
+    "-p",
+    "--npus",
+    "--ranks",
+    "-g",
+    "--ngpus",
+    "-n",
+    "--iters",
+    "-w",
+    "--warmup_iters",
+    "-c",
+    "--check",
+    "-T",
+    "--timeout",
+    "--buffsize",
+    "--algo",
+];
+
+/// Splits `--flag=value` and `-fVALUE` (getopt's forms) into flag and value.
+fn normalize(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        if let Some((flag, value)) = a.split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            out.push(flag.to_string());
+            out.push(value.to_string());
+        } else if a.len() > 2
+            && !a.starts_with("--")
+            && a.is_char_boundary(2)
+            && VALUE_FLAGS.contains(&&a[..2])
+        {
+            out.push(a[..2].to_string());
+            out.push(a[2..].to_string());
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// Parses the command line (without the program name); `env` looks up environment variables.
+fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed, String> {
+    let args = normalize(args);
+    let named = args.first().and_then(|a| find_collective(a));
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        return Ok(Parsed::Help(named.map_or_else(usage, collective_usage)));
+    }
+    let coll = match (args.first(), named) {
+        (_, Some(c)) => c,
+        (Some(flag), None) if flag.starts_with('-') => {
             return Err(format!(
-                "unknown collective `{other}` (all_gather or all_reduce)"
+            "the first argument must be the collective (one of: {}; aiv-perf --help), got `{flag}`",
+            collective_names()
+        ))
+        }
+        (Some(other), None) => {
+            return Err(format!(
+                "unknown collective `{other}` (one of: {}; aiv-perf --help)",
+                collective_names()
             ))
         }
-        None => return Err("missing collective (all_gather or all_reduce)".into()),
+        (None, None) => {
+            return Err(format!(
+                "missing collective (one of: {}; aiv-perf --help)",
+                collective_names()
+            ))
+        }
     };
     let mut o = Opts {
         coll,
@@ -90,6 +597,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         step: None,
         dtype: DataType::F32,
         op: ReduceOp::Sum,
+        root: 0,
         ranks: 8,
         iters: 20,
         warmup: 5,
@@ -98,22 +606,30 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         algo: AllReduceAlgo::Auto,
         json: false,
         twin_checks: false,
+        timeout: None,
+        timeout_source: TimeoutSource::Default,
     };
+    let mut op_given = false;
+    let mut algo_given = false;
+    let mut timeout_flag = None;
     let mut i = 1;
     while i < args.len() {
         let flag = args[i].as_str();
-        if flag == "--json" {
-            o.json = true;
-            i += 1;
-            continue;
-        }
-        if flag == "--twin-checks" {
-            o.twin_checks = true;
-            i += 1;
-            continue;
-        }
-        if flag == "-h" || flag == "--help" {
-            return Err(USAGE.into());
+        match flag {
+            "--json" => {
+                o.json = true;
+                i += 1;
+                continue;
+            }
+            "--twin-checks" => {
+                o.twin_checks = true;
+                i += 1;
+                continue;
+            }
+            _ if !VALUE_FLAGS.contains(&flag) => {
+                return Err(format!("unknown option `{flag}` (aiv-perf --help)"));
+            }
+            _ => {}
         }
         let val = args
             .get(i + 1)
@@ -125,22 +641,41 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "-f" | "--stepfactor" => o.factor = Some(parse_num(flag, val)?),
             "-i" | "--stepbytes" => o.step = Some(parse_size(val)?),
             "-d" | "--datatype" => o.dtype = val.parse()?,
-            "-o" | "--op" => o.op = val.parse()?,
-            "-p" | "--ranks" | "--npus" => o.ranks = parse_num(flag, val)?,
+            "-o" | "--op" => {
+                o.op = val.parse()?;
+                op_given = true;
+            }
+            "-r" | "--root" => o.root = parse_num(flag, val)?,
+            "-p" | "--npus" | "--ranks" | "-g" | "--ngpus" => o.ranks = parse_num(flag, val)?,
             "-n" | "--iters" => o.iters = parse_num(flag, val)?,
             "-w" | "--warmup_iters" => o.warmup = parse_num(flag, val)?,
             "-c" | "--check" => {
-                o.check = match val {
+                o.check = match val.trim() {
                     "0" => false,
                     "1" => true,
-                    _ => return Err(format!("-c takes 0 or 1, got `{val}`")),
+                    _ => return Err(format!("{flag} takes 0 or 1, got `{val}`")),
                 }
             }
+            "-T" | "--timeout" => timeout_flag = Some(val.to_string()),
             "--buffsize" => o.buffsize_mb = Some(parse_num(flag, val)?),
-            "--algo" => o.algo = val.parse()?,
-            _ => return Err(format!("unknown option `{flag}`\n{USAGE}")),
+            "--algo" => {
+                o.algo = val.parse()?;
+                algo_given = true;
+            }
+            _ => unreachable!("every value flag is matched"),
         }
         i += 2;
+    }
+    if let Some(v) = timeout_flag {
+        o.timeout = Some(parse_exec_timeout(&v).ok_or_else(|| {
+            format!("-T takes seconds 0..=1091 with at most two decimals, got `{v}`")
+        })?);
+        o.timeout_source = TimeoutSource::Flag;
+    } else if let Some(v) = env("HCCL_EXEC_TIMEOUT") {
+        o.timeout = Some(parse_exec_timeout(&v).ok_or_else(|| {
+            format!("HCCL_EXEC_TIMEOUT takes seconds 0..=1091 with at most two decimals, got `{v}`")
+        })?);
+        o.timeout_source = TimeoutSource::Env;
     }
     if o.factor.is_some() && o.step.is_some() {
         return Err("give either -f or -i, not both".into());
@@ -154,21 +689,61 @@ fn parse(args: &[String]) -> Result<Opts, String> {
     if o.begin > o.end {
         return Err(format!("-b {} is larger than -e {}", o.begin, o.end));
     }
-    if o.ranks == 0 || o.ranks > aiv_comm::world::MAX_RANKS {
-        return Err(format!("-p must be 1..={}", aiv_comm::world::MAX_RANKS));
+    let max = aiv_comm::world::MAX_RANKS;
+    if o.ranks == 0 || o.ranks > max {
+        return Err(format!("-p must be 1..={max}, got {}", o.ranks));
+    }
+    if o.ranks < coll.min_ranks {
+        return Err(format!(
+            "{} needs at least {} ranks, got -p {}",
+            coll.name, coll.min_ranks, o.ranks
+        ));
+    }
+    if o.root >= o.ranks {
+        return Err(format!(
+            "-r {} is not a rank of {} (0..={})",
+            o.root,
+            o.ranks,
+            o.ranks - 1
+        ));
     }
     if o.iters == 0 {
         return Err("-n must be at least 1".into());
     }
-    if o.coll == Coll::AllReduce && (o.dtype.reduce_code().is_none() || o.op.code().is_none()) {
+    if op_given && !coll.reduces {
+        return Err(format!("{} does not reduce: -o does not apply", coll.name));
+    }
+    if algo_given && !coll.takes_algo {
+        return Err(format!("--algo does not apply to {}", coll.name));
+    }
+    if coll.reduces && (o.dtype.reduce_code().is_none() || o.op.code().is_none()) {
         return Err(format!(
-            "all_reduce cannot reduce {} with {} on the device (types fp32 fp16 bf16 int32 int16 int8; ops sum max min)",
-            o.dtype, o.op
+            "{} cannot reduce {} with {} on the device (types fp32 fp16 bf16 int32 int16 int8; ops sum max min)",
+            coll.name, o.dtype, o.op
         ));
     }
-    Ok(o)
+    if sizes(&o).iter().all(|&s| row_count(&o, s) == 0) {
+        return Err(format!(
+            "no size in -b {} .. -e {} holds one {} element per rank for {} on {} ranks",
+            o.begin, o.end, o.dtype, coll.name, o.ranks
+        ));
+    }
+    let cfg = config(&o);
+    cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
+    cfg.timeout_with(&env).map_err(|e| e.to_string())?;
+    Ok(Parsed::Run(Box::new(o)))
 }
 
+/// The world's configuration for `o`.
+fn config(o: &Opts) -> Config {
+    Config {
+        buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
+        exec_timeout: o.timeout,
+        cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
+    }
+}
+
+/// The sizes of the sweep, before skipping.
 fn sizes(o: &Opts) -> Vec<usize> {
     let mut v = Vec::new();
     let mut s = o.begin;
@@ -186,96 +761,71 @@ fn sizes(o: &Opts) -> Vec<usize> {
     v
 }
 
-/// Elements per rank for a row of `size` bytes.
-fn per_rank_count(o: &Opts, size: usize) -> usize {
-    let es = o.dtype.size();
-    match o.coll {
-        Coll::AllGather => size / (es * o.ranks),
-        Coll::AllReduce => size / es,
-    }
+/// Per-rank element count of a row of `size` bytes (0: the row is skipped).
+fn row_count(o: &Opts, size: usize) -> usize {
+    (o.coll.count)(size, o.dtype.size(), o.ranks)
 }
+
+// ------------------------------------------------------------------------------------------
+// Data and checks.
+// ------------------------------------------------------------------------------------------
 
 /// Check data: small integers, exact in every type for any reduction order.
 fn check_value(r: usize, i: usize) -> f64 {
     ((r * 3 + i * 7) % 8) as f64
 }
 
+/// A byte that no check result holds in any type (element bytes all 0xFF: NaN, -1 or the
+/// maximum of an unsigned type), written over the output before each check.
+const POISON: u8 = 0xFF;
+
+/// Appends `v` as `dtype`; integers wrap as the device's integer sums do.
 fn encode(dtype: DataType, v: f64, out: &mut Vec<u8>) {
+    let i = v as i64;
     match dtype {
         DataType::F32 => out.extend((v as f32).to_le_bytes()),
         DataType::F16 => out.extend(f16::from_f64(v).to_le_bytes()),
         DataType::Bf16 => out.extend(bf16::from_f64(v).to_le_bytes()),
-        DataType::I32 => out.extend((v as i32).to_le_bytes()),
-        DataType::I16 => out.extend((v as i16).to_le_bytes()),
-        DataType::I8 => out.extend((v as i8).to_le_bytes()),
-        DataType::U8 => out.extend((v as u8).to_le_bytes()),
-        DataType::I64 => out.extend((v as i64).to_le_bytes()),
-        DataType::U64 => out.extend((v as u64).to_le_bytes()),
         DataType::F64 => out.extend(v.to_le_bytes()),
-        DataType::U16 => out.extend((v as u16).to_le_bytes()),
-        DataType::U32 => out.extend((v as u32).to_le_bytes()),
+        DataType::I32 => out.extend((i as i32).to_le_bytes()),
+        DataType::I16 => out.extend((i as i16).to_le_bytes()),
+        DataType::I8 => out.extend((i as i8).to_le_bytes()),
+        DataType::U8 => out.extend((i as u8).to_le_bytes()),
+        DataType::I64 => out.extend(i.to_le_bytes()),
+        DataType::U64 => out.extend((i as u64).to_le_bytes()),
+        DataType::U16 => out.extend((i as u16).to_le_bytes()),
+        DataType::U32 => out.extend((i as u32).to_le_bytes()),
     }
 }
 
-fn input_bytes(dtype: DataType, rank: usize, count: usize) -> Vec<u8> {
-    let mut v = Vec::with_capacity(count * dtype.size());
-    for i in 0..count {
-        encode(dtype, check_value(rank, i), &mut v);
-    }
-    v
-}
-
-fn expected(o: &Opts, count: usize) -> Vec<u8> {
+fn encode_all(dtype: DataType, vals: impl Iterator<Item = f64>) -> Vec<u8> {
     let mut v = Vec::new();
-    match o.coll {
-        Coll::AllGather => {
-            for r in 0..o.ranks {
-                v.extend(input_bytes(o.dtype, r, count));
-            }
-        }
-        Coll::AllReduce => {
-            for i in 0..count {
-                let vals = (0..o.ranks).map(|r| check_value(r, i));
-                let x = match o.op {
-                    ReduceOp::Sum => vals.sum(),
-                    ReduceOp::Max => vals.fold(f64::MIN, f64::max),
-                    _ => vals.fold(f64::MAX, f64::min),
-                };
-                encode(o.dtype, x, &mut v);
-            }
-        }
+    for x in vals {
+        encode(dtype, x, &mut v);
     }
     v
 }
 
-struct RankBufs {
+// ------------------------------------------------------------------------------------------
+// The sweep.
+// ------------------------------------------------------------------------------------------
+
+/// One rank's buffers and streams, allocated once for the largest row.
+struct RankState {
     send: DeviceBuffer,
     recv: DeviceBuffer,
+    side: Option<CommStream>,
 }
 
-fn issue(o: &Opts, comm: &Communicator, b: &RankBufs, count: usize) -> aiv_comm::Result<()> {
-    let es = o.dtype.size();
-    match o.coll {
-        Coll::AllGather => comm.all_gather(
-            &b.send.view(0, count * es)?,
-            &b.recv.view(0, count * es * o.ranks)?,
-            count,
-            o.dtype,
-        ),
-        Coll::AllReduce => comm.all_reduce_with(
-            &b.send.view(0, count * es)?,
-            &b.recv.view(0, count * es)?,
-            count,
-            o.dtype,
-            o.op,
-            o.algo,
-        ),
-    }
+/// Out of place or in place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Out,
+    In,
 }
 
-struct Row {
-    size: usize,
-    count: usize,
+/// One placement's figures of one row.
+struct Measure {
     time_us: f64,
     algbw: f64,
     busbw: f64,
@@ -283,127 +833,313 @@ struct Row {
     dma_per_op: f64,
     /// Those bytes as copy bandwidth: (read + written) / 2 per second, all ranks together.
     dmabw: f64,
-    wrong: usize,
+    /// Wrong elements over all ranks; `None` without `-c 1`.
+    wrong: Option<usize>,
 }
 
-fn run(o: &Opts) -> Result<Vec<Row>, String> {
-    let cfg = Config {
-        buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
-        cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
-        ..Config::default()
+/// One row: a size, out of place and (if the collective runs in place) in place.
+struct Row {
+    size: usize,
+    count: usize,
+    out: Measure,
+    inp: Option<Measure>,
+}
+
+/// A barrier that a failing rank breaks, so that the others stop instead of waiting for it.
+struct Rendezvous {
+    ranks: usize,
+    /// (arrived in this round, round, broken)
+    state: Mutex<(usize, u64, bool)>,
+    cv: Condvar,
+}
+
+impl Rendezvous {
+    fn new(ranks: usize) -> Rendezvous {
+        Rendezvous {
+            ranks,
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Waits for every rank; `Err` if a rank broke the barrier.
+    fn wait(&self) -> Result<(), RankError> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.2 {
+            return Err(RankError::PeerFailed);
+        }
+        s.0 += 1;
+        if s.0 == self.ranks {
+            s.0 = 0;
+            s.1 += 1;
+            self.cv.notify_all();
+            return Ok(());
+        }
+        let round = s.1;
+        while s.1 == round && !s.2 {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        if s.1 == round {
+            Err(RankError::PeerFailed)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn break_it(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.2 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Why a rank stopped.
+enum RankError {
+    /// Its own call failed.
+    Own(aiv_comm::Error),
+    /// Another rank failed (and broke the rendezvous).
+    PeerFailed,
+}
+
+impl From<aiv_comm::Error> for RankError {
+    fn from(e: aiv_comm::Error) -> Self {
+        RankError::Own(e)
+    }
+}
+
+/// What one rank measured of one placement: time, wrong elements, GM bytes moved.
+type RankMeasure = (Duration, Option<usize>, u64);
+
+/// The views a placement uses on one rank: (send, recv).
+fn views(
+    o: &Opts,
+    st: &RankState,
+    place: Place,
+    rank: usize,
+    count: usize,
+) -> aiv_comm::Result<(DeviceBuffer, DeviceBuffer)> {
+    let es = o.dtype.size();
+    let n = o.ranks;
+    let sb = (o.coll.send_elems)(count, n) * es;
+    let rb = (o.coll.recv_elems)(count, n) * es;
+    match (place, &o.coll.in_place) {
+        (Place::In, Some(ip)) => Ok((
+            st.recv.view((ip.send_offset)(rank, count) * es, sb)?,
+            st.recv.view((ip.recv_offset)(rank, count) * es, rb)?,
+        )),
+        _ => Ok((st.send.view(0, sb)?, st.recv.view(0, rb)?)),
+    }
+}
+
+fn sync(comm: &Communicator, st: &RankState) -> aiv_comm::Result<()> {
+    comm.synchronize()?;
+    if let Some(s) = &st.side {
+        s.synchronize()?;
+    }
+    Ok(())
+}
+
+/// One rank's share of one placement of one row: warm-up, timed iterations, then (with
+/// `-c 1`) one call from fresh inputs over a poisoned output, checked against the reference.
+fn measure(
+    o: &Opts,
+    world: &World,
+    comm: &Communicator,
+    st: &RankState,
+    place: Place,
+    count: usize,
+    rv: &Rendezvous,
+) -> Result<RankMeasure, RankError> {
+    let r = comm.rank() as usize;
+    let (send, recv) = views(o, st, place, r, count)?;
+    let call = Call {
+        comm,
+        side: st.side.as_ref(),
+        send: &send,
+        recv: &recv,
+        count,
+        dtype: o.dtype,
+        op: o.op,
+        root: o.root as u32,
+        algo: o.algo,
     };
-    let world = World::sim_with(o.ranks, cfg).map_err(|e| e.to_string())?;
+    let send_elems = (o.coll.send_elems)(count, o.ranks);
+    let input = o
+        .check
+        .then(|| encode_all(o.dtype, (0..send_elems).map(|i| check_value(r, i))));
+    // Nobody starts before every rank has finished the previous placement.
+    rv.wait()?;
+    if let Some(inp) = &input {
+        send.write(0, inp)?;
+    }
+    rv.wait()?;
+    for _ in 0..o.warmup {
+        (o.coll.run)(&call)?;
+    }
+    sync(comm, st)?;
+    // Every rank's warm-up has finished (and moved its last byte) before the twin's DMA
+    // counters are read; nobody starts before that reading.
+    rv.wait()?;
+    let dma0 = world.twin().gm_traffic();
+    rv.wait()?;
+    let t0 = Instant::now();
+    for _ in 0..o.iters {
+        (o.coll.run)(&call)?;
+    }
+    sync(comm, st)?;
+    rv.wait()?;
+    let dt = t0.elapsed();
+    let dma1 = world.twin().gm_traffic();
+    let dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
+    let Some(inp) = input else {
+        return Ok((dt, None, dma));
+    };
+    // The timed iterations may have accumulated (in place) or left the right answer from an
+    // earlier call: check one call from fresh inputs over an output nobody's result matches.
+    recv.fill(POISON)?;
+    send.write(0, &inp)?;
+    rv.wait()?;
+    (o.coll.run)(&call)?;
+    sync(comm, st)?;
+    let case = RefCase {
+        ranks: o.ranks,
+        rank: r,
+        count,
+        op: o.op,
+        root: o.root,
+    };
+    let want = encode_all(o.dtype, (o.coll.reference)(&case, &check_value).into_iter());
+    let mut got = vec![0u8; want.len()];
+    recv.read(0, &mut got)?;
+    let es = o.dtype.size();
+    let wrong = got
+        .chunks(es)
+        .zip(want.chunks(es))
+        .filter(|(g, w)| g != w)
+        .count();
+    Ok((dt, Some(wrong), dma))
+}
+
+/// Combines the ranks' measurements of one placement.
+fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
+    let time = per_rank.iter().map(|m| m.0).max().unwrap_or(Duration::ZERO);
+    let wrong = if o.check {
+        Some(per_rank.iter().filter_map(|m| m.1).sum())
+    } else {
+        None
+    };
+    let time_us = time.as_secs_f64() * 1e6 / o.iters as f64;
+    let per_us = |bytes: f64| {
+        if time_us > 0.0 {
+            bytes / time_us / 1e3
+        } else {
+            0.0
+        }
+    };
+    let algbw = per_us(size as f64);
+    let dma_per_op = per_rank.first().map_or(0, |m| m.2) as f64 / o.iters as f64;
+    Measure {
+        time_us,
+        algbw,
+        busbw: algbw * (o.coll.busbw_factor)(o.ranks),
+        dma_per_op,
+        dmabw: per_us(dma_per_op / 2.0),
+        wrong,
+    }
+}
+
+/// Runs the sweep, printing each row as it is done (unless `--json`).
+fn run(o: &Opts) -> Result<Vec<Row>, String> {
+    let world = World::sim_with(o.ranks, config(o)).map_err(|e| e.to_string())?;
     // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
     // (on by default in the library, for development and tests) are opt-in here.
     world.twin().set_hazard_check(o.twin_checks);
     world.twin().set_race_check(o.twin_checks);
     let es = o.dtype.size();
-    let max_count = per_rank_count(o, o.end);
-    let bufs: Vec<RankBufs> = world
+    let n = o.ranks;
+    let max_count = row_count(o, o.end);
+    let send_len = (o.coll.send_elems)(max_count, n) * es;
+    let recv_elems = (o.coll.recv_elems)(max_count, n);
+    let mut recv_len = recv_elems * es;
+    if let Some(ip) = &o.coll.in_place {
+        for r in 0..n {
+            let ends = [
+                (ip.send_offset)(r, max_count) + (o.coll.send_elems)(max_count, n),
+                (ip.recv_offset)(r, max_count) + recv_elems,
+            ];
+            recv_len = recv_len.max(ends[0] * es).max(ends[1] * es);
+        }
+    }
+    let states: Vec<RankState> = world
         .comms()
         .iter()
-        .map(|c| -> aiv_comm::Result<RankBufs> {
-            let recv_len = match o.coll {
-                Coll::AllGather => max_count * es * o.ranks,
-                Coll::AllReduce => max_count * es,
-            };
-            Ok(RankBufs {
-                send: c.alloc(max_count * es)?,
+        .map(|c| -> aiv_comm::Result<RankState> {
+            Ok(RankState {
+                send: c.alloc(send_len)?,
                 recv: c.alloc(recv_len)?,
+                side: if o.coll.side_stream {
+                    Some(c.create_stream("aiv-perf-side")?)
+                } else {
+                    None
+                },
             })
         })
         .collect::<aiv_comm::Result<_>>()
         .map_err(|e| e.to_string())?;
-    let factor = match o.coll {
-        Coll::AllGather => (o.ranks as f64 - 1.0) / o.ranks as f64,
-        Coll::AllReduce => 2.0 * (o.ranks as f64 - 1.0) / o.ranks as f64,
-    };
-    let list = sizes(o);
+    let list: Vec<usize> = sizes(o)
+        .into_iter()
+        .filter(|&s| row_count(o, s) > 0)
+        .collect();
+    let progress = std::io::stderr().is_terminal();
     let t_start = Instant::now();
+    let mut shown = false;
     let mut rows = Vec::new();
     for (k, &size) in list.iter().enumerate() {
-        let count = per_rank_count(o, size);
-        let size = match o.coll {
-            Coll::AllGather => count * es * o.ranks,
-            Coll::AllReduce => count * es,
-        };
-        let barrier = Barrier::new(o.ranks);
-        let results = world.run(|comm| -> aiv_comm::Result<(Duration, usize, u64)> {
-            let r = comm.rank() as usize;
-            let b = &bufs[r];
-            if o.check {
-                b.send.write(0, &input_bytes(o.dtype, r, count))?;
+        let count = row_count(o, size);
+        let size = (o.coll.send_elems)(count, n).max((o.coll.recv_elems)(count, n)) * es;
+        let rv = Rendezvous::new(n);
+        let results = world.run(|comm| {
+            let st = &states[comm.rank() as usize];
+            let r = (|| -> Result<(RankMeasure, Option<RankMeasure>), RankError> {
+                let out = measure(o, &world, comm, st, Place::Out, count, &rv)?;
+                let inp = match o.coll.in_place {
+                    Some(_) => Some(measure(o, &world, comm, st, Place::In, count, &rv)?),
+                    None => None,
+                };
+                Ok((out, inp))
+            })();
+            if r.is_err() {
+                rv.break_it();
             }
-            for _ in 0..o.warmup {
-                issue(o, comm, b, count)?;
-            }
-            comm.synchronize()?;
-            // Every rank's warm-up has finished (and moved its last byte) before rank 0 reads
-            // the twin's DMA counters; nobody starts before that reading.
-            barrier.wait();
-            let dma0 = world.twin().gm_traffic();
-            barrier.wait();
-            let t0 = Instant::now();
-            for _ in 0..o.iters {
-                issue(o, comm, b, count)?;
-            }
-            comm.synchronize()?;
-            barrier.wait();
-            let dt = t0.elapsed();
-            let dma1 = world.twin().gm_traffic();
-            let dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
-            let mut wrong = 0;
-            if o.check {
-                // The timed iterations left their result in recv; AllReduce in place would
-                // accumulate, so check the out-of-place result of the last iteration.
-                let want = expected(o, count);
-                let mut got = vec![0u8; want.len()];
-                b.recv.read(0, &mut got)?;
-                wrong = got
-                    .chunks(es)
-                    .zip(want.chunks(es))
-                    .filter(|(g, w)| g != w)
-                    .count();
-            }
-            Ok((dt, wrong, dma))
+            r
         });
-        let mut time = Duration::ZERO;
-        let mut wrong = 0;
-        let mut dma_bytes = 0;
+        let mut outs = Vec::new();
+        let mut ins = Vec::new();
+        let mut peer_failed = false;
         for (r, res) in results.into_iter().enumerate() {
-            let (dt, w, dma) = res.map_err(|e| format!("rank {r}: {e}"))?;
-            time = time.max(dt);
-            wrong += w;
-            if r == 0 {
-                dma_bytes = dma;
+            match res {
+                Ok((out, inp)) => {
+                    outs.push(out);
+                    ins.extend(inp);
+                }
+                Err(RankError::Own(e)) => return Err(format!("rank {r}: {e}")),
+                Err(RankError::PeerFailed) => peer_failed = true,
             }
         }
-        let time_us = time.as_secs_f64() * 1e6 / o.iters as f64;
-        let algbw = if time_us > 0.0 {
-            size as f64 / time_us / 1e3
-        } else {
-            0.0
-        };
-        let dma_per_op = dma_bytes as f64 / o.iters as f64;
+        if peer_failed {
+            return Err("a rank failed".into());
+        }
         let row = Row {
             size,
-            count: size / es,
-            time_us,
-            algbw,
-            busbw: algbw * factor,
-            dma_per_op,
-            dmabw: if time_us > 0.0 {
-                dma_per_op / 2.0 / time_us / 1e3
-            } else {
-                0.0
-            },
-            wrong,
+            count,
+            out: combine(o, size, &outs),
+            inp: o.coll.in_place.as_ref().map(|_| combine(o, size, &ins)),
         };
         if !o.json {
             print_row(o, &row);
         }
         rows.push(row);
-        if t_start.elapsed() > Duration::from_secs(1) {
+        if progress && t_start.elapsed() > Duration::from_secs(1) {
             eprint!(
                 "\raiv-perf: {}/{} sizes done, {:.1} s elapsed   ",
                 k + 1,
@@ -411,66 +1147,266 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
                 t_start.elapsed().as_secs_f64()
             );
             let _ = std::io::stderr().flush();
+            shown = true;
         }
     }
-    if t_start.elapsed() > Duration::from_secs(1) {
+    if shown {
         eprintln!();
     }
     Ok(rows)
 }
 
-fn print_header(o: &Opts) {
-    println!(
-        "# aiv-perf {} on the CPU twin: {} ranks, {} iterations ({} warm-up), check {}",
-        match o.coll {
-            Coll::AllGather => "all_gather",
-            Coll::AllReduce => "all_reduce",
-        },
-        o.ranks,
-        o.iters,
-        o.warmup,
-        if o.check { "on" } else { "off" }
-    );
-    println!(
-        "#{:>13} {:>12} {:>9} {:>6} {:>10} {:>8} {:>8} {:>7} {:>8}",
-        "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong", "dmabw"
-    );
-    println!(
-        "#{:>13} {:>12} {:>9} {:>6} {:>10} {:>8} {:>8} {:>7} {:>8}",
-        "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(GB/s)"
-    );
+// ------------------------------------------------------------------------------------------
+// Output.
+// ------------------------------------------------------------------------------------------
+
+/// Writes one line (`out!(...)`) or text as is (`out!("{text}")` with its own newlines) to
+/// stdout; if stdout is gone (`aiv-perf ... | head`), exits with status 1 instead of
+/// panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
+        write_stdout(&line);
+    }};
+}
+
+fn write_stdout(s: &str) {
+    let mut so = std::io::stdout().lock();
+    if so.write_all(s.as_bytes()).and_then(|_| so.flush()).is_err() {
+        std::process::exit(1);
+    }
+}
+
+/// C's `%g`: 6 significant digits, trailing zeros dropped, exponent form outside 1e-4..1e6.
+fn fmt_g(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    if !v.is_finite() {
+        return if v.is_nan() { "nan" } else { "inf" }.into();
+    }
+    let e = format!("{v:.5e}");
+    let (mant, exp) = e.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent");
+    if !(-4..6).contains(&exp) {
+        format!("{}{}", strip_zeros(mant), c_exponent(exp))
+    } else {
+        strip_zeros(&format!("{:.*}", (5 - exp) as usize, v)).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// C's exponent suffix: `e+06`, `e-05`.
+fn c_exponent(exp: i32) -> String {
+    format!("e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+/// nccl-tests' number cell: `width` characters, 2, 1 or 0 decimals as they fit, else exponent.
+fn fmt_cell(v: f64, width: usize) -> String {
+    for prec in [2, 1, 0] {
+        let s = format!("{v:>width$.prec$}");
+        if s.len() <= width {
+            return s;
+        }
+    }
+    let prec = if width >= 7 { 1 } else { 0 };
+    let e = format!("{v:.prec$e}");
+    let (mant, exp) = e.split_once('e').expect("exponent form");
+    let s = format!("{mant}{}", c_exponent(exp.parse().expect("exponent")));
+    format!("{s:>width$}")
 }
 
 fn redop(o: &Opts) -> &'static str {
-    match o.coll {
-        Coll::AllGather => "none",
-        Coll::AllReduce => o.op.name(),
+    if o.coll.reduces {
+        o.op.name()
+    } else {
+        "none"
+    }
+}
+
+fn root(o: &Opts) -> i64 {
+    if o.coll.rooted {
+        o.root as i64
+    } else {
+        -1
+    }
+}
+
+fn timeout_note(o: &Opts) -> String {
+    let t = config(o)
+        .resolved_timeout()
+        .map_or_else(|e| e.to_string(), |t| format!("{:.2} s", t.as_secs_f64()));
+    let from = match o.timeout_source {
+        TimeoutSource::Flag => "-T",
+        TimeoutSource::Env => "HCCL_EXEC_TIMEOUT",
+        TimeoutSource::Default => "default",
+    };
+    format!("{t} ({from})")
+}
+
+fn print_header(o: &Opts) {
+    let buffer = config(o)
+        .resolved_buffer_bytes()
+        .map_or_else(|e| e.to_string(), |b| format!("{} MB", b >> 20));
+    out!(
+        "# aiv-perf {} on the CPU twin: {} ranks, HCCL buffer {buffer}, exec timeout {}",
+        o.coll.name,
+        o.ranks,
+        timeout_note(o)
+    );
+    let step = match (o.step, o.factor) {
+        (Some(s), _) => format!("{s}(bytes)"),
+        (None, f) => format!("{}(factor)", f.unwrap_or(2)),
+    };
+    out!(
+        "# minBytes {} maxBytes {} step: {step} warmup iters: {} iters: {} validation: {}",
+        o.begin,
+        o.end,
+        o.warmup,
+        o.iters,
+        o.check as u8
+    );
+    out!("#");
+    out!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA",
+        "", "", "", "", ""
+    );
+    out!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}",
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+        "algbw", "busbw", "#wrong", "dmabw", "dmabw"
+    );
+    out!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+        "(GB/s)", "", "(out)", "(in)"
+    );
+}
+
+fn body(m: Option<&Measure>) -> String {
+    match m {
+        Some(m) => format!(
+            "  {}  {}  {}  {:>6}",
+            fmt_cell(m.time_us, 7),
+            fmt_cell(m.algbw, 6),
+            fmt_cell(m.busbw, 6),
+            m.wrong.map_or_else(|| "N/A".into(), |w| fmt_g(w as f64))
+        ),
+        None => format!("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A"),
     }
 }
 
 fn print_row(o: &Opts, r: &Row) {
-    println!(
-        "{:>14} {:>12} {:>9} {:>6} {:>10.2} {:>8.2} {:>8.2} {:>7} {:>8.2}",
+    out!(
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}",
         r.size,
         r.count,
         o.dtype.name(),
         redop(o),
-        r.time_us,
-        r.algbw,
-        r.busbw,
-        if o.check {
-            r.wrong.to_string()
-        } else {
-            "N/A".into()
-        },
-        r.dmabw
+        root(o),
+        body(Some(&r.out)),
+        body(r.inp.as_ref()),
+        fmt_cell(r.out.dmabw, 6),
+        r.inp
+            .as_ref()
+            .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6))
+    );
+}
+
+/// A JSON number (`null` if not finite).
+fn json_num(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        "null".into()
+    }
+}
+
+/// A JSON string.
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out += "\\\"",
+            '\\' => out += "\\\\",
+            c if (c as u32) < 0x20 => out += &format!("\\u{:04x}", c as u32),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn json_measure(m: Option<&Measure>) -> String {
+    let Some(m) = m else {
+        return "null".into();
+    };
+    format!(
+        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{}}}",
+        json_num(m.time_us, 3),
+        json_num(m.algbw, 6),
+        json_num(m.busbw, 6),
+        m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
+        json_num(m.dma_per_op, 0),
+        json_num(m.dmabw, 6)
+    )
+}
+
+fn print_json(o: &Opts, rows: &[Row], avg: f64, failed: usize, wrong: Option<usize>) {
+    let items: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{{\"size\":{},\"count\":{},\"type\":{},\"redop\":{},\"root\":{},\"out_of_place\":{},\"in_place\":{}}}",
+                r.size,
+                r.count,
+                json_str(o.dtype.name()),
+                json_str(redop(o)),
+                root(o),
+                json_measure(Some(&r.out)),
+                json_measure(r.inp.as_ref())
+            )
+        })
+        .collect();
+    let timeout = config(o)
+        .resolved_timeout()
+        .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
+    out!(
+        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
+        json_str(o.coll.name),
+        o.ranks,
+        json_str(o.dtype.name()),
+        json_str(redop(o)),
+        root(o),
+        o.iters,
+        o.warmup,
+        o.check,
+        timeout,
+        items.join(","),
+        json_num(avg, 6),
+        failed,
+        wrong.map_or_else(|| "null".into(), |w| w.to_string())
     );
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = match parse(&args) {
-        Ok(o) => o,
+    let o = match parse(&args, |k| std::env::var(k).ok()) {
+        Ok(Parsed::Help(text)) => {
+            out!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Run(o)) => o,
         Err(e) => {
             eprintln!("aiv-perf: {e}");
             return ExitCode::from(2);
@@ -486,48 +1422,174 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len().max(1) as f64;
-    let wrong: usize = rows.iter().map(|r| r.wrong).sum();
+    let measures: Vec<&Measure> = rows
+        .iter()
+        .flat_map(|r| std::iter::once(&r.out).chain(r.inp.as_ref()))
+        .collect();
+    // As nccl-tests: the average over every result, out of place and in place; "out of
+    // bounds" counts the results with a wrong element.
+    let avg = measures.iter().map(|m| m.busbw).sum::<f64>() / measures.len().max(1) as f64;
+    let failed = measures
+        .iter()
+        .filter(|m| m.wrong.is_some_and(|w| w > 0))
+        .count();
+    let wrong = o
+        .check
+        .then(|| measures.iter().filter_map(|m| m.wrong).sum::<usize>());
     if o.json {
-        let items: Vec<String> = rows
-            .iter()
-            .map(|r| {
-                format!(
-                    "{{\"size\":{},\"count\":{},\"type\":\"{}\",\"redop\":\"{}\",\"time_us\":{:.3},\"algbw\":{:.4},\"busbw\":{:.4},\"dma_bytes_per_op\":{:.0},\"dmabw\":{:.4},\"wrong\":{}}}",
-                    r.size,
-                    r.count,
-                    o.dtype.name(),
-                    redop(&o),
-                    r.time_us,
-                    r.algbw,
-                    r.busbw,
-                    r.dma_per_op,
-                    r.dmabw,
-                    if o.check { r.wrong as i64 } else { -1 }
-                )
-            })
-            .collect();
-        println!(
-            "{{\"collective\":\"{}\",\"ranks\":{},\"rows\":[{}],\"avg_busbw\":{:.4},\"wrong\":{}}}",
-            match o.coll {
-                Coll::AllGather => "all_gather",
-                Coll::AllReduce => "all_reduce",
-            },
-            o.ranks,
-            items.join(","),
-            avg,
-            wrong
-        );
+        print_json(&o, &rows, avg, failed, wrong);
     } else {
-        println!(
-            "# Out of bounds values : {wrong} {}",
-            if wrong == 0 { "OK" } else { "FAILED" }
+        out!(
+            "# {:<20} : {} {}",
+            "Out of bounds values",
+            failed,
+            if failed == 0 { "OK" } else { "FAILED" }
         );
-        println!("# Avg bus bandwidth    : {avg:.4}");
+        out!("# {:<20} : {} ", "Avg bus bandwidth", fmt_g(avg));
+        out!("#");
+        out!("# Collective test concluded: {}", o.coll.name);
     }
-    if wrong > 0 {
-        eprintln!("aiv-perf: {wrong} wrong elements");
+    if failed > 0 {
+        eprintln!(
+            "aiv-perf: {} wrong elements in {failed} results",
+            wrong.unwrap_or(0)
+        );
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn opts(s: &str) -> Opts {
+        match parse(&args(s), |_| None) {
+            Ok(Parsed::Run(o)) => *o,
+            Ok(Parsed::Help(_)) => panic!("{s}: help"),
+            Err(e) => panic!("{s}: {e}"),
+        }
+    }
+
+    #[test]
+    fn sizes_take_k_m_g_and_kb_mb_gb_in_any_case() {
+        for (s, v) in [
+            ("1000", 1000),
+            ("8b", 8),
+            ("8K", 8 << 10),
+            ("64KB", 64 << 10),
+            ("64kb", 64 << 10),
+            ("1m", 1 << 20),
+            ("1MB", 1 << 20),
+            ("1G", 1 << 30),
+            ("2gB", 2 << 30),
+        ] {
+            assert_eq!(parse_size(s), Ok(v), "{s}");
+        }
+        for s in ["", "K", "KB", "10X", "1.5M", "-1", "8KK", "1BB"] {
+            assert!(parse_size(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn exec_timeout_reads_as_hccl_aiv_mode() {
+        let s = |x: &str| parse_exec_timeout(x).map(|d| d.as_millis());
+        assert_eq!(s("30"), Some(30_000));
+        assert_eq!(s("0.05"), Some(50));
+        assert_eq!(s(".5"), Some(500));
+        assert_eq!(s("1091"), Some(1_091_000));
+        assert_eq!(s("0"), Some(1_091_000));
+        assert_eq!(s("0.00"), Some(1_091_000));
+        assert_eq!(s("1092"), Some(1_091_000));
+        assert_eq!(s("99999999999999999999999"), Some(1_091_000));
+        for bad in ["", ".", "-1", "0.005", "1e3", "abc", "1.2.3"] {
+            assert_eq!(s(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn flag_overrides_the_environment() {
+        let bogus = |k: &str| (k == "HCCL_EXEC_TIMEOUT").then(|| "bogus".to_string());
+        let Ok(Parsed::Run(o)) = parse(&args("all_reduce -T 2.5"), bogus) else {
+            panic!("-T should win over a bad HCCL_EXEC_TIMEOUT")
+        };
+        assert_eq!(o.timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(o.timeout_source, TimeoutSource::Flag);
+        let seven = |k: &str| (k == "HCCL_EXEC_TIMEOUT").then(|| "7".to_string());
+        let Ok(Parsed::Run(o)) = parse(&args("all_reduce"), seven) else {
+            panic!("HCCL_EXEC_TIMEOUT=7")
+        };
+        assert_eq!(o.timeout, Some(Duration::from_secs(7)));
+        assert_eq!(o.timeout_source, TimeoutSource::Env);
+        assert!(parse(&args("all_reduce"), bogus).is_err());
+    }
+
+    #[test]
+    fn getopt_forms_and_aliases() {
+        let o = opts("all_reduce_perf -b8K --maxbytes=1M -g 4 -d bfp16");
+        assert_eq!(
+            (o.coll.name, o.begin, o.end, o.ranks),
+            ("all_reduce", 8192, 1 << 20, 4)
+        );
+        assert_eq!(o.dtype, DataType::Bf16);
+    }
+
+    #[test]
+    fn help_anywhere() {
+        for s in [
+            "-h",
+            "--help",
+            "all_reduce -b 10X -h",
+            "bogus --help",
+            "-p 0 -h",
+        ] {
+            assert!(
+                matches!(parse(&args(s), |_| None), Ok(Parsed::Help(_))),
+                "{s}"
+            );
+        }
+        let Ok(Parsed::Help(t)) = parse(&args("sendrecv --help"), |_| None) else {
+            panic!()
+        };
+        assert!(t.starts_with("aiv-perf sendrecv:"), "{t}");
+    }
+
+    #[test]
+    fn count_semantics_follow_nccl_tests() {
+        let o = opts("all_gather -p 3 -d int8 -b 1000 -e 1000");
+        assert_eq!(row_count(&o, 1000), 333);
+        let o = opts("all_reduce -p 3 -b 1000 -e 1000");
+        assert_eq!(row_count(&o, 1000), 250);
+    }
+
+    #[test]
+    fn c_number_formats() {
+        assert_eq!(fmt_g(0.0), "0");
+        assert_eq!(fmt_g(0.601234567), "0.601235");
+        assert_eq!(fmt_g(12.5), "12.5");
+        assert_eq!(fmt_g(3.0), "3");
+        assert_eq!(fmt_g(1234567.0), "1.23457e+06");
+        assert_eq!(fmt_g(0.00001234), "1.234e-05");
+        assert_eq!(fmt_cell(167.7, 7), " 167.70");
+        assert_eq!(fmt_cell(58684.56, 7), "58684.6");
+        assert_eq!(fmt_cell(1234567.0, 7), "1234567");
+        assert_eq!(fmt_cell(123456789.0, 7), "1.2e+08");
+        assert_eq!(fmt_cell(0.05, 6), "  0.05");
+    }
+
+    #[test]
+    fn the_registry_is_consistent() {
+        for c in COLLECTIVES {
+            assert_eq!(find_collective(c.name).map(|f| f.name), Some(c.name));
+            for a in c.aliases {
+                assert_eq!(find_collective(a).map(|f| f.name), Some(c.name));
+            }
+            // algbw = size / time: the size is the larger of the two buffers, as in nccl-tests.
+            assert!(c.min_ranks >= 1);
+        }
+    }
 }
