@@ -23,7 +23,9 @@ pub const MIN_BUFFER_BYTES: usize = 4096;
 /// block per rank).
 pub const MAX_RANKS: usize = 32;
 /// Default deadline of every device-side wait, when neither [`Config::exec_timeout`] nor
-/// `HCCL_EXEC_TIMEOUT` (seconds, as HCCL reads it) says otherwise.
+/// `HCCL_EXEC_TIMEOUT` ([`parse_hccl_exec_timeout`]) says otherwise. HCCL's AIV mode defaults
+/// to 1091 s; aiv-comm waits 120 s, so that a test that hangs fails within minutes (the twin's
+/// watchdog reports a deadlock sooner still).
 pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(120);
 /// Shortest deadline accepted: HCCL reads `HCCL_EXEC_TIMEOUT` to two decimals of a second, and
 /// the twin checks deadlines when a parked poll wakes (every few ms), so less would not mean
@@ -37,7 +39,8 @@ pub struct Config {
     /// [`DEFAULT_BUFFER_BYTES`].
     pub buffer_bytes: Option<usize>,
     /// Deadline of every device-side wait, at least [`MIN_EXEC_TIMEOUT`]. `None`:
-    /// `HCCL_EXEC_TIMEOUT` (seconds, up to two decimals) if set, else [`DEFAULT_EXEC_TIMEOUT`].
+    /// `HCCL_EXEC_TIMEOUT` (read by [`parse_hccl_exec_timeout`]) if set, else
+    /// [`DEFAULT_EXEC_TIMEOUT`].
     /// A wait that expires fails the launch with [`Error::WaitTimeout`].
     pub exec_timeout: Option<Duration>,
     /// AIV cores per simulated device (default 48, as a 910B); at least the number of ranks.
@@ -61,8 +64,27 @@ impl Default for Config {
     }
 }
 
-/// Parses seconds with at most two decimals (`HCCL_EXEC_TIMEOUT`'s form: `30`, `0.5`, `1.25`).
-fn parse_seconds(v: &str) -> Option<Duration> {
+/// The longest exec timeout of HCCL's AIV mode (and its default there): `HCCL_EXEC_TIMEOUT`
+/// values of 0 or above this mean this.
+pub const HCCL_AIV_MAX_EXEC_TIMEOUT: Duration = Duration::from_secs(1091);
+
+/// Reads an `HCCL_EXEC_TIMEOUT` value as HCCL's AIV mode on Atlas A2 documents it: seconds in
+/// [0, 1091] with at most two decimals (`30`, `0.05`, `.5`), where 0 and anything above 1091
+/// mean 1091 s ([`HCCL_AIV_MAX_EXEC_TIMEOUT`]). `None` if `v` is not such a number.
+///
+/// On the NPU the deadline is further rounded up to a multiple of the hardware's operator
+/// timeout interval (`aclrtGetOpTimeoutInterval`); the twin has no such interval and uses the
+/// value as read.
+///
+/// ```
+/// use std::time::Duration;
+/// use aiv_comm::world::parse_hccl_exec_timeout;
+/// assert_eq!(parse_hccl_exec_timeout("0.05"), Some(Duration::from_millis(50)));
+/// assert_eq!(parse_hccl_exec_timeout("0"), Some(Duration::from_secs(1091)));
+/// assert_eq!(parse_hccl_exec_timeout("5000"), Some(Duration::from_secs(1091)));
+/// assert_eq!(parse_hccl_exec_timeout("0.001"), None);
+/// ```
+pub fn parse_hccl_exec_timeout(v: &str) -> Option<Duration> {
     let v = v.trim();
     let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
     if whole.is_empty() && frac.is_empty()
@@ -74,13 +96,17 @@ fn parse_seconds(v: &str) -> Option<Duration> {
     {
         return None;
     }
-    let s: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().ok()?
+    let whole = whole.trim_start_matches('0');
+    let max = HCCL_AIV_MAX_EXEC_TIMEOUT;
+    // More digits than any u64 of seconds below the maximum can have: above the maximum.
+    let s: u64 = match whole.len() {
+        0 => 0,
+        1..=6 => whole.parse().ok()?,
+        _ => return Some(max),
     };
     let cs: u64 = format!("{frac:0<2}").parse().ok()?;
-    Some(Duration::from_secs(s) + Duration::from_millis(cs * 10))
+    let d = Duration::from_secs(s) + Duration::from_millis(cs * 10);
+    Some(if d.is_zero() || d > max { max } else { d })
 }
 
 impl Config {
@@ -148,9 +174,9 @@ impl Config {
         let t = match self.exec_timeout {
             Some(t) => t,
             None => match env("HCCL_EXEC_TIMEOUT") {
-                Some(v) => parse_seconds(&v).ok_or_else(|| {
+                Some(v) => parse_hccl_exec_timeout(&v).ok_or_else(|| {
                     Error::Config(format!(
-                        "HCCL_EXEC_TIMEOUT must be seconds with at most two decimals, got `{v}`"
+                        "HCCL_EXEC_TIMEOUT must be seconds (0 to 1091, at most two decimals), got `{v}`"
                     ))
                 })?,
                 None => DEFAULT_EXEC_TIMEOUT,

@@ -397,8 +397,22 @@ fn hccl_buffsize_and_exec_timeout_are_read_as_hccl_reads_them() {
     };
     assert_eq!(explicit.buffer_bytes_with(e).unwrap(), 1 << 20);
     assert_eq!(explicit.timeout_with(e).unwrap(), Duration::from_secs(2));
-    // Malformed or out-of-range values are errors, not silently replaced.
-    for bad in ["0.001", "abc", "-1", "1e3", "", "0", "0.00"] {
+    // As HCCL's AIV mode reads it: 0, and anything above 1091 s, mean 1091 s.
+    for (v, secs) in [
+        ("0", 1091),
+        ("0.00", 1091),
+        ("1091", 1091),
+        ("1092", 1091),
+        ("99999999999999999999", 1091),
+    ] {
+        let t = Config::default()
+            .timeout_with(|_| Some(v.to_string()))
+            .unwrap();
+        assert_eq!(t, Duration::from_secs(secs), "{v}");
+        assert_eq!(aiv_comm::world::parse_hccl_exec_timeout(v), Some(t));
+    }
+    // Malformed values are errors, not silently replaced.
+    for bad in ["0.001", "abc", "-1", "1e3", "", "."] {
         assert!(
             matches!(
                 c.timeout_with(|_| Some(bad.to_string())),

@@ -301,10 +301,6 @@ fn collective_names() -> String {
 // Command line.
 // ------------------------------------------------------------------------------------------
 
-/// HCCL's largest (and default) `HCCL_EXEC_TIMEOUT` in AIV mode, in seconds; 0 and larger
-/// values mean this.
-const HCCL_AIV_MAX_TIMEOUT_S: u64 = 1091;
-
 /// Where the exec timeout came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TimeoutSource {
@@ -478,33 +474,9 @@ fn parse_num(flag: &str, s: &str) -> Result<usize, String> {
         .map_err(|_| format!("{flag} needs a whole number, got `{s}`"))
 }
 
-/// Parses seconds as HCCL reads `HCCL_EXEC_TIMEOUT` in AIV mode: a non-negative number with
-/// at most two decimals; 0 or more than 1091 means 1091 s.
+/// Reads seconds as HCCL's AIV mode reads `HCCL_EXEC_TIMEOUT` (the library's parser).
 fn parse_exec_timeout(s: &str) -> Option<Duration> {
-    let t = s.trim();
-    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
-    if (whole.is_empty() && frac.is_empty())
-        || frac.len() > 2
-        || !whole
-            .chars()
-            .chain(frac.chars())
-            .all(|c| c.is_ascii_digit())
-    {
-        return None;
-    }
-    let whole = whole.trim_start_matches('0');
-    let max = Duration::from_secs(HCCL_AIV_MAX_TIMEOUT_S);
-    if whole.len() > 6 {
-        return Some(max);
-    }
-    let secs: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().ok()?
-    };
-    let centis: u64 = format!("{frac:0<2}").parse().ok()?;
-    let d = Duration::from_secs(secs) + Duration::from_millis(centis * 10);
-    Some(if d.is_zero() || d > max { max } else { d })
+    aiv_comm::world::parse_hccl_exec_timeout(s)
 }
 
 /// Flags that take a value.
@@ -740,6 +712,7 @@ fn config(o: &Opts) -> Config {
         buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
         exec_timeout: o.timeout,
         cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
+        deterministic: None, // HCCL_DETERMINISTIC
     }
 }
 
