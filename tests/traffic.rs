@@ -69,3 +69,63 @@ fn dma_counters_match_what_the_kernels_move() {
         "written {written}, want {want_written}"
     );
 }
+
+#[test]
+fn per_core_counters_show_which_cores_moved_what() {
+    let w = World::sim_with(
+        4,
+        Config {
+            buffer_bytes: Some(16 << 20),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let s = 1 << 20;
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| (c.alloc(s).unwrap(), c.alloc(4 * s).unwrap()))
+        .collect();
+    let before: Vec<_> = (0..4).map(|r| w.twin().core_traffic(r)).collect();
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_gather(i, o, s, DataType::U8).unwrap();
+        c.synchronize().unwrap();
+    });
+    let slack = 64 * 1024; // flag cells and polls
+    for r in 0..4u32 {
+        let after = w.twin().core_traffic(r);
+        assert_eq!(after.len(), ascendc_sys::TRACKED_CORES);
+        for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
+            let (read, written) = (a.read - z.read, a.written - z.written);
+            let s = s as u64;
+            if b >= 4 {
+                assert_eq!((read, written), (0, 0), "rank {r}: block {b} is not used");
+            } else if b as u32 == r {
+                // Input -> staging and my slot: one load, two stores.
+                assert!(
+                    read >= s && read < s + slack,
+                    "rank {r} block {b}: read {read}"
+                );
+                assert!(
+                    written >= 2 * s && written < 2 * s + slack,
+                    "rank {r} block {b}: wrote {written}"
+                );
+            } else {
+                // Peer b's staging -> my slot b.
+                assert!(
+                    read >= s && read < s + slack,
+                    "rank {r} block {b}: read {read}"
+                );
+                assert!(
+                    written >= s && written < s + slack,
+                    "rank {r} block {b}: wrote {written}"
+                );
+            }
+        }
+    }
+    assert!(w
+        .twin()
+        .core_traffic(ascendc_sys::TRACKED_DEVICES as u32)
+        .is_empty());
+}

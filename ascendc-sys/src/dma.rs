@@ -220,7 +220,7 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     };
     ctx.twin
         .traffic
-        .count(Some(ctx.worker), counted.0, counted.1);
+        .count_block(ctx.worker, ctx.launch.rank, ctx.block, counted.0, counted.1);
     if let Some(hz) = ctx.hazards.as_mut() {
         let ub_base = ctx.ub as usize;
         let lazy = &mut ctx.lazy;

@@ -72,7 +72,7 @@ pub use error::{FaultKind, KernelFault, TwinError};
 pub use kernel::{ArgBlock, GmAddr, Kernel, ParamInfo, SignatureFn};
 pub use knobs::{TwinConfig, DEFAULT_WATCHDOG};
 pub use sched::{in_host_task, HostSignal};
-pub use traffic::GmTraffic;
+pub use traffic::{GmTraffic, TRACKED_CORES, TRACKED_DEVICES};
 pub use twin::Twin;
 
 /// Path of the twin's AscendC headers (`kernel_operator.h`, `asc_twin_abi.h`).

@@ -185,6 +185,14 @@ impl Twin {
         self.inner.traffic.total()
     }
 
+    /// GM traffic of device `rank`'s kernels so far, per block index (one entry per index below
+    /// [`crate::TRACKED_CORES`]; empty for ranks from [`crate::TRACKED_DEVICES`] on): what each
+    /// core moved, since a launch runs block `i` on one core. Subtract two readings to measure a
+    /// span; the indices with traffic are the cores the kernels used.
+    pub fn core_traffic(&self, rank: u32) -> Vec<GmTraffic> {
+        self.inner.traffic.core(rank)
+    }
+
     /// Stops every running launch of this twin and makes its later launches fail at once, each
     /// with [`FaultKind::PeerAborted`] carrying `reason` (the first reason given wins).
     ///
