@@ -67,6 +67,9 @@
 //!
 //! * Slicing returns a `Result` ([`Error::Length`]) instead of panicking.
 //! * [`ReduceOp`] is taken by value (it is `Copy`).
+//! * [`Typed::broadcast`] takes `Option<&dyn DeviceRead<T>>`, so ranks other than the root
+//!   pass a bare `None` (no type to name). `Some(&send)` written in the call coerces; an
+//!   `Option<&DeviceSlice<T>>` made beforehand needs `.map(|s| s as _)`.
 //! * [`DeviceSlice`] is not `Clone`: cudarc's clone is a device copy, and a shallow clone
 //!   would let two `&mut` outputs share memory. [`DeviceSlice::as_buffer`] gives the untyped
 //!   [`DeviceBuffer`] (shared, `Clone`) for the runtime-typed API; the borrow rules of this
