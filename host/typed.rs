@@ -15,6 +15,13 @@
 //! | `comm.all_reduce_in_place(&mut buf, &op)` | `t.all_reduce_in_place(&mut buf, op)` |
 //! | `comm.all_gather(&send, &mut recv)` | `t.all_gather(&send, &mut recv)` |
 //! | `comm.send(&buf, peer)`, `comm.recv(&mut buf, peer)` | `t.send(&buf, peer)`, `t.recv(&mut buf, peer)` |
+//! | `comm.reduce_scatter(&send, &mut recv, &op)` | `t.reduce_scatter(&send, &mut recv, op)`, `t.reduce_scatter_in_place(&mut buf, op)` |
+//! | `comm.broadcast(Some(&send), &mut recv, root)` (`None` off the root) | `t.broadcast(Some(&send), &mut recv, root)`, `t.broadcast_in_place(&mut buf, root)` |
+//! | (NCCL: `ncclGroupStart`, sends and recvs, `ncclGroupEnd`) | `t.batch_send_recv(&[P2p::send(&a, p), P2p::recv(&mut b, q)])` |
+//!
+//! And HCCL's collectives cudarc has no counterpart for, with the same rules:
+//! [`Typed::all_to_all`], [`Typed::all_to_all_v`], [`Typed::all_gather_v`],
+//! [`Typed::reduce_scatter_v`] and [`Typed::barrier`].
 //!
 //! # What the types guarantee
 //!
@@ -29,6 +36,9 @@
 //! * Counts come from lengths (in elements). A length that does not fit the call
 //!   (`recv.len() != size() * send.len()` for AllGather, different lengths for AllReduce, ...)
 //!   is an [`Error::Length`] returned before anything is enqueued: no rank's memory is touched.
+//!   The `_v` collectives take counts and displacements in elements, one of each per rank;
+//!   a slice of another length, a segment that does not fit its buffer, or this rank's own
+//!   count differing from the length of its buffer is an [`Error::Length`] too.
 //!   The check is local: if only some ranks get it, the others' collective waits for them
 //!   until its deadline ([`Error::WaitTimeout`]), as with any collective the ranks disagree on.
 //! * The runtime checks of the untyped API still apply underneath (this rank's memory, same
@@ -41,60 +51,36 @@
 //!
 //! # Why a handle
 //!
-//! [`Communicator`] already has runtime-typed `all_gather`, `all_reduce`, `send` and `recv`
-//! (buffers in bytes, a count and a [`DataType`]). The typed ones live on [`Typed`], a
+//! [`Communicator`] already has runtime-typed collectives of the same names (buffers in bytes,
+//! a count and a [`DataType`]). The typed ones live on [`Typed`], a
 //! `Copy` handle borrowed from the communicator with [`Communicator::typed`], so that:
 //!
 //! * they keep cudarc's names. An extension trait could not (method syntax picks the inherent
 //!   method of the same name, so `comm.all_reduce(&send, &mut recv, op)` would be a confusing
 //!   arity error) and would have to be imported;
-//! * nothing the runtime-typed API does not have is reached by accident: `Typed` does not
-//!   dereference to [`Communicator`], so a collective without a typed wrapper yet is an
-//!   error, not a silent fall-back to the byte-counted one ([`Typed::comm`] gets there on
-//!   purpose);
+//! * the byte-counted API is not reached by accident: `Typed` does not dereference to
+//!   [`Communicator`], so a call it has no typed form of (`all_reduce_hd`, streams, ...) is a
+//!   compile error, not a silent fall-back ([`Typed::comm`] gets there on purpose);
 //! * allocation, host copies and collectives are in one place, like cudarc's device and comm.
 //!
 //! # Differences from cudarc
 //!
 //! * Slicing returns a `Result` ([`Error::Length`]) instead of panicking.
 //! * [`ReduceOp`] is taken by value (it is `Copy`).
+//! * [`Typed::broadcast`] takes `Option<&dyn DeviceRead<T>>`, so ranks other than the root
+//!   pass a bare `None` (no type to name). `Some(&send)` written in the call coerces; an
+//!   `Option<&DeviceSlice<T>>` made beforehand needs `.map(|s| s as _)`.
 //! * [`DeviceSlice`] is not `Clone`: cudarc's clone is a device copy, and a shallow clone
 //!   would let two `&mut` outputs share memory. [`DeviceSlice::as_buffer`] gives the untyped
 //!   [`DeviceBuffer`] (shared, `Clone`) for the runtime-typed API; the borrow rules of this
 //!   module do not follow it there.
 //!
-//! # Wrappers to come
+//! # Adding a wrapper
 //!
-//! Each collective the untyped API gains gets a typed wrapper of a few lines: check the lengths
-//! with the private helpers here (`expect_len`, `times_size`, `per_rank`), then call the
-//! untyped method with `as_buffer()`, the count and `T::DTYPE`. The intended signatures (counts
-//! and displacements in elements):
-//!
-//! ```text
-//! fn reduce_scatter<T: Reducible>(&self, send: &impl DeviceRead<T>, recv: &mut impl DeviceWrite<T>, op: ReduceOp) -> Result<()>
-//!     // send.len() == size() * recv.len()
-//! fn reduce_scatter_in_place<T: Reducible>(&self, buf: &mut impl DeviceWrite<T>, op: ReduceOp) -> Result<()>
-//!     // result in this rank's slot, buf.len() a multiple of size()
-//! fn broadcast<T: DeviceElement>(&self, buf: &mut impl DeviceWrite<T>, root: u32) -> Result<()>
-//!     // in place: root's buf is the input; same length on every rank
-//! fn broadcast_from<T: DeviceElement>(&self, send: Option<&impl DeviceRead<T>>, recv: &mut impl DeviceWrite<T>, root: u32) -> Result<()>
-//!     // cudarc's form: Some(send) on root, send.len() == recv.len()
-//! fn alltoall<T: DeviceElement>(&self, send: &impl DeviceRead<T>, recv: &mut impl DeviceWrite<T>) -> Result<()>
-//!     // send.len() == recv.len(), a multiple of size()
-//! fn alltoallv<T: DeviceElement>(&self, send: &impl DeviceRead<T>, send_counts: &[usize], send_displs: &[usize],
-//!                                recv: &mut impl DeviceWrite<T>, recv_counts: &[usize], recv_displs: &[usize]) -> Result<()>
-//!     // every slice has size() entries, every count + displ within its buffer
-//! fn all_gather_v<T: DeviceElement>(&self, send: &impl DeviceRead<T>, recv: &mut impl DeviceWrite<T>,
-//!                                   recv_counts: &[usize], recv_displs: &[usize]) -> Result<()>
-//!     // send.len() == recv_counts[rank()]
-//! fn reduce_scatter_v<T: Reducible>(&self, send: &impl DeviceRead<T>, recv: &mut impl DeviceWrite<T>,
-//!                                   counts: &[usize], op: ReduceOp) -> Result<()>
-//!     // send.len() == counts.iter().sum(), recv.len() == counts[rank()]
-//! fn barrier(&self) -> Result<()>
-//! fn batch_send_recv(&self, ops: &mut [P2p<'_>]) -> Result<()>
-//!     // P2p::send(&'a impl DeviceRead<T>, peer) / P2p::recv(&'a mut impl DeviceWrite<T>, peer):
-//!     // the borrows live as long as the batch, element types may differ between entries
-//! ```
+//! Each collective the runtime-typed API gains gets a typed wrapper of a few lines: check the
+//! lengths with the private helpers here (`expect_len`, `times_size`, `per_rank`,
+//! `check_segments`), then call the runtime-typed method with `as_buffer()`, the count and
+//! `T::DTYPE`.
 //!
 //! # Example
 //!
@@ -114,6 +100,33 @@
 //! });
 //! for sum in sums {
 //!     assert!(sum?.iter().all(|&x| x == 6.0)); // 0 + 1 + 2 + 3
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A ReduceScatter of `bf16`: each rank sends `size()` blocks of `recv.len()` elements and
+//! gets the sum of everyone's block `rank()`:
+//!
+//! ```
+//! # fn main() -> aiv_comm::Result<()> {
+//! use aiv_comm::{ReduceOp, World};
+//! use half::bf16;
+//!
+//! let world = World::sim(4)?;
+//! let blocks = world.run(|comm| {
+//!     let t = comm.typed();
+//!     // Rank r's block q is [r + q; 2].
+//!     let send: Vec<bf16> = (0..4)
+//!         .flat_map(|q| [bf16::from_f32((comm.rank() + q) as f32); 2])
+//!         .collect();
+//!     let send = t.htod_copy(send)?;
+//!     let mut recv = t.alloc_zeros::<bf16>(2)?;
+//!     t.reduce_scatter(&send, &mut recv, ReduceOp::Sum)?; // send.len() == 4 * recv.len()
+//!     t.dtoh_sync_copy(&recv)
+//! });
+//! for (q, block) in blocks.into_iter().enumerate() {
+//!     assert_eq!(block?, [bf16::from_f32(6.0 + 4.0 * q as f32); 2]); // (0 + 1 + 2 + 3) + 4q
 //! }
 //! # Ok(())
 //! # }
@@ -189,6 +202,7 @@ use std::ops::{Bound, RangeBounds};
 use bytemuck::Pod;
 use half::{bf16, f16};
 
+use crate::batch::{SendRecvItem, SendRecvKind};
 use crate::buffer::DeviceBuffer;
 use crate::collectives::AllReduceAlgo;
 use crate::dtype::{DataType, ReduceOp};
@@ -952,6 +966,142 @@ fn per_rank(op: &str, what: &str, len: usize, size: u32) -> Result<usize> {
     Ok(len / n)
 }
 
+/// Checks the per-rank `counts` and `displs` (in elements) of argument `what` of `op`: one of
+/// each per rank, and every segment of a nonzero count within the `len` elements of `what`
+/// (as the runtime-typed check, which ignores the displacement of an empty segment).
+fn check_segments(
+    op: &str,
+    what: &str,
+    len: usize,
+    counts: &[usize],
+    displs: &[usize],
+    size: u32,
+) -> Result<()> {
+    let n = size as usize;
+    if counts.len() != n || displs.len() != n {
+        return Err(Error::Length(format!(
+            "{op}: {} counts and {} displacements for {what}, the call needs {n} of each (one per rank)",
+            counts.len(),
+            displs.len()
+        )));
+    }
+    for (q, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+        if c > 0 && d.checked_add(c).is_none_or(|end| end > len) {
+            return Err(Error::Length(format!(
+                "{op}: the segment of rank {q} ({c} elements at {d}) does not fit {what} of {len} elements"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An item of [`Typed::batch_send_recv`]: a send of a typed slice or view to a peer, or a
+/// receive into one from a peer, of all its elements (HCCL's `HcclSendRecvItem`, with the
+/// count and type from the slice).
+///
+/// It borrows its memory for as long as it lives, as the call it stands for would: a receive
+/// borrows mutably, so one list cannot receive twice into the same memory or send what it
+/// receives into. The items of one list may have different element types (a message is its
+/// bytes: each send must meet a receive of the same number of bytes).
+///
+/// ```
+/// use aiv_comm::typed::P2p;
+/// use aiv_comm::{SendRecvKind, World};
+/// let world = World::sim(2)?;
+/// let t = world.comms()[0].typed();
+/// let (a, mut b) = (t.alloc_zeros::<f32>(3)?, t.alloc_zeros::<u8>(2)?);
+/// let items = [P2p::send(&a, 1), P2p::recv(&mut b, 1)];
+/// assert_eq!((items[0].kind(), items[0].len(), items[0].peer()), (SendRecvKind::Send, 3, 1));
+/// assert_eq!(items[1].dtype(), aiv_comm::DataType::U8);
+/// # Ok::<(), aiv_comm::Error>(())
+/// ```
+///
+/// ```compile_fail,E0502
+/// # let world = aiv_comm::World::sim(2).unwrap();
+/// # let t = world.comms()[0].typed();
+/// use aiv_comm::typed::P2p;
+/// let mut x = t.alloc_zeros::<f32>(4).unwrap();
+/// // Sending what is received in the same list: refused by the borrow checker.
+/// t.batch_send_recv(&[P2p::send(&x, 1), P2p::recv(&mut x, 1)]).unwrap();
+/// ```
+pub struct P2p<'a> {
+    kind: SendRecvKind,
+    buf: &'a DeviceBuffer,
+    count: usize,
+    dtype: DataType,
+    peer: u32,
+}
+
+impl<'a> P2p<'a> {
+    /// Sends all of `buf` to `peer`.
+    pub fn send<T: DeviceElement>(buf: &'a impl DeviceRead<T>, peer: u32) -> Self {
+        P2p {
+            kind: SendRecvKind::Send,
+            buf: buf.as_buffer(),
+            count: buf.len(),
+            dtype: T::DTYPE,
+            peer,
+        }
+    }
+
+    /// Receives all of `buf` from `peer`.
+    pub fn recv<T: DeviceElement>(buf: &'a mut impl DeviceWrite<T>, peer: u32) -> Self {
+        let buf: &'a _ = buf;
+        P2p {
+            kind: SendRecvKind::Recv,
+            buf: buf.as_buffer(),
+            count: buf.len(),
+            dtype: T::DTYPE,
+            peer,
+        }
+    }
+
+    /// Send or receive.
+    pub fn kind(&self) -> SendRecvKind {
+        self.kind
+    }
+
+    /// The other rank.
+    pub fn peer(&self) -> u32 {
+        self.peer
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DataType {
+        self.dtype
+    }
+
+    /// Elements sent or received (all of the slice).
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True if there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    fn item(&self) -> SendRecvItem<'a> {
+        SendRecvItem {
+            kind: self.kind,
+            buf: self.buf,
+            count: self.count,
+            dtype: self.dtype,
+            peer: self.peer,
+        }
+    }
+}
+
+impl fmt::Debug for P2p<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "P2p {{ {:?} {} x {} with rank {} }}",
+            self.kind, self.count, self.dtype, self.peer
+        )
+    }
+}
+
 impl<'a> Typed<'a> {
     /// The communicator (for its runtime-typed API).
     ///
@@ -1260,5 +1410,393 @@ impl<'a> Typed<'a> {
     /// ```
     pub fn recv<T: DeviceElement>(&self, buf: &mut impl DeviceWrite<T>, peer: u32) -> Result<()> {
         self.comm.recv(buf.as_buffer(), peer)
+    }
+
+    /// ReduceScatter ([`Communicator::reduce_scatter`]): `send` is `size()` blocks of
+    /// `recv.len()` elements, and rank `r`'s `recv` gets the element-wise `op` (sum, max or min)
+    /// over every rank's block `r`. [`Error::Length`] unless
+    /// `send.len() == size() * recv.len()` (nothing enqueued).
+    ///
+    /// ```
+    /// use aiv_comm::ReduceOp;
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let r = comm.rank() as i16;
+    ///     let send = t.htod_copy([r, r, 10 + r, 10 + r])?; // block 0, block 1
+    ///     let mut recv = t.alloc_zeros::<i16>(2)?;
+    ///     t.reduce_scatter(&send, &mut recv, ReduceOp::Sum)?;
+    ///     assert!(t.reduce_scatter(&send, &mut recv.slice_mut(1..)?, ReduceOp::Sum).is_err());
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[1].as_ref().unwrap(), &[21, 21]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn reduce_scatter<T: Reducible>(
+        &self,
+        send: &impl DeviceRead<T>,
+        recv: &mut impl DeviceWrite<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        let want = times_size("reduce_scatter", recv.len(), self.size())?;
+        expect_len(
+            "reduce_scatter",
+            "send",
+            send.len(),
+            want,
+            "size() * recv.len()",
+        )?;
+        self.comm
+            .reduce_scatter(send.as_buffer(), recv.as_buffer(), recv.len(), T::DTYPE, op)
+    }
+
+    /// ReduceScatter in place: `buf` is `size()` blocks of `buf.len() / size()` elements, the
+    /// input; the result lands in block `rank()`, the other blocks are not written.
+    /// [`Error::Length`] unless `buf.len()` is a multiple of `size()`.
+    ///
+    /// ```
+    /// use aiv_comm::ReduceOp;
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let r = comm.rank() as f32;
+    ///     let mut buf = t.htod_copy([r, 10. + r])?;
+    ///     t.reduce_scatter_in_place(&mut buf, ReduceOp::Max)?;
+    ///     t.dtoh_sync_copy(&buf)
+    /// });
+    /// assert_eq!(got[0].as_ref().unwrap(), &[1., 10.]); // block 0 reduced
+    /// assert_eq!(got[1].as_ref().unwrap(), &[1., 11.]); // block 1 reduced
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn reduce_scatter_in_place<T: Reducible>(
+        &self,
+        buf: &mut impl DeviceWrite<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        let count = per_rank("reduce_scatter_in_place", "buf", buf.len(), self.size())?;
+        let es = size_of::<T>();
+        let b = buf.as_buffer();
+        let mine = b.view(self.rank() as usize * count * es, count * es)?;
+        self.comm.reduce_scatter(b, &mine, count, T::DTYPE, op)
+    }
+
+    /// ReduceScatterV ([`Communicator::reduce_scatter_v`]): rank `q`'s block of every rank's
+    /// `send` is `send_counts[q]` elements at element `send_displs[q]`, and rank `r`'s `recv`
+    /// gets the element-wise `op` over every rank's block `r`. Every rank passes the same
+    /// `send_counts`; the displacements are each rank's own.
+    ///
+    /// [`Error::Length`] (nothing enqueued) unless `send_counts` and `send_displs` have
+    /// `size()` entries, every block fits in `send`, and `recv.len() == send_counts[rank()]`.
+    ///
+    /// ```
+    /// use aiv_comm::ReduceOp;
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let r = comm.rank() as i32;
+    ///     // Block 1 (2 elements) first, then block 0 (1 element).
+    ///     let send = t.htod_copy([r, 2 * r, 100 + r])?;
+    ///     let mut recv = t.alloc_zeros::<i32>(1 + comm.rank() as usize)?;
+    ///     t.reduce_scatter_v(&send, &[1, 2], &[2, 0], &mut recv, ReduceOp::Sum)?;
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[0].as_ref().unwrap(), &[201]);
+    /// assert_eq!(got[1].as_ref().unwrap(), &[1, 2]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn reduce_scatter_v<T: Reducible>(
+        &self,
+        send: &impl DeviceRead<T>,
+        send_counts: &[usize],
+        send_displs: &[usize],
+        recv: &mut impl DeviceWrite<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        let op_name = "reduce_scatter_v";
+        check_segments(
+            op_name,
+            "send",
+            send.len(),
+            send_counts,
+            send_displs,
+            self.size(),
+        )?;
+        let rule = "send_counts[rank()]";
+        expect_len(
+            op_name,
+            "recv",
+            recv.len(),
+            send_counts[self.rank() as usize],
+            rule,
+        )?;
+        self.comm.reduce_scatter_v(
+            send.as_buffer(),
+            send_counts,
+            send_displs,
+            recv.as_buffer(),
+            recv.len(),
+            T::DTYPE,
+            op,
+        )
+    }
+
+    /// AllGatherV ([`Communicator::all_gather_v`]): rank `q`'s `send` (`recv_counts[q]`
+    /// elements) lands at element `recv_displs[q]` of every rank's `recv`. Every rank passes the
+    /// same `recv_counts`; the displacements are each rank's own, and the segments may not
+    /// overlap.
+    ///
+    /// [`Error::Length`] (nothing enqueued) unless `recv_counts` and `recv_displs` have
+    /// `size()` entries, every segment fits in `recv`, and `send.len() == recv_counts[rank()]`.
+    ///
+    /// ```
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let r = comm.rank() as usize;
+    ///     let send = t.htod_copy(vec![r as u64 + 1; r + 1])?; // 1 and 2 elements
+    ///     let mut recv = t.alloc_zeros::<u64>(4)?;
+    ///     t.all_gather_v(&send, &mut recv, &[1, 2], &[3, 0])?;
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[0].as_ref().unwrap(), &[2, 2, 0, 1]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn all_gather_v<T: DeviceElement>(
+        &self,
+        send: &impl DeviceRead<T>,
+        recv: &mut impl DeviceWrite<T>,
+        recv_counts: &[usize],
+        recv_displs: &[usize],
+    ) -> Result<()> {
+        let op_name = "all_gather_v";
+        check_segments(
+            op_name,
+            "recv",
+            recv.len(),
+            recv_counts,
+            recv_displs,
+            self.size(),
+        )?;
+        let rule = "recv_counts[rank()]";
+        expect_len(
+            op_name,
+            "send",
+            send.len(),
+            recv_counts[self.rank() as usize],
+            rule,
+        )?;
+        self.comm.all_gather_v(
+            send.as_buffer(),
+            send.len(),
+            recv.as_buffer(),
+            recv_counts,
+            recv_displs,
+            T::DTYPE,
+        )
+    }
+
+    /// AlltoAll ([`Communicator::all_to_all`]): `send` and `recv` are `size()` blocks of
+    /// `send.len() / size()` elements; block `q` of `send` goes to rank `q`, and rank `q`'s
+    /// block for this rank lands in block `q` of `recv`. [`Error::Length`] unless
+    /// `recv.len() == send.len()`, a multiple of `size()` (nothing enqueued).
+    ///
+    /// ```
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let r = comm.rank() as i8;
+    ///     let send = t.htod_copy([10 * r, 10 * r, 10 * r + 1, 10 * r + 1])?; // for 0, for 1
+    ///     let mut recv = t.alloc_zeros::<i8>(4)?;
+    ///     t.all_to_all(&send, &mut recv)?;
+    ///     assert!(t.all_to_all(&send.slice(1..)?, &mut recv.slice_mut(1..)?).is_err());
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[1].as_ref().unwrap(), &[1, 1, 11, 11]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn all_to_all<T: DeviceElement>(
+        &self,
+        send: &impl DeviceRead<T>,
+        recv: &mut impl DeviceWrite<T>,
+    ) -> Result<()> {
+        expect_len("all_to_all", "recv", recv.len(), send.len(), "send.len()")?;
+        let count = per_rank("all_to_all", "send", send.len(), self.size())?;
+        self.comm
+            .all_to_all(send.as_buffer(), recv.as_buffer(), count, T::DTYPE)
+    }
+
+    /// AlltoAllV ([`Communicator::all_to_all_v`]): `send_counts[q]` elements at element
+    /// `send_displs[q]` of `send` go to rank `q`, and rank `q`'s `recv_counts[q]` elements for
+    /// this rank land at element `recv_displs[q]` of `recv`. Each rank's counts are its own
+    /// (what `p` sends `q` must be what `q` expects from `p`: else
+    /// [`Error::CollectiveMismatch`] on every rank, at [`Typed::synchronize`]).
+    ///
+    /// [`Error::Length`] (nothing enqueued) unless each of the four slices has `size()`
+    /// entries and every segment fits in its buffer.
+    ///
+    /// ```
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     // Rank 0 sends 1 element to itself and 2 to rank 1; rank 1 sends 3 to each.
+    ///     let r = comm.rank() as usize;
+    ///     let (sc, rc) = if r == 0 { ([1, 2], [1, 3]) } else { ([3, 3], [2, 3]) };
+    ///     let send = t.htod_copy((0..6).map(|i| 100 * r as u32 + i).collect::<Vec<_>>())?;
+    ///     let mut recv = t.alloc_zeros::<u32>(rc[0] + rc[1])?;
+    ///     t.all_to_all_v(&send, &sc, &[0, sc[0]], &mut recv, &rc, &[0, rc[0]])?;
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[0].as_ref().unwrap(), &[0, 100, 101, 102]);
+    /// assert_eq!(got[1].as_ref().unwrap(), &[1, 2, 103, 104, 105]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn all_to_all_v<T: DeviceElement>(
+        &self,
+        send: &impl DeviceRead<T>,
+        send_counts: &[usize],
+        send_displs: &[usize],
+        recv: &mut impl DeviceWrite<T>,
+        recv_counts: &[usize],
+        recv_displs: &[usize],
+    ) -> Result<()> {
+        let n = self.size();
+        check_segments(
+            "all_to_all_v",
+            "send",
+            send.len(),
+            send_counts,
+            send_displs,
+            n,
+        )?;
+        check_segments(
+            "all_to_all_v",
+            "recv",
+            recv.len(),
+            recv_counts,
+            recv_displs,
+            n,
+        )?;
+        self.comm.all_to_all_v(
+            send.as_buffer(),
+            send_counts,
+            send_displs,
+            recv.as_buffer(),
+            recv_counts,
+            recv_displs,
+            T::DTYPE,
+        )
+    }
+
+    /// Broadcast ([`Communicator::broadcast`]): `root`'s `send` into every rank's `recv` (the
+    /// root's included), cudarc's form. `send` is used on the root only, which must pass
+    /// `Some` of `recv.len()` elements; the other ranks pass `None` (a `Some` there is ignored).
+    ///
+    /// [`Error::Length`] if the root's `send.len() != recv.len()`, [`Error::InvalidArgument`]
+    /// if the root passes `None` (nothing enqueued). Every rank must pass the same
+    /// `recv.len()` and `root`. In place is [`Typed::broadcast_in_place`].
+    ///
+    /// ```
+    /// use half::f16;
+    /// let world = aiv_comm::World::sim(3)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let mut recv = t.alloc_zeros::<f16>(2)?;
+    ///     if comm.rank() == 1 {
+    ///         let send = t.htod_copy([f16::from_f32(1.5), f16::from_f32(-2.0)])?;
+    ///         t.broadcast(Some(&send), &mut recv, 1)?;
+    ///     } else {
+    ///         t.broadcast(None, &mut recv, 1)?;
+    ///     }
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[2].as_ref().unwrap(), &[f16::from_f32(1.5), f16::from_f32(-2.0)]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn broadcast<T: DeviceElement>(
+        &self,
+        send: Option<&dyn DeviceRead<T>>,
+        recv: &mut impl DeviceWrite<T>,
+        root: u32,
+    ) -> Result<()> {
+        let r = recv.as_buffer();
+        if root != self.rank() {
+            return self.comm.broadcast(r, r, recv.len(), T::DTYPE, root);
+        }
+        let Some(send) = send else {
+            return Err(Error::InvalidArgument(format!(
+                "broadcast: rank {root} is the root and must pass Some(send) (or use broadcast_in_place)"
+            )));
+        };
+        expect_len("broadcast", "send", send.len(), recv.len(), "recv.len()")?;
+        self.comm
+            .broadcast(send.as_buffer(), r, recv.len(), T::DTYPE, root)
+    }
+
+    /// Broadcast in place (HCCL's form): `root`'s `buf` into every rank's `buf`. Every rank must
+    /// pass the same `buf.len()` and `root`.
+    ///
+    /// ```
+    /// let world = aiv_comm::World::sim(3)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let mut buf = t.htod_copy([comm.rank() as i64; 3])?;
+    ///     t.broadcast_in_place(&mut buf, 2)?;
+    ///     t.dtoh_sync_copy(&buf)
+    /// });
+    /// assert!(got.iter().all(|g| g.as_ref().unwrap() == &[2; 3]));
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn broadcast_in_place<T: DeviceElement>(
+        &self,
+        buf: &mut impl DeviceWrite<T>,
+        root: u32,
+    ) -> Result<()> {
+        self.comm
+            .broadcast_in_place(buf.as_buffer(), buf.len(), T::DTYPE, root)
+    }
+
+    /// Barrier ([`Communicator::barrier`]): enqueued; it completes on each rank once every rank
+    /// has run what it enqueued before its barrier. [`Typed::synchronize`] waits for it.
+    ///
+    /// ```
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     t.barrier()?;
+    ///     t.synchronize()
+    /// });
+    /// assert!(got.iter().all(|g| g.is_ok()));
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn barrier(&self) -> Result<()> {
+        self.comm.barrier()
+    }
+
+    /// BatchSendRecv ([`Communicator::batch_send_recv`]): the sends and receives of `items`
+    /// ([`P2p`]) as one operation, which no order of the list deadlocks. Counts and element
+    /// types come from the slices; the runtime-typed checks (peers, overlapping receives) run
+    /// before anything is enqueued.
+    ///
+    /// ```
+    /// use aiv_comm::typed::P2p;
+    /// let world = aiv_comm::World::sim(3)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let (r, n) = (comm.rank(), comm.size());
+    ///     let mine = t.htod_copy([r as u16; 4])?;
+    ///     let mut from_left = t.alloc_zeros::<u16>(4)?;
+    ///     // Receive first, then send: on separate sends and receives this would deadlock.
+    ///     t.batch_send_recv(&[
+    ///         P2p::recv(&mut from_left, (r + n - 1) % n),
+    ///         P2p::send(&mine, (r + 1) % n),
+    ///     ])?;
+    ///     t.dtoh_sync_copy(&from_left)
+    /// });
+    /// assert_eq!(got[0].as_ref().unwrap(), &[2; 4]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn batch_send_recv(&self, items: &[P2p<'_>]) -> Result<()> {
+        let items: Vec<SendRecvItem<'_>> = items.iter().map(P2p::item).collect();
+        self.comm.batch_send_recv(&items)
     }
 }

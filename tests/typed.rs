@@ -1,16 +1,17 @@
-//! The typed API (host/typed.rs): the element types are exactly `DataType::ALL`; typed AllGather
-//! and AllReduce give what the runtime-typed API and a host reference give, for every type
-//! (f16 and bf16 included); length mismatches are errors that write nothing and leave the ranks
-//! in step; in-place variants, views and untyped conversions work.
+//! The typed API (host/typed.rs): the element types are exactly `DataType::ALL`; every typed
+//! collective gives what the runtime-typed API and a host reference give (f16 and bf16
+//! included); length mismatches are errors that write nothing and leave the ranks in step;
+//! in-place variants, views, batches and untyped conversions work.
 
 mod common;
 
 use std::ops::Bound;
 use std::time::Duration;
 
+use aiv_comm::typed::P2p;
 use aiv_comm::{
     AllReduceAlgo, Config, DataType, DeviceBuffer, DeviceElement, DeviceSlice, Error, ReduceOp,
-    Reducible, Typed, World,
+    Reducible, SendRecvItem, SendRecvKind, Typed, World,
 };
 use half::{bf16, f16};
 
@@ -79,18 +80,19 @@ fn bytes<T: DeviceElement>(v: &[T]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()
 }
 
+/// `op` over every rank's `small(rank, i)`.
+fn reduced<T: Val>(ranks: u32, i: usize, op: ReduceOp) -> T {
+    let vals = (0..ranks).map(|r| small::<T>(r, i).to_f64());
+    T::from_f64(match op {
+        ReduceOp::Sum => vals.sum(),
+        ReduceOp::Max => vals.fold(f64::MIN, f64::max),
+        ReduceOp::Min => vals.fold(f64::MAX, f64::min),
+        ReduceOp::Prod => unreachable!(),
+    })
+}
+
 fn reference<T: Val>(ranks: u32, n: usize, op: ReduceOp) -> Vec<T> {
-    (0..n)
-        .map(|i| {
-            let vals = (0..ranks).map(|r| small::<T>(r, i).to_f64());
-            T::from_f64(match op {
-                ReduceOp::Sum => vals.sum(),
-                ReduceOp::Max => vals.fold(f64::MIN, f64::max),
-                ReduceOp::Min => vals.fold(f64::MAX, f64::min),
-                ReduceOp::Prod => unreachable!(),
-            })
-        })
-        .collect()
+    (0..n).map(|i| reduced(ranks, i, op)).collect()
 }
 
 #[test]
@@ -373,6 +375,17 @@ fn empty_slices() {
         t.all_gather(&e, &mut out)?;
         t.all_reduce(&e, &mut out, ReduceOp::Sum)?;
         t.all_reduce_in_place(&mut out, ReduceOp::Min)?;
+        t.reduce_scatter(&e, &mut out, ReduceOp::Sum)?;
+        t.reduce_scatter_in_place(&mut out, ReduceOp::Max)?;
+        t.reduce_scatter_v(&e, &[0; 2], &[0; 2], &mut out, ReduceOp::Sum)?;
+        t.all_gather_v(&e, &mut out, &[0; 2], &[0; 2])?;
+        t.all_to_all(&e, &mut out)?;
+        t.all_to_all_v(&e, &[0; 2], &[0; 2], &mut out, &[0; 2], &[0; 2])?;
+        t.broadcast(Some(&e), &mut out, 0)?;
+        t.broadcast_in_place(&mut out, 1)?;
+        t.batch_send_recv(&[])?;
+        let peer = 1 - c.rank();
+        t.batch_send_recv(&[P2p::send(&e, peer), P2p::recv(&mut out, peer)])?;
         assert!(t.dtoh_sync_copy(&out)?.is_empty());
         Ok(())
     });
@@ -434,6 +447,510 @@ fn untyped_buffer_conversions() {
         t.alloc_zeros::<u64>(usize::MAX / 4),
         Err(Error::Length(_))
     ));
+}
+
+fn deterministic_world(ranks: usize) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(64 << 10),
+            exec_timeout: Some(Duration::from_secs(30)),
+            deterministic: Some(true),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+/// `small` values at indices `0..n` of `rank`.
+fn smalls<T: Val>(rank: u32, n: usize) -> Vec<T> {
+    (0..n).map(|i| small(rank, i)).collect()
+}
+
+/// Unwraps every rank's result.
+fn all<R>(got: Vec<aiv_comm::Result<R>>) -> Vec<R> {
+    got.into_iter()
+        .enumerate()
+        .map(|(r, g)| g.unwrap_or_else(|e| panic!("rank {r}: {e}")))
+        .collect()
+}
+
+/// Typed ReduceScatter (and in place) of `n` elements per rank vs the runtime-typed one and
+/// the host.
+fn check_reduce_scatter<T: Val + Reducible>(w: &World, n: usize, op: ReduceOp) {
+    let size = w.size() as u32;
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let x = smalls::<T>(c.rank(), n * size as usize);
+        let send = t.htod_copy(&x)?;
+        let mut recv = t.alloc_zeros::<T>(n)?;
+        t.reduce_scatter(&send, &mut recv, op)?;
+        let untyped = c.alloc(n * std::mem::size_of::<T>())?;
+        c.reduce_scatter(send.as_buffer(), &untyped, n, T::DTYPE, op)?;
+        let mut buf = t.htod_copy(&x)?;
+        t.reduce_scatter_in_place(&mut buf, op)?;
+        Ok((
+            t.dtoh_sync_copy(&recv)?,
+            untyped.to_vec::<T>()?,
+            buf.to_vec()?,
+        ))
+    }));
+    for (r, (typed, untyped, in_place)) in got.into_iter().enumerate() {
+        let what = format!("{} {op} rank {r}", T::DTYPE);
+        let want: Vec<T> = (r * n..(r + 1) * n).map(|i| reduced(size, i, op)).collect();
+        assert_eq!(bytes(&typed), bytes(&untyped), "{what}: vs runtime-typed");
+        assert_eq!(typed, want, "{what}: vs host");
+        // In place: block r is the result, the other blocks still this rank's input.
+        let mut want_buf = smalls::<T>(r as u32, n * size as usize);
+        want_buf[r * n..(r + 1) * n].copy_from_slice(&want);
+        assert_eq!(in_place, want_buf, "{what}: in place");
+    }
+}
+
+#[test]
+fn reduce_scatter_matches_runtime_api_and_host() {
+    let w = world(4);
+    check_reduce_scatter::<f32>(&w, 5, ReduceOp::Sum);
+    check_reduce_scatter::<f16>(&w, 7, ReduceOp::Sum);
+    check_reduce_scatter::<bf16>(&w, 3, ReduceOp::Max);
+    check_reduce_scatter::<i16>(&w, 9, ReduceOp::Min);
+    check_reduce_scatter::<i8>(&w, 33, ReduceOp::Sum);
+    let d = deterministic_world(3);
+    assert!(d.comms()[0].deterministic());
+    check_reduce_scatter::<bf16>(&d, 6, ReduceOp::Sum);
+    check_reduce_scatter::<i32>(&d, 4, ReduceOp::Max);
+}
+
+/// Typed ReduceScatterV vs the runtime-typed one and the host: `counts` per rank, each rank's
+/// blocks in reverse rank order with a gap of 1 element before each.
+fn check_reduce_scatter_v<T: Val + Reducible>(w: &World, counts: &[usize], op: ReduceOp) {
+    let size = w.size();
+    // Rank-independent layout of the blocks: block q at displs[q], data index = block start.
+    let mut displs = vec![0; size];
+    let mut at = 0;
+    for q in (0..size).rev() {
+        at += 1;
+        displs[q] = at;
+        at += counts[q];
+    }
+    let len = at;
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let me = c.rank() as usize;
+        let send = t.htod_copy(smalls::<T>(c.rank(), len))?;
+        let mut recv = t.alloc_zeros::<T>(counts[me])?;
+        t.reduce_scatter_v(&send, counts, &displs, &mut recv, op)?;
+        let untyped = c.alloc(counts[me] * std::mem::size_of::<T>())?;
+        c.reduce_scatter_v(
+            send.as_buffer(),
+            counts,
+            &displs,
+            &untyped,
+            counts[me],
+            T::DTYPE,
+            op,
+        )?;
+        Ok((t.dtoh_sync_copy(&recv)?, untyped.to_vec::<T>()?))
+    }));
+    for (r, (typed, untyped)) in got.into_iter().enumerate() {
+        let what = format!("{} {op} rank {r}", T::DTYPE);
+        let want: Vec<T> = (displs[r]..displs[r] + counts[r])
+            .map(|i| reduced(size as u32, i, op))
+            .collect();
+        assert_eq!(bytes(&typed), bytes(&untyped), "{what}: vs runtime-typed");
+        assert_eq!(typed, want, "{what}: vs host");
+    }
+}
+
+#[test]
+fn reduce_scatter_v_matches_runtime_api_and_host() {
+    let w = world(3);
+    check_reduce_scatter_v::<f16>(&w, &[2, 0, 5], ReduceOp::Sum);
+    check_reduce_scatter_v::<bf16>(&w, &[3, 1, 1], ReduceOp::Min);
+    check_reduce_scatter_v::<i32>(&w, &[4, 4, 0], ReduceOp::Max);
+}
+
+/// Typed AllGatherV of arbitrary bits vs the runtime-typed one and the host: rank `q`'s
+/// segment at `displs[q]` of a sentinel-filled recv of `len` elements.
+fn check_all_gather_v<T: DeviceElement>(w: &World, counts: &[usize], displs: &[usize], len: usize) {
+    let sentinel = bits::<T>(len, 99);
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let me = c.rank() as usize;
+        let send = t.htod_copy(bits::<T>(counts[me], me as u64 + 1))?;
+        let mut recv = t.htod_copy(&sentinel)?;
+        t.all_gather_v(&send, &mut recv, counts, displs)?;
+        let untyped = c.alloc_from(&sentinel)?;
+        c.all_gather_v(
+            send.as_buffer(),
+            counts[me],
+            &untyped,
+            counts,
+            displs,
+            T::DTYPE,
+        )?;
+        Ok((t.dtoh_sync_copy(&recv)?, untyped.to_vec::<T>()?))
+    }));
+    let mut want = sentinel.clone();
+    for (q, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+        if c > 0 {
+            want[d..d + c].copy_from_slice(&bits::<T>(c, q as u64 + 1));
+        }
+    }
+    for (r, (typed, untyped)) in got.into_iter().enumerate() {
+        assert_eq!(bytes(&typed), bytes(&want), "{} rank {r}", T::DTYPE);
+        assert_eq!(
+            bytes(&untyped),
+            bytes(&want),
+            "{} rank {r} (runtime)",
+            T::DTYPE
+        );
+    }
+}
+
+#[test]
+fn all_gather_v_matches_runtime_api_and_host() {
+    let w = world(4);
+    // Out of rank order, with gaps and an empty segment.
+    check_all_gather_v::<bf16>(&w, &[3, 1, 0, 2], &[6, 0, 100, 2], 10);
+    check_all_gather_v::<f16>(&w, &[1, 1, 1, 1], &[3, 2, 1, 0], 4);
+    check_all_gather_v::<u64>(&w, &[0, 5, 2, 1], &[0, 3, 0, 9], 12);
+}
+
+/// Typed AlltoAll of arbitrary bits, `n` elements per peer, vs the runtime-typed one and the
+/// host.
+fn check_all_to_all<T: DeviceElement>(w: &World, n: usize) {
+    let size = w.size();
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let send = t.htod_copy(bits::<T>(n * size, c.rank() as u64 + 1))?;
+        let mut recv = t.alloc_zeros::<T>(n * size)?;
+        t.all_to_all(&send, &mut recv)?;
+        let untyped = c.alloc(recv.as_buffer().len())?;
+        c.all_to_all(send.as_buffer(), &untyped, n, T::DTYPE)?;
+        Ok((t.dtoh_sync_copy(&recv)?, untyped.to_vec::<T>()?))
+    }));
+    for (r, (typed, untyped)) in got.into_iter().enumerate() {
+        // Block q of rank r's recv: block r of rank q's send.
+        let want: Vec<u8> = (0..size)
+            .flat_map(|q| bytes(&bits::<T>(n * size, q as u64 + 1)[r * n..(r + 1) * n]))
+            .collect();
+        assert_eq!(bytes(&typed), want, "{} rank {r}", T::DTYPE);
+        assert_eq!(bytes(&untyped), want, "{} rank {r} (runtime)", T::DTYPE);
+    }
+}
+
+#[test]
+fn all_to_all_matches_runtime_api_and_host() {
+    let w = world(4);
+    check_all_to_all::<f16>(&w, 5);
+    check_all_to_all::<bf16>(&w, 1);
+    check_all_to_all::<u8>(&w, 33);
+    check_all_to_all::<f64>(&w, 3);
+}
+
+/// Typed AlltoAllV vs the runtime-typed one and the host: rank `p` sends `m[p][q]` elements to
+/// `q`; sends packed in rank order, receives in reverse rank order after a gap of 1.
+fn check_all_to_all_v<T: DeviceElement>(w: &World, m: &[Vec<usize>]) {
+    let size = w.size();
+    let send_layout = |p: usize| -> (Vec<usize>, Vec<usize>, usize) {
+        let counts = m[p].clone();
+        let displs = (0..size).map(|q| counts[..q].iter().sum()).collect();
+        (counts, displs, m[p].iter().sum())
+    };
+    let recv_layout = |q: usize| -> (Vec<usize>, Vec<usize>, usize) {
+        let counts: Vec<usize> = (0..size).map(|p| m[p][q]).collect();
+        let mut displs = vec![0; size];
+        let mut at = 0;
+        for p in (0..size).rev() {
+            at += 1;
+            displs[p] = at;
+            at += counts[p];
+        }
+        (counts, displs, at)
+    };
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let me = c.rank() as usize;
+        let (sc, sd, sl) = send_layout(me);
+        let (rc, rd, rl) = recv_layout(me);
+        let send = t.htod_copy(bits::<T>(sl, me as u64 + 1))?;
+        let mut recv = t.alloc_zeros::<T>(rl)?;
+        t.all_to_all_v(&send, &sc, &sd, &mut recv, &rc, &rd)?;
+        let untyped = c.alloc(recv.as_buffer().len())?;
+        c.all_to_all_v(send.as_buffer(), &sc, &sd, &untyped, &rc, &rd, T::DTYPE)?;
+        Ok((t.dtoh_sync_copy(&recv)?, untyped.to_vec::<T>()?))
+    }));
+    for (q, (typed, untyped)) in got.into_iter().enumerate() {
+        let (rc, rd, rl) = recv_layout(q);
+        let mut want = vec![T::default(); rl];
+        for p in 0..size {
+            let (_, sd, sl) = send_layout(p);
+            let from = &bits::<T>(sl, p as u64 + 1)[sd[q]..sd[q] + rc[p]];
+            want[rd[p]..rd[p] + rc[p]].copy_from_slice(from);
+        }
+        assert_eq!(bytes(&typed), bytes(&want), "{} rank {q}", T::DTYPE);
+        assert_eq!(
+            bytes(&untyped),
+            bytes(&want),
+            "{} rank {q} (runtime)",
+            T::DTYPE
+        );
+    }
+}
+
+#[test]
+fn all_to_all_v_matches_runtime_api_and_host() {
+    let w = world(3);
+    let m = vec![vec![1, 0, 4], vec![2, 3, 0], vec![0, 5, 1]];
+    check_all_to_all_v::<bf16>(&w, &m);
+    check_all_to_all_v::<i32>(&w, &m);
+    check_all_to_all_v::<f16>(&w, &[vec![2; 3], vec![2; 3], vec![2; 3]]);
+}
+
+#[test]
+fn broadcast_both_forms_match_runtime_api() {
+    let w = world(4);
+    let root = 2;
+    let data: Vec<f16> = (0..13).map(|i| f16::from_f32(i as f32 - 6.5)).collect();
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let is_root = c.rank() == root;
+        // cudarc's form: Some(send) on the root, None elsewhere; into a view.
+        let send = t.htod_copy(&data)?;
+        let mut recv = t.htod_copy(vec![f16::NAN; 15])?;
+        let from = if is_root { Some(&send) } else { None };
+        t.broadcast(
+            if is_root { Some(&send) } else { None },
+            &mut recv.slice_mut(1..14)?,
+            root,
+        )?;
+        // An Option bound beforehand needs its reference turned into a trait object.
+        let mut again = t.alloc_zeros::<f16>(13)?;
+        t.broadcast(from.map(|s| s as _), &mut again, root)?;
+        // A Some off the root is ignored.
+        let mut ignored = t.alloc_zeros::<f16>(13)?;
+        let junk = t.htod_copy(vec![f16::ONE; 13])?;
+        t.broadcast(
+            Some(if is_root { &send } else { &junk }),
+            &mut ignored,
+            root,
+        )?;
+        // In place, of another type, from rank 0.
+        let mut buf = t.htod_copy([c.rank() * 10 + 1; 6])?;
+        t.broadcast_in_place(&mut buf, 0)?;
+        let untyped = c.alloc_from(&[c.rank() * 10 + 1; 6])?;
+        c.broadcast_in_place(&untyped, 6, DataType::U32, 0)?;
+        Ok((
+            t.dtoh_sync_copy(&recv)?,
+            again.to_vec()?,
+            ignored.to_vec()?,
+            buf.to_vec()?,
+            untyped.to_vec::<u32>()?,
+        ))
+    }));
+    for (r, (recv, again, ignored, buf, untyped)) in got.into_iter().enumerate() {
+        assert!(recv[0].is_nan() && recv[14].is_nan(), "rank {r}");
+        assert_eq!(&recv[1..14], &data[..], "rank {r}");
+        assert_eq!(again, data, "rank {r}");
+        assert_eq!(ignored, data, "rank {r}");
+        assert_eq!(buf, [1; 6], "rank {r}");
+        assert_eq!(untyped, buf, "rank {r} (runtime)");
+    }
+}
+
+#[test]
+fn barrier_keeps_the_ranks_in_step() {
+    let w = world(3);
+    all(w.run(|c| -> aiv_comm::Result<()> {
+        let t = c.typed();
+        t.barrier()?;
+        let mut x = t.htod_copy([c.rank() as i32; 3])?;
+        t.all_reduce_in_place(&mut x, ReduceOp::Sum)?;
+        t.barrier()?;
+        t.barrier()?;
+        assert_eq!(t.dtoh_sync_copy(&x)?, [3; 3]);
+        Ok(())
+    }));
+}
+
+#[test]
+fn batch_send_recv_of_mixed_types_and_views() {
+    let w = world(3);
+    let got = all(w.run(|c| -> aiv_comm::Result<_> {
+        let t = c.typed();
+        let (r, n) = (c.rank(), c.size());
+        let (right, left) = ((r + 1) % n, (r + n - 1) % n);
+        let ints = t.htod_copy([r as i32 * 100; 5])?;
+        let halves = t.htod_copy(smalls::<bf16>(r, 7))?;
+        let mut from_left = t.htod_copy([-1i32; 8])?;
+        let mut from_right = t.alloc_zeros::<bf16>(7)?;
+        // A message is bytes: 2 f32 received as 8 u8.
+        let floats = t.htod_copy([r as f32 + 0.5; 2])?;
+        let mut raw = t.alloc_zeros::<u8>(8)?;
+        // Receives first: as separate calls this order would deadlock.
+        t.batch_send_recv(&[
+            P2p::recv(&mut from_left.slice_mut(2..7)?, left),
+            P2p::recv(&mut from_right, right),
+            P2p::recv(&mut raw, left),
+            P2p::send(&halves, left),
+            P2p::send(&ints, right),
+            P2p::send(&floats.as_view(), right),
+        ])?;
+        // The same exchange through the runtime-typed API, for comparison.
+        let (ul, ur) = (c.alloc_from(&[-1i32; 8])?, c.alloc(14)?);
+        let ul_view = ul.view(8, 20)?;
+        c.batch_send_recv(&[
+            SendRecvItem::recv(&ul_view, 5, DataType::I32, left),
+            SendRecvItem::recv(&ur, 7, DataType::Bf16, right),
+            SendRecvItem::send(halves.as_buffer(), 7, DataType::Bf16, left),
+            SendRecvItem::send(ints.as_buffer(), 5, DataType::I32, right),
+        ])?;
+        Ok((
+            t.dtoh_sync_copy(&from_left)?,
+            from_right.to_vec()?,
+            raw.to_vec()?,
+            ul.to_vec::<i32>()?,
+            ur.to_vec::<bf16>()?,
+        ))
+    }));
+    for (r, (from_left, from_right, raw, ul, ur)) in got.into_iter().enumerate() {
+        let (left, right) = ((r + 2) % 3, (r + 1) % 3);
+        let mut want = vec![-1i32; 8];
+        want[2..7].fill(left as i32 * 100);
+        assert_eq!(from_left, want, "rank {r}");
+        assert_eq!(from_right, smalls::<bf16>(right as u32, 7), "rank {r}");
+        assert_eq!(raw, bytes(&[left as f32 + 0.5; 2]), "rank {r}");
+        assert_eq!(ul, want, "rank {r} (runtime)");
+        assert_eq!(ur, from_right, "rank {r} (runtime)");
+    }
+    // The items say what they are.
+    let c = &w.comms()[0];
+    let t = c.typed();
+    let mut y = t.alloc_zeros::<i16>(3).unwrap();
+    let item = P2p::recv(&mut y, 2);
+    assert_eq!(
+        (item.kind(), item.len(), item.dtype(), item.peer()),
+        (SendRecvKind::Recv, 3, DataType::I16, 2)
+    );
+    assert!(!item.is_empty());
+    assert!(format!("{item:?}").contains("Recv 3 x"));
+}
+
+#[test]
+fn new_collectives_refuse_length_mismatches_and_write_nothing() {
+    let w = world(3);
+    all(w.run(|c| -> aiv_comm::Result<()> {
+        let t = c.typed();
+        let me = c.rank() as usize;
+        let send = t.htod_copy([2i16; 9])?;
+        let sentinel = vec![-7i16; 12];
+        let mut recv = t.htod_copy(&sentinel)?;
+        let sum = ReduceOp::Sum;
+        // ReduceScatter: send.len() == size() * recv.len().
+        assert!(is_length(t.reduce_scatter(
+            &send,
+            &mut recv.slice_mut(..2)?,
+            sum
+        )));
+        assert!(is_length(t.reduce_scatter(
+            &send,
+            &mut recv.slice_mut(..4)?,
+            sum
+        )));
+        assert!(is_length(
+            t.reduce_scatter_in_place(&mut recv.slice_mut(..10)?, sum)
+        ));
+        // ReduceScatterV: size() counts and displacements, blocks within send, own count.
+        let (c3, d3) = ([3, 3, 3], [0, 3, 6]);
+        let mut r3 = recv.slice_mut(..3)?;
+        assert!(is_length(t.reduce_scatter_v(
+            &send,
+            &c3[..2],
+            &d3[..2],
+            &mut r3,
+            sum
+        )));
+        assert!(is_length(t.reduce_scatter_v(
+            &send,
+            &c3,
+            &d3[..2],
+            &mut r3,
+            sum
+        )));
+        assert!(is_length(t.reduce_scatter_v(
+            &send,
+            &c3,
+            &[0, 3, 7],
+            &mut r3,
+            sum
+        )));
+        let huge = [0, usize::MAX, 6];
+        assert!(is_length(
+            t.reduce_scatter_v(&send, &c3, &huge, &mut r3, sum)
+        ));
+        let mut r2 = recv.slice_mut(..2)?;
+        assert!(is_length(t.reduce_scatter_v(&send, &c3, &d3, &mut r2, sum)));
+        // AllGatherV: size() counts and displacements, segments within recv, own count.
+        let part = send.slice(..3)?;
+        assert!(is_length(t.all_gather_v(&part, &mut recv, &c3, &[0, 3])));
+        assert!(is_length(t.all_gather_v(
+            &part,
+            &mut recv,
+            &c3,
+            &[0, 3, 10]
+        )));
+        assert!(is_length(t.all_gather_v(&send, &mut recv, &c3, &d3)));
+        let mut own = [3, 3, 3];
+        own[me] = 4;
+        assert!(is_length(t.all_gather_v(&part, &mut recv, &own, &d3)));
+        // AlltoAll: equal lengths, a multiple of size().
+        assert!(is_length(t.all_to_all(&send, &mut recv.slice_mut(..6)?)));
+        assert!(is_length(
+            t.all_to_all(&send.slice(..8)?, &mut recv.slice_mut(..8)?)
+        ));
+        // AlltoAllV: four slices of size() entries, segments within their buffers.
+        assert!(is_length(t.all_to_all_v(
+            &send,
+            &c3,
+            &d3,
+            &mut recv,
+            &c3[..1],
+            &d3
+        )));
+        assert!(is_length(t.all_to_all_v(
+            &send,
+            &c3,
+            &[0, 3, 7],
+            &mut recv,
+            &c3,
+            &d3
+        )));
+        assert!(is_length(t.all_to_all_v(
+            &send,
+            &c3,
+            &d3,
+            &mut recv,
+            &c3,
+            &[0, 3, 10]
+        )));
+        // Broadcast from this rank (only the root checks send).
+        let root = c.rank();
+        assert!(is_length(t.broadcast(Some(&send), &mut recv, root)));
+        assert!(matches!(
+            t.broadcast(None, &mut recv, root),
+            Err(Error::InvalidArgument(_))
+        ));
+        t.synchronize()?;
+        assert_eq!(recv.to_vec()?, sentinel, "rank {me}: recv touched");
+        // Nothing was half-enqueued: the ranks are still in step for good calls.
+        t.reduce_scatter(&send, &mut recv.slice_mut(..3)?, sum)?;
+        t.all_to_all(&send, &mut recv.slice_mut(3..)?)?;
+        let mut want = vec![6i16; 3];
+        want.extend([2; 9]);
+        assert_eq!(t.dtoh_sync_copy(&recv)?, want);
+        Ok(())
+    }));
 }
 
 /// The README's "Using it" example and the doctest in host/typed.rs's module docs are the same
