@@ -71,8 +71,9 @@ impl Communicator {
     /// (else [`Error::SizeMismatch`] on both sides, as [`CommStream::send`]).
     ///
     /// Every item is validated before anything is enqueued (peer in range and not this rank,
-    /// this rank's buffer, large enough, aligned to the element size; no two receives into
-    /// overlapping bytes): a bad list returns an error and runs nothing.
+    /// this rank's buffer, large enough, aligned to the element size; no receive into bytes
+    /// another item receives into or sends, since the items run at the same time): a bad list
+    /// returns an error and runs nothing.
     ///
     /// ```
     /// use aiv_comm::{DataType, SendRecvItem, World};
@@ -95,6 +96,7 @@ impl Communicator {
         self.check_usable()?;
         let me = self.rank();
         let mut recvs: Vec<(u64, u64, usize)> = Vec::new();
+        let mut sends: Vec<(u64, u64, usize)> = Vec::new();
         for (i, it) in items.iter().enumerate() {
             if it.peer >= self.size() {
                 return Err(Error::RankOutOfRange {
@@ -126,16 +128,29 @@ impl Communicator {
                 });
             }
             crate::link::p2p_chunks(self.buffer_bytes(), self.size(), bytes)?;
-            if it.kind == SendRecvKind::Recv && bytes > 0 {
-                recvs.push((it.buf.addr(), it.buf.addr() + bytes as u64, i));
+            if bytes > 0 {
+                let range = (it.buf.addr(), it.buf.addr() + bytes as u64, i);
+                match it.kind {
+                    SendRecvKind::Recv => recvs.push(range),
+                    SendRecvKind::Send => sends.push(range),
+                }
             }
         }
+        // The links run at once: a receive may not write bytes another item reads or writes.
         recvs.sort_unstable();
         for w in recvs.windows(2) {
             if w[1].0 < w[0].1 {
                 return Err(Error::Overlap(format!(
                     "batch_send_recv: items {} and {} receive into overlapping bytes",
                     w[0].2, w[1].2
+                )));
+            }
+        }
+        for s in &sends {
+            if let Some(r) = recvs.iter().find(|r| r.0 < s.1 && s.0 < r.1) {
+                return Err(Error::Overlap(format!(
+                    "batch_send_recv: item {} sends bytes that item {} receives into (the items run at the same time)",
+                    s.2, r.2
                 )));
             }
         }

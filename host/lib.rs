@@ -55,7 +55,7 @@ pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Result};
 pub use link::{CommStream, Event};
 pub use typed::{
-    DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, Reducible,
+    DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, P2p, Reducible,
     Typed,
 };
 pub use world::{
