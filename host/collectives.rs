@@ -47,7 +47,7 @@ impl std::str::FromStr for AllReduceAlgo {
 }
 
 impl Communicator {
-    /// Enqueues one launch of `kernel` (one block per rank, one fresh tag) per chunk of `count`
+    /// Enqueues one launch of `kernel` (blocks per rank by size, one fresh tag) per chunk of `count`
     /// elements; `template` carries the call-wide fields, the chunk's input/output/bytes and
     /// fingerprint (from `call`) are set here. `send` and `recv` are claimed until their
     /// launches have run.
@@ -75,6 +75,14 @@ impl Communicator {
         )?;
         let total = chunks.len() as u32;
         for c in chunks {
+            // What each pair of blocks moves: the chunk, a two-shot slice, or (one-shot, whose
+            // chain orders whole chunks) one block per peer whatever the size.
+            let pair_bytes = match kind {
+                Kind::AllReduceOneShot => 0,
+                Kind::AllReduceTwoShot => c.count * es / n as usize,
+                _ => c.count * es,
+            };
+            let blocks = n * self.blocks_per_peer(pair_bytes);
             let fp = Call {
                 chunk: c.index as u32,
                 chunks: total,
@@ -96,7 +104,7 @@ impl Communicator {
                     comm: ctx.comm_args(tag),
                     ..args
                 };
-                ctx.launch_on(kernel, Blocks::Exactly(n), &args, Some(&fp))
+                ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
             });
         }
         Ok(())
@@ -172,7 +180,8 @@ impl Communicator {
     /// every rank's `recv` holds all contributions in rank order (`size() * count` elements).
     ///
     /// Any element type can be gathered. In place: `send` may be exactly rank `r`'s slot of
-    /// `recv` (`recv.view(r * count * size, count * size)`); any other overlap is refused.
+    /// `recv` (`recv.view(r * count * es, count * es)` with `es = dtype.size()`); any other
+    /// overlap is refused.
     /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
     pub fn all_gather(
         &self,

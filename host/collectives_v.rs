@@ -16,7 +16,7 @@ use crate::ffi;
 use crate::fingerprint::{counts_digest, Algo, Call, CallOp};
 use crate::launcher::Blocks;
 use crate::link::reduce_codes;
-use crate::plan::{plan_chunks, slot_bytes, Chunk, Kind};
+use crate::plan::{blocks_per_peer, plan_chunks, slot_bytes, Chunk, Kind};
 use crate::world::Communicator;
 
 /// Tags an AlltoAllV reserves: one for its count exchange and a window for its chunks (whose
@@ -123,7 +123,8 @@ struct VCall {
 }
 
 impl Communicator {
-    /// Enqueues one launch of `v.kernel` per chunk (one block per rank). `send` and `recv` are
+    /// Enqueues one launch of `v.kernel` per chunk (blocks per rank by size,
+    /// [`crate::plan::blocks_per_peer`]). `send` and `recv` are
     /// claimed until their launches have run.
     fn launch_v(&self, v: VCall, send: &DeviceBuffer, recv: &DeviceBuffer) -> Result<()> {
         let n = self.size();
@@ -137,6 +138,9 @@ impl Communicator {
         let total = chunks.len() as u32;
         let fill = Arc::new(v.fill);
         for c in chunks {
+            // The chunk's longest piece: what the busiest pair of blocks moves.
+            let pair_bytes = c.count * v.call.dtype.size();
+            let blocks = n * self.blocks_per_peer(pair_bytes);
             let fp = Call {
                 chunk: c.index as u32,
                 chunks: total,
@@ -152,7 +156,7 @@ impl Communicator {
                     comm: ctx.comm_args(tag),
                     ..args
                 };
-                ctx.launch_on(kernel, Blocks::Exactly(n), &args, Some(&fp))
+                ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
             });
         }
         Ok(())
@@ -182,7 +186,8 @@ impl Communicator {
     ///
     /// Types and ops as [`Communicator::all_reduce`]; with [`crate::Config::deterministic`]
     /// the ranks' blocks are added in rank order. In place: `recv` may be exactly this rank's
-    /// block of `send` (`send.view(r * recv_count * size, recv_count * size)`); any other
+    /// block of `send` (`send.view(r * recv_count * es, recv_count * es)` with
+    /// `es = dtype.size()`); any other
     /// overlap is refused. Returns after validation and enqueueing.
     ///
     /// ```
@@ -632,6 +637,8 @@ impl Communicator {
         };
         let name = "all_to_all_v";
         let me = self.rank();
+        let forced = self.launcher.world.blocks_per_peer;
+        let cores = self.device().cores();
         self.main.task(name, name, uses, move |ctx| {
             let nn = n as u32;
             let fp = exchange.encode();
@@ -702,9 +709,13 @@ impl Communicator {
                     fp,
                     ..fill(c)
                 };
+                let parts = match forced {
+                    Some(k) => k.min(cores / nn).max(1),
+                    None => blocks_per_peer(c.count * dtype.size(), n, cores),
+                };
                 ctx.launch_on(
                     &ffi::kernels::aiv_all_to_all,
-                    Blocks::Exactly(nn),
+                    Blocks::Exactly(nn * parts),
                     &args,
                     Some(&fp),
                 )?;

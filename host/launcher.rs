@@ -36,6 +36,8 @@ pub(crate) struct WorldShared {
     pub exec_timeout: Duration,
     /// Reductions add in a fixed order (`Config::deterministic`).
     pub deterministic: bool,
+    /// `Config::blocks_per_peer`.
+    pub blocks_per_peer: Option<u32>,
     pub trace: crate::trace::Trace,
 }
 

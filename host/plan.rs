@@ -51,6 +51,38 @@ pub enum Kind {
     AllToAll,
 }
 
+/// Blocks per peer by the bytes each pair of blocks moves in one launch: `(at least, blocks)`,
+/// largest first. One block per peer is the small-message shape (fewest coroutines on the twin,
+/// fewest flags); on the NPU a single AIV core's DMA cannot fill HCCS / HBM bandwidth, so
+/// HCCL's big-data AIV kernels spread a peer's transfer over several cores (2n blocks for
+/// AllReduce from 16 MB, for example). Each block moves a 32-byte-aligned part of the
+/// transfer with flags of its own, so results are identical whatever the split.
+pub const BLOCKS_PER_PEER: [(usize, u32); 3] = [(16 << 20, 8), (4 << 20, 4), (1 << 20, 2)];
+
+/// Most blocks per peer (two-shot AllReduce counts per part in one of its 8 counting cells).
+pub const MAX_BLOCKS_PER_PEER: u32 = 8;
+
+/// Blocks per peer for a launch on `ranks` ranks of devices with `cores` AIV cores whose block
+/// pairs each move `pair_bytes` ([`BLOCKS_PER_PEER`]), at most `cores / ranks` and
+/// [`MAX_BLOCKS_PER_PEER`], at least 1.
+///
+/// ```
+/// use aiv_comm::plan::blocks_per_peer;
+/// assert_eq!(blocks_per_peer(64 << 10, 8, 48), 1);
+/// assert_eq!(blocks_per_peer(2 << 20, 8, 48), 2);
+/// assert_eq!(blocks_per_peer(64 << 20, 8, 48), 6); // 48 cores / 8 ranks
+/// assert_eq!(blocks_per_peer(64 << 20, 2, 48), 8);
+/// assert_eq!(blocks_per_peer(64 << 20, 32, 48), 1);
+/// ```
+pub fn blocks_per_peer(pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
+    let k = BLOCKS_PER_PEER
+        .iter()
+        .find(|(min, _)| pair_bytes >= *min)
+        .map_or(1, |&(_, k)| k);
+    k.min(cores / ranks.max(1) as u32)
+        .clamp(1, MAX_BLOCKS_PER_PEER)
+}
+
 /// The staging slot per destination rank in an HCCL buffer of `buffer_bytes` (ReduceScatter,
 /// AlltoAll, send/recv): an equal share, whole 32-byte blocks.
 pub fn slot_bytes(buffer_bytes: usize, ranks: usize) -> usize {

@@ -51,6 +51,11 @@ pub struct Config {
     /// (`true` / `false`, any case; unset is `false`). It costs parallelism: the adds into one
     /// output run one after another instead of as they arrive (`BENCHMARKS.md` has figures).
     pub deterministic: Option<bool>,
+    /// Blocks (cores) per peer of every collective launch, 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`]
+    /// (capped at `cores / ranks`). `None`: by the bytes each block pair moves
+    /// ([`crate::plan::blocks_per_peer`]). Results are the same either way; this is for
+    /// experiments and tests of the split.
+    pub blocks_per_peer: Option<u32>,
 }
 
 impl Default for Config {
@@ -60,6 +65,7 @@ impl Default for Config {
             exec_timeout: None,
             cores: ascendc_sys::DEFAULT_CORES,
             deterministic: None,
+            blocks_per_peer: None,
         }
     }
 }
@@ -191,6 +197,14 @@ impl Config {
     }
 
     fn check(&self, ranks: usize) -> Result<()> {
+        if let Some(k) = self.blocks_per_peer {
+            if !(1..=crate::plan::MAX_BLOCKS_PER_PEER).contains(&k) {
+                return Err(Error::Config(format!(
+                    "blocks_per_peer must be 1..={}, got {k}",
+                    crate::plan::MAX_BLOCKS_PER_PEER
+                )));
+            }
+        }
         if self.cores < ranks as u32 {
             return Err(Error::Config(format!(
                 "collectives run one block per rank: {ranks} ranks need {ranks} cores, the devices have {}",
@@ -242,6 +256,17 @@ impl Communicator {
     /// True if reductions add in a fixed order ([`Config::deterministic`]).
     pub fn deterministic(&self) -> bool {
         self.launcher.world.deterministic
+    }
+
+    /// Blocks per peer of a collective launch whose block pairs each move `pair_bytes`
+    /// ([`Config::blocks_per_peer`], else [`crate::plan::blocks_per_peer`]).
+    pub fn blocks_per_peer(&self, pair_bytes: usize) -> u32 {
+        let n = self.size();
+        let cores = self.device().cores();
+        match self.launcher.world.blocks_per_peer {
+            Some(k) => k.min(cores / n).max(1),
+            None => crate::plan::blocks_per_peer(pair_bytes, n as usize, cores),
+        }
     }
 
     /// The rank's simulated device.
@@ -410,6 +435,7 @@ impl World {
             timeout_cycles,
             exec_timeout: timeout,
             deterministic,
+            blocks_per_peer: config.blocks_per_peer,
             trace: crate::trace::Trace::default(),
         });
         let mut comms = Vec::new();

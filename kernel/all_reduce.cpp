@@ -1,6 +1,9 @@
 /*
- * aiv_all_reduce: one chunk of AllReduce by atomic reduce on the store, one block per rank
- * (block_dim = rank_size). Block `rank` does the local part, block i != rank works with peer i.
+ * aiv_all_reduce: one chunk of AllReduce by atomic reduce on the store. Block `rank` does the
+ * local part, block i != rank works with peer i: one block per rank for one-shot (block_dim =
+ * rank_size), `parts` per rank for two-shot (block_dim = rank_size * parts, comm_kernel.h's
+ * PeerPart: block (i, part) does what is described below for part `part` (aiv::Split) of every
+ * slice, with broadcast cells 2 part and 2 part + 1, counting cell `part` and pair cell `part`).
  * Every rank computes the same bits: floating sums depend on the order of the adds, so every
  * rank applies them in one fixed order, or takes the result from one place.
  *
@@ -23,11 +26,11 @@
  * Two-shot (large chunks): the chunk is cut into rank_size slices (32-byte multiples), slice s
  * owned by rank s, accumulated in B, the part of the owner's HCCL buffer after A. Every rank
  * copies every slice from its owner's B, so all ranks get the same bits.
- *   block rank: input -> A, my slice also -> B (one load, two stores); Record1vN(tag, fp);
+ *   block rank: input -> A, my slice also -> B (one load, two stores); Record1vN(tag, 0, fp);
  *               Wait1vN(rank_size - 1) (every peer reduced into my B); B -> my output slice;
  *               Record1vN(tag, 1, fp) ("B is final");
- *   block i:    WaitNv1Matching(i, tag), WaitNv1(rank, tag); reduce peer i's A slice `rank`
- *               into my B; RecordNv1(rank) (count one contribution); WaitNv1(i, tag, 1); peer
+ *   block i:    WaitNv1Matching(i, tag, 0), WaitNv1(rank, tag, 0); reduce peer i's A slice
+ *               `rank` into my B; RecordNv1(rank) (count one contribution); WaitNv1(i, tag, 1); peer
  *               i's B -> my output slice i; post-sync Record(i) / Wait(i): both of us are done
  *               with the other's A and B before either reuses its HCCL buffer.
  *
@@ -45,17 +48,6 @@
 using namespace AscendC;
 
 namespace {
-
-/* Byte range of slice s of a chunk of `bytes` cut into n slices of whole 32-byte blocks. */
-__aicore__ inline void Slice(uint64_t bytes, int32_t n, int32_t s, uint64_t &off, uint64_t &len)
-{
-    const uint64_t per = ((bytes + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n) + 31) / 32 * 32;
-    off = per * static_cast<uint64_t>(s);
-    if (off > bytes) {
-        off = bytes;
-    }
-    len = (bytes - off) < per ? (bytes - off) : per;
-}
 
 /* The one-shot chain of `rank`: the block whose add comes before block p's (p is not the
  * chain's start). The order is a, b, 2, 3, ..., n-1 with a = rank for ranks 0 and 1 (else 0). */
@@ -131,53 +123,71 @@ __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     }
 }
 
-__aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
+__aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub,
+                              const aiv::PeerPart &pp)
 {
     const int32_t rank = a->comm.rank;
     const int32_t n = a->comm.rank_size;
-    const int32_t peer = static_cast<int32_t>(GetBlockIdx());
+    const int32_t peer = pp.peer;
+    const int32_t part = pp.part;
     const int64_t tag = a->comm.tag;
     const uint64_t bytes = a->bytes;
     const uint32_t dtype = a->dtype;
     const uint32_t op = a->op;
+    const bool ordered = (a->flags & AIV_COLL_DETERMINISTIC) != 0u;
     const uint64_t mineA = a->comm.hccl[rank];
-    uint64_t myOff = 0;
-    uint64_t myLen = 0;
-    Slice(bytes, n, rank, myOff, myLen);
     const uint64_t bOffset = (bytes + 31) / 32 * 32; // B follows A, 32-byte aligned
     const uint64_t mineB = mineA + bOffset;
+    // Slice s of the chunk belongs to rank s; this block handles part `part` of every slice.
+    uint64_t myOff = 0;
+    uint64_t myLen = 0;
+    aiv::Split(bytes, n, rank, myOff, myLen);
+    uint64_t mo = 0;
+    uint64_t ml = 0;
+    aiv::Split(myLen, pp.parts, part, mo, ml);
+    const int32_t staged = 2 * part; // broadcast cells: "A staged", then "B final"
     if (peer == rank) {
-        // Stage the input in A; my slice goes to A and to my accumulator B with one load.
-        aiv::CpGM2GMTyped(mineA, a->input, myOff, ub, dtype, AIV_OP_NONE);
-        aiv::CpGM2GMDual(mineA + myOff, mineB, a->input + myOff, myLen, ub);
-        aiv::CpGM2GMTyped(mineA + myOff + myLen, a->input + myOff + myLen, bytes - myOff - myLen, ub, dtype,
-                          AIV_OP_NONE);
-        const bool ordered = (a->flags & AIV_COLL_DETERMINISTIC) != 0u;
-        if (!sync.Record1vN(tag, 0, a->fp) || (ordered && !sync.Done(tag)) || !sync.Wait1vN(n - 1)) {
+        // Stage my part of every slice in A; my own slice's part goes to B too, with one load.
+        for (int32_t s = 0; s < n; s++) {
+            uint64_t so = 0;
+            uint64_t sl = 0;
+            aiv::Split(bytes, n, s, so, sl);
+            uint64_t po = 0;
+            uint64_t pl = 0;
+            aiv::Split(sl, pp.parts, part, po, pl);
+            if (s == rank) {
+                aiv::CpGM2GMDual(mineA + so + po, mineB + po, a->input + so + po, pl, ub);
+            } else {
+                aiv::CpGM2GMTyped(mineA + so + po, a->input + so + po, pl, ub, dtype, AIV_OP_NONE);
+            }
+        }
+        if (!sync.Record1vN(tag, staged, a->fp) || (ordered && !sync.Done(tag)) || !sync.Wait1vN(n - 1, part)) {
             return;
         }
-        aiv::CpGM2GMTyped(a->output + myOff, mineB, myLen, ub, dtype, AIV_OP_NONE);
-        sync.Record1vN(tag, 1, a->fp);
+        aiv::CpGM2GMTyped(a->output + myOff + mo, mineB + mo, ml, ub, dtype, AIV_OP_NONE);
+        sync.Record1vN(tag, staged + 1, a->fp);
         return;
     }
-    if (!sync.WaitNv1Matching(peer, tag, 0, a->fp) || !sync.WaitNv1(rank, tag)) {
+    if (!sync.WaitNv1Matching(peer, tag, staged, a->fp) || !sync.WaitNv1(rank, tag, staged)) {
         return;
     }
-    const bool ordered = (a->flags & AIV_COLL_DETERMINISTIC) != 0u;
-    if (ordered && !sync.AfterBlock(TwoShotPrev(rank, peer), tag)) {
+    if (ordered && !sync.AfterBlock(pp.Block(TwoShotPrev(rank, peer), n), tag)) {
         return;
     }
-    aiv::CpGM2GMTyped(mineB, a->comm.hccl[peer] + myOff, myLen, ub, dtype, op);
+    aiv::CpGM2GMTyped(mineB + mo, a->comm.hccl[peer] + myOff + mo, ml, ub, dtype, op);
     // Store joins all pipes first: my add into B has landed before the next block's starts.
-    if ((ordered && !sync.Done(tag)) || !sync.RecordNv1(rank) || !sync.WaitNv1(peer, tag, 1)) {
+    if ((ordered && !sync.Done(tag)) || !sync.RecordNv1(rank, part) || !sync.WaitNv1(peer, tag, staged + 1)) {
         return;
     }
     uint64_t pOff = 0;
     uint64_t pLen = 0;
-    Slice(bytes, n, peer, pOff, pLen);
-    aiv::CpGM2GMTyped(a->output + pOff, a->comm.hccl[peer] + bOffset, pLen, ub, dtype, AIV_OP_NONE);
-    if (sync.Record(peer, tag)) {
-        sync.Wait(peer, tag);
+    aiv::Split(bytes, n, peer, pOff, pLen);
+    uint64_t qo = 0;
+    uint64_t ql = 0;
+    aiv::Split(pLen, pp.parts, part, qo, ql);
+    aiv::CpGM2GMTyped(a->output + pOff + qo, a->comm.hccl[peer] + bOffset + qo, ql, ub, dtype, AIV_OP_NONE);
+    if (sync.Record(peer, tag, part)) {
+        sync.Wait(peer, tag, part);
     }
 }
 
@@ -186,13 +196,15 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
 extern "C" __global__ __aicore__ void aiv_all_reduce(GM_ADDR argsAddr)
 {
     __gm__ const AivCollArgs *a = reinterpret_cast<__gm__ const AivCollArgs *>(argsAddr);
-    if (static_cast<int32_t>(GetBlockIdx()) >= a->comm.rank_size) {
+    const aiv::PeerPart pp = aiv::BlockPeer(a->comm.rank_size);
+    // One-shot runs one block per rank (its chain orders whole chunks).
+    if (pp.Idle() || (a->algo == AIV_AR_ONE_SHOT && pp.part > 0)) {
         return;
     }
     aiv::CommKernel k(&a->comm);
     if (a->algo == AIV_AR_ONE_SHOT) {
         OneShot(a, k.sync, k.ub);
     } else {
-        TwoShot(a, k.sync, k.ub);
+        TwoShot(a, k.sync, k.ub, pp);
     }
 }

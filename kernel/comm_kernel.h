@@ -41,6 +41,43 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> scratch_;
 };
 
+/* Which peer a block of a collective works with, and which part of that peer's transfer: a
+ * launch has `parts` blocks per peer (block_dim = rank_size * parts, parts >= 1), block
+ * `peer + rank_size * part`. Block (rank, part) does the local part. A block whose part is out
+ * of range (block_dim not a multiple of rank_size) has nothing to do. */
+struct PeerPart {
+    int32_t peer;
+    int32_t part;
+    int32_t parts;
+
+    __aicore__ inline bool Idle() const { return part >= parts; }
+    /* The block index of (p, my part): the block of the same part working with peer p. */
+    __aicore__ inline int32_t Block(int32_t p, int32_t rankSize) const { return p + rankSize * part; }
+};
+
+__aicore__ inline PeerPart BlockPeer(int32_t rankSize)
+{
+    const int32_t b = static_cast<int32_t>(AscendC::GetBlockIdx());
+    const int32_t dim = static_cast<int32_t>(AscendC::GetBlockNum());
+    PeerPart pp;
+    pp.peer = b % rankSize;
+    pp.part = b / rankSize;
+    pp.parts = dim / rankSize > 0 ? dim / rankSize : 1;
+    return pp;
+}
+
+/* Byte range [off, off + len) of piece s of `bytes` cut into n pieces of whole 32-byte blocks
+ * (all but the last; trailing pieces may be empty). */
+__aicore__ inline void Split(uint64_t bytes, int32_t n, int32_t s, uint64_t &off, uint64_t &len)
+{
+    const uint64_t per = ((bytes + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n) + 31) / 32 * 32;
+    off = per * static_cast<uint64_t>(s);
+    if (off > bytes) {
+        off = bytes;
+    }
+    len = (bytes - off) < per ? (bytes - off) : per;
+}
+
 } // namespace aiv
 
 #endif /* AIV_COMM_KERNEL_H */

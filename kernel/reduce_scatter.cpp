@@ -1,8 +1,10 @@
 /*
- * aiv_reduce_scatter: one chunk of ReduceScatter / ReduceScatterV, one block per rank
- * (block_dim = rank_size). Rank r's result is the reduction, over every rank q, of q's piece for
- * r (AivCollVArgs: send_off / send_len per destination, staged at slot_off). Block p of rank r
- * works with peer p:
+ * aiv_reduce_scatter: one chunk of ReduceScatter / ReduceScatterV, `parts` blocks per rank
+ * (block_dim = rank_size * parts, comm_kernel.h's PeerPart). Rank r's result is the reduction,
+ * over every rank q, of q's piece for r (AivCollVArgs: send_off / send_len per destination,
+ * staged at slot_off). Block (p, part) of rank r works with peer p on part `part` (aiv::Split)
+ * of the pieces, with pair cells 2 part and 2 part + 1 and broadcast cell `part`; the blocks of
+ * one part form the order below among themselves. Block p of rank r (for each part):
  *   block p != r: stage my piece for p at slot_off[p] of my HCCL buffer; Record(p, tag) ("your
  *     piece is staged"; Store joins all pipes first); WaitNv1Matching(p) (p runs this call);
  *     Wait(p, tag) (p staged my piece); reduce it into my output, in the order below; post-sync
@@ -29,8 +31,9 @@ using namespace AscendC;
 extern "C" __global__ __aicore__ void aiv_reduce_scatter(GM_ADDR argsAddr)
 {
     __gm__ const AivCollVArgs *a = reinterpret_cast<__gm__ const AivCollVArgs *>(argsAddr);
-    const int32_t peer = static_cast<int32_t>(GetBlockIdx());
-    if (peer >= a->comm.rank_size) {
+    const int32_t n = a->comm.rank_size;
+    const aiv::PeerPart pp = aiv::BlockPeer(n);
+    if (pp.Idle()) {
         return;
     }
     aiv::CommKernel k(&a->comm);
@@ -42,48 +45,61 @@ extern "C" __global__ __aicore__ void aiv_reduce_scatter(GM_ADDR argsAddr)
     const bool ordered = (a->flags & AIV_COLL_DETERMINISTIC) != 0u;
     const uint32_t dtype = a->dtype;
     const uint32_t op = a->op;
+    const int32_t peer = pp.peer;
+    const int32_t part = pp.part;
     const uint64_t mine = a->comm.hccl[rank];
-    const uint64_t len = a->send_len[rank]; // my result: every rank's piece for me is this long
+    // My part of my result: every rank's piece for me is send_len[rank] long.
+    uint64_t off = 0;
+    uint64_t len = 0;
+    aiv::Split(a->send_len[rank], pp.parts, part, off, len);
+    const uint64_t out = a->output + off;
     if (peer == rank) {
+        const uint64_t in = a->input + a->send_off[rank] + off;
         if (!ordered || rank == 0) {
-            aiv::CpGM2GMTyped(a->output, a->input + a->send_off[rank], len, ub, dtype, AIV_OP_NONE);
-            if (sync.Record1vN(tag, 0, a->fp)) {
+            aiv::CpGM2GMTyped(out, in, len, ub, dtype, AIV_OP_NONE);
+            if (sync.Record1vN(tag, part, a->fp)) {
                 sync.Done(tag + 1);
             }
             return;
         }
-        const uint64_t staged = mine + a->slot_off[rank];
-        aiv::CpGM2GMTyped(staged, a->input + a->send_off[rank], len, ub, dtype, AIV_OP_NONE);
-        if (!sync.Record1vN(tag, 0, a->fp) || !sync.Done(tag) || !sync.AfterBlock(rank - 1, tag + 1)) {
+        const uint64_t staged = mine + a->slot_off[rank] + off;
+        aiv::CpGM2GMTyped(staged, in, len, ub, dtype, AIV_OP_NONE);
+        if (!sync.Record1vN(tag, part, a->fp) || !sync.Done(tag) ||
+            !sync.AfterBlock(pp.Block(rank - 1, n), tag + 1)) {
             return;
         }
-        aiv::CpGM2GMTyped(a->output, staged, len, ub, dtype, op);
+        aiv::CpGM2GMTyped(out, staged, len, ub, dtype, op);
         sync.Done(tag + 1);
         return;
     }
-    aiv::CpGM2GMTyped(mine + a->slot_off[peer], a->input + a->send_off[peer], a->send_len[peer], ub, dtype,
+    uint64_t sOff = 0;
+    uint64_t sLen = 0;
+    aiv::Split(a->send_len[peer], pp.parts, part, sOff, sLen);
+    aiv::CpGM2GMTyped(mine + a->slot_off[peer] + sOff, a->input + a->send_off[peer] + sOff, sLen, ub, dtype,
                       AIV_OP_NONE);
-    if (!sync.Record(peer, tag) || !sync.WaitNv1Matching(peer, tag, 0, a->fp) || !sync.Wait(peer, tag)) {
+    const int32_t staged = 2 * part;
+    if (!sync.Record(peer, tag, staged) || !sync.WaitNv1Matching(peer, tag, part, a->fp) ||
+        !sync.Wait(peer, tag, staged)) {
         return;
     }
-    const uint64_t theirs = a->comm.hccl[peer] + a->slot_off[rank];
+    const uint64_t theirs = a->comm.hccl[peer] + a->slot_off[rank] + off;
     if (ordered && peer == 0) {
-        // My own piece is staged before the output (maybe the input itself) is overwritten.
-        if (!sync.AfterBlock(rank, tag)) {
+        // My own part is staged before the output (maybe the input itself) is overwritten.
+        if (!sync.AfterBlock(pp.Block(rank, n), tag)) {
             return;
         }
-        aiv::CpGM2GMTyped(a->output, theirs, len, ub, dtype, AIV_OP_NONE);
+        aiv::CpGM2GMTyped(out, theirs, len, ub, dtype, AIV_OP_NONE);
     } else {
-        if (!sync.AfterBlock(ordered ? peer - 1 : rank, tag + 1)) {
+        if (!sync.AfterBlock(pp.Block(ordered ? peer - 1 : rank, n), tag + 1)) {
             return;
         }
-        aiv::CpGM2GMTyped(a->output, theirs, len, ub, dtype, op);
+        aiv::CpGM2GMTyped(out, theirs, len, ub, dtype, op);
     }
     // Store joins all pipes first: my add has landed before the next block's starts.
     if (ordered && !sync.Done(tag + 1)) {
         return;
     }
-    if (sync.Record(peer, tag, 1)) {
-        sync.Wait(peer, tag, 1);
+    if (sync.Record(peer, tag, staged + 1)) {
+        sync.Wait(peer, tag, staged + 1);
     }
 }

@@ -366,6 +366,8 @@ fn jittered_runs(
         Config {
             buffer_bytes: Some(64 * 1024),
             deterministic: Some(deterministic),
+            // Several blocks per peer: each part's adds follow the order too.
+            blocks_per_peer: Some(3),
             ..Config::default()
         },
     )

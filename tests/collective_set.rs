@@ -598,7 +598,7 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
     let foreign = w.comms()[1].alloc(64).unwrap();
     let tags = c.tags_issued();
     type Case<'a> = (&'a [SendRecvItem<'a>], fn(&Error) -> bool);
-    let bad: [Case; 5] = [
+    let bad: [Case; 6] = [
         (&[SendRecvItem::send(&b, 1, DataType::U8, 2)], |e| {
             matches!(e, Error::RankOutOfRange { rank: 2, .. })
         }),
@@ -615,6 +615,13 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
             &[
                 SendRecvItem::recv(&b, 8, DataType::U8, 1),
                 SendRecvItem::recv(&b, 8, DataType::U8, 1),
+            ],
+            |e| matches!(e, Error::Overlap(_)),
+        ),
+        (
+            &[
+                SendRecvItem::recv(&b, 8, DataType::U8, 1),
+                SendRecvItem::send(&b, 1, DataType::U8, 1),
             ],
             |e| matches!(e, Error::Overlap(_)),
         ),
@@ -748,4 +755,45 @@ fn bad_input_returns_typed_errors_and_touches_nothing() {
     c.synchronize().unwrap();
     untouched(&send, 0x11);
     untouched(&recv, 0x22);
+}
+
+// ---- several blocks per peer ----
+
+fn world_with_parts(ranks: usize, buffer: usize, parts: u32) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(buffer),
+            blocks_per_peer: Some(parts),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn every_collective_gives_the_same_results_over_several_blocks_per_peer() {
+    for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 2), (4, 7)] {
+        let w = world_with_parts(ranks, 16 * 1024, parts);
+        let uneven: Vec<usize> = (0..ranks).map(|q| [1000, 0, 7, 3001][q % 4]).collect();
+        rs_case(
+            &w,
+            &vec![999; ranks],
+            DataType::F32,
+            ReduceOp::Sum,
+            true,
+            true,
+        );
+        rs_case(&w, &uneven, DataType::Bf16, ReduceOp::Max, false, false);
+        agv_case(&w, &uneven, DataType::U16, true);
+        bcast_case(&w, 20_001, DataType::U8, ranks as u32 - 1, false);
+        a2a_case(&w, &vec![vec![1001; ranks]; ranks], DataType::I8, true);
+        let m: Vec<Vec<usize>> = (0..ranks)
+            .map(|p| (0..ranks).map(|q| uneven[(p + q) % ranks]).collect())
+            .collect();
+        a2a_case(&w, &m, DataType::F64, false);
+    }
+    // 48 cores: 8 ranks x 8 parts would need 64; the split is capped at cores / ranks (6).
+    let w = world_with_parts(8, 16 * 1024, 8);
+    rs_case(&w, &[555; 8], DataType::I32, ReduceOp::Sum, false, true);
 }

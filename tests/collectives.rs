@@ -679,3 +679,24 @@ fn a_panicking_rank_stops_its_peers_at_once() {
         "{cause}"
     );
 }
+
+#[test]
+fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
+    for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 4)] {
+        let w = World::sim_with(
+            ranks,
+            Config {
+                buffer_bytes: Some(64 * 1024),
+                blocks_per_peer: Some(parts),
+                ..Config::default()
+            },
+        )
+        .unwrap();
+        all_gather_case(&w, 40_003, DataType::U8, false);
+        all_gather_case(&w, 7001, DataType::F32, true);
+        for algo in [AllReduceAlgo::OneShot, AllReduceAlgo::TwoShot] {
+            all_reduce_algo_case(&w, 30_011, DataType::F32, ReduceOp::Sum, false, algo);
+            all_reduce_algo_case(&w, 5003, DataType::I16, ReduceOp::Min, true, algo);
+        }
+    }
+}

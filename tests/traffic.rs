@@ -72,10 +72,18 @@ fn dma_counters_match_what_the_kernels_move() {
 
 #[test]
 fn per_core_counters_show_which_cores_moved_what() {
+    per_core_case(1);
+    per_core_case(3);
+}
+
+/// AllGather of 1 MiB per rank on 4 ranks with `parts` blocks per peer: block `p + 4 * j` moves
+/// part j of the transfer with peer p.
+fn per_core_case(parts: u32) {
     let w = World::sim_with(
         4,
         Config {
             buffer_bytes: Some(16 << 20),
+            blocks_per_peer: Some(parts),
             ..Config::default()
         },
     )
@@ -98,10 +106,13 @@ fn per_core_counters_show_which_cores_moved_what() {
         assert_eq!(after.len(), ascendc_sys::TRACKED_CORES);
         for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
             let (read, written) = (a.read - z.read, a.written - z.written);
-            let s = s as u64;
-            if b >= 4 {
+            // Part j of 1 MiB in 32-byte blocks: 349_536, 349_536 and 349_504 bytes for 3.
+            let j = (b / 4) as u64;
+            let per = (s as u64).div_ceil(parts as u64).div_ceil(32) * 32;
+            let s = per.min((s as u64).saturating_sub(j * per));
+            if b >= 4 * parts as usize {
                 assert_eq!((read, written), (0, 0), "rank {r}: block {b} is not used");
-            } else if b as u32 == r {
+            } else if b as u32 % 4 == r {
                 // Input -> staging and my slot: one load, two stores.
                 assert!(
                     read >= s && read < s + slack,

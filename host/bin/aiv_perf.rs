@@ -712,7 +712,7 @@ fn config(o: &Opts) -> Config {
         buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
         exec_timeout: o.timeout,
         cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
-        deterministic: None, // HCCL_DETERMINISTIC
+        ..Config::default() // HCCL_DETERMINISTIC, blocks per peer by size
     }
 }
 
