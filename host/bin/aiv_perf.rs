@@ -43,14 +43,13 @@ struct Call<'a> {
     send: &'a DeviceBuffer,
     /// Output: [`Collective::recv_elems`] elements.
     recv: &'a DeviceBuffer,
-    /// Per-rank element count (nccl-tests' `count` column).
+    /// Per-rank element count (nccl-tests' `count` column; the mean for the v-collectives).
     count: usize,
     /// Element type.
     dtype: DataType,
     /// Reduce op (collectives with [`Collective::reduces`]).
     op: ReduceOp,
     /// Root rank (collectives with [`Collective::rooted`]).
-    #[allow(dead_code)] // read by rooted collectives (broadcast, ...) once they are added
     root: u32,
     /// AllReduce kernel (collectives with [`Collective::takes_algo`]).
     algo: AllReduceAlgo,
@@ -70,17 +69,19 @@ struct RefCase {
     /// Reduce op.
     op: ReduceOp,
     /// Root rank.
-    #[allow(dead_code)] // read by rooted collectives once they are added
     root: usize,
 }
+
+/// A function of (rank, count, ranks) giving elements: buffer lengths and in-place offsets.
+type RankElems = fn(usize, usize, usize) -> usize;
 
 /// Where a collective's in-place buffers sit, as nccl-tests lays them out: one buffer (the
 /// out-of-place recv buffer), the input at `send_offset` elements, the output at `recv_offset`.
 struct InPlace {
-    /// Input offset in elements for (rank, count).
-    send_offset: fn(usize, usize) -> usize,
-    /// Output offset in elements for (rank, count).
-    recv_offset: fn(usize, usize) -> usize,
+    /// Input offset in elements for (rank, count, ranks).
+    send_offset: RankElems,
+    /// Output offset in elements for (rank, count, ranks).
+    recv_offset: RankElems,
     /// The layout in words, for `--help`.
     doc: &'static str,
 }
@@ -95,13 +96,18 @@ struct Collective {
     about: &'static str,
     /// What the size argument means, for `--help`.
     size_doc: &'static str,
+    /// How the ranks' counts differ (v-collectives), for `--help`.
+    counts_doc: Option<&'static str>,
     /// Per-rank element count of a row of `size` bytes, for (size, element size, ranks);
     /// 0 skips the row.
     count: fn(usize, usize, usize) -> usize,
-    /// Input elements per rank for (count, ranks).
-    send_elems: fn(usize, usize) -> usize,
-    /// Output elements per rank for (count, ranks).
-    recv_elems: fn(usize, usize) -> usize,
+    /// The row's size column in elements for (count, ranks): nccl-tests' larger of the send
+    /// and receive buffers (what algbw divides).
+    size_elems: fn(usize, usize) -> usize,
+    /// Input elements of a rank for (rank, count, ranks).
+    send_elems: RankElems,
+    /// Output elements of a rank for (rank, count, ranks).
+    recv_elems: RankElems,
     /// busbw / algbw for a number of ranks (nccl-tests' factors).
     busbw_factor: fn(usize) -> f64,
     /// The factor in words, for `--help`.
@@ -125,6 +131,17 @@ struct Collective {
     reference: fn(&RefCase, Inputs) -> Vec<f64>,
 }
 
+/// The uneven counts of all_gather_v and reduce_scatter_v, for `--help`.
+const RANK_WEIGHTED: &str = "rank q's share is proportional to q+1: the T = count x n elements \
+     are cut at floor(T x q(q+1)/2 / (n(n+1)/2)) for q = 0..n, so rank 0 has the least, rank \
+     n-1 about 2 count, and the total is exactly T (count column = the mean, size = T)";
+
+/// The counts matrix of alltoallv, for `--help`.
+const PAIR_WEIGHTED: &str = "rank p sends rank q a share of its T = count x n elements \
+     proportional to ((p+q) mod n) + 1: p's row is cut at floor(T x S(p,q) / (n(n+1)/2)), \
+     S(p,q) = sum of those weights for peers 0..q-1, in peer order; every rank sends exactly T \
+     and receives about T (count column = the mean per peer, size = T)";
+
 /// Every collective aiv-perf runs (what `--help` lists).
 const COLLECTIVES: &[Collective] = &[
     Collective {
@@ -132,9 +149,11 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allgather", "all_gather_perf", "all_gather_test"],
         about: "every rank gathers every rank's input, in rank order",
         size_doc: "the gathered output per rank (input per rank x ranks)",
+        counts_doc: None,
         count: size_per_rank,
+        size_elems: count_times_ranks,
         send_elems: count_once,
-        recv_elems: count_times_ranks,
+        recv_elems: count_per_rank_times_ranks,
         busbw_factor: n_minus_1_over_n,
         busbw_doc: "(n-1)/n",
         rooted: false,
@@ -155,7 +174,9 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allreduce", "all_reduce_perf", "all_reduce_test"],
         about: "element-wise reduction of every rank's input, into every rank's output",
         size_doc: "the buffer (input = output per rank)",
+        counts_doc: None,
         count: size_whole,
+        size_elems: count_alone,
         send_elems: count_once,
         recv_elems: count_once,
         busbw_factor: two_n_minus_1_over_n,
@@ -174,11 +195,164 @@ const COLLECTIVES: &[Collective] = &[
         reference: ref_all_reduce,
     },
     Collective {
+        name: "reduce_scatter",
+        aliases: &[
+            "reducescatter",
+            "reduce_scatter_perf",
+            "reduce_scatter_test",
+        ],
+        about: "element-wise reduction of every rank's block r, into rank r's output",
+        size_doc: "the input per rank (output per rank x ranks)",
+        counts_doc: None,
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: count_once,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: true,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: rank_slot,
+            doc: "output = rank r's block of the input (send + r x count elements)",
+        }),
+        run: run_reduce_scatter,
+        reference: ref_reduce_scatter,
+    },
+    Collective {
+        name: "broadcast",
+        aliases: &["bcast", "broadcast_perf", "broadcast_test"],
+        about: "the root's input into every rank's output (-r ROOT)",
+        size_doc: "the buffer (input on the root = output per rank)",
+        counts_doc: None,
+        count: size_whole,
+        size_elems: count_alone,
+        send_elems: count_once,
+        recv_elems: count_once,
+        busbw_factor: one,
+        busbw_doc: "1",
+        rooted: true,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: at_start,
+            doc: "input = output (broadcast_in_place)",
+        }),
+        run: run_broadcast,
+        reference: ref_broadcast,
+    },
+    Collective {
+        name: "alltoall",
+        aliases: &["all_to_all", "alltoall_perf", "alltoall_test"],
+        about: "block q of rank p's input lands in block p of rank q's output",
+        size_doc: "the input per rank (= output per rank; count x ranks)",
+        counts_doc: None,
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: count_per_rank_times_ranks,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        // The library refuses overlapping send and recv (AlltoAll has no in-place form).
+        in_place: None,
+        side_stream: false,
+        run: run_alltoall,
+        reference: ref_alltoall,
+    },
+    Collective {
+        name: "alltoallv",
+        aliases: &["all_to_all_v", "alltoallv_perf", "alltoallv_test"],
+        about: "alltoall with an uneven counts matrix (see its --help)",
+        size_doc: "the input per rank (count x ranks)",
+        counts_doc: Some(PAIR_WEIGHTED),
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: a2av_recv_elems,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        in_place: None,
+        side_stream: false,
+        run: run_alltoallv,
+        reference: ref_alltoallv,
+    },
+    Collective {
+        name: "all_gather_v",
+        aliases: &["allgatherv", "all_gather_v_perf", "allgatherv_test"],
+        about: "all_gather with uneven counts per rank (see its --help)",
+        size_doc: "the gathered output per rank (count x ranks)",
+        counts_doc: Some(RANK_WEIGHTED),
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: weighted_count,
+        recv_elems: count_per_rank_times_ranks,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: weighted_displ,
+            recv_offset: at_start,
+            doc: "input = rank r's segment of the output",
+        }),
+        run: run_all_gather_v,
+        reference: ref_all_gather_v,
+    },
+    Collective {
+        name: "reduce_scatter_v",
+        aliases: &[
+            "reducescatterv",
+            "reduce_scatter_v_perf",
+            "reduce_scatter_v_test",
+        ],
+        about: "reduce_scatter with uneven blocks per rank (see its --help)",
+        size_doc: "the input per rank (count x ranks)",
+        counts_doc: Some(RANK_WEIGHTED),
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: weighted_count,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: true,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: weighted_displ,
+            doc: "output = rank r's block of the input",
+        }),
+        run: run_reduce_scatter_v,
+        reference: ref_reduce_scatter_v,
+    },
+    Collective {
         name: "sendrecv",
         aliases: &["send_recv", "sendrecv_perf"],
         about: "ring: rank r sends to (r+1)%n and receives from (r-1+n)%n at once",
         size_doc: "the message (sent = received per rank)",
+        counts_doc: None,
         count: size_whole,
+        size_elems: count_alone,
         send_elems: count_once,
         recv_elems: count_once,
         busbw_factor: one,
@@ -202,12 +376,12 @@ fn size_whole(size: usize, es: usize, _n: usize) -> usize {
     size / es
 }
 
-/// Count = the size in elements / ranks (all_gather, reduce_scatter, alltoall).
+/// Count = the size in elements / ranks (all_gather, reduce_scatter, alltoall, the v ones).
 fn size_per_rank(size: usize, es: usize, n: usize) -> usize {
     size / (es * n)
 }
 
-fn count_once(count: usize, _n: usize) -> usize {
+fn count_alone(count: usize, _n: usize) -> usize {
     count
 }
 
@@ -215,12 +389,64 @@ fn count_times_ranks(count: usize, n: usize) -> usize {
     count * n
 }
 
-fn at_start(_rank: usize, _count: usize) -> usize {
+fn count_once(_rank: usize, count: usize, _n: usize) -> usize {
+    count
+}
+
+fn count_per_rank_times_ranks(_rank: usize, count: usize, n: usize) -> usize {
+    count * n
+}
+
+fn at_start(_rank: usize, _count: usize, _n: usize) -> usize {
     0
 }
 
-fn rank_slot(rank: usize, count: usize) -> usize {
+fn rank_slot(rank: usize, count: usize, _n: usize) -> usize {
     rank * count
+}
+
+/// Where the cut before part `k` of `total` elements falls, when the parts have weights
+/// whose sum before `k` is `before` and whose sum in all is `sum`: floor(total x before / sum).
+fn cut(total: usize, before: usize, sum: usize) -> usize {
+    (total as u128 * before as u128 / sum as u128) as usize
+}
+
+/// The all_gather_v / reduce_scatter_v split ([`RANK_WEIGHTED`]): where rank `q`'s segment
+/// starts.
+fn weighted_displ(q: usize, count: usize, n: usize) -> usize {
+    cut(count * n, q * (q + 1) / 2, n * (n + 1) / 2)
+}
+
+/// Rank `q`'s count in the [`RANK_WEIGHTED`] split.
+fn weighted_count(q: usize, count: usize, n: usize) -> usize {
+    weighted_displ(q + 1, count, n) - weighted_displ(q, count, n)
+}
+
+/// Every rank's (count, displacement) in the [`RANK_WEIGHTED`] split.
+fn weighted_split(count: usize, n: usize) -> (Vec<usize>, Vec<usize>) {
+    (0..n)
+        .map(|q| (weighted_count(q, count, n), weighted_displ(q, count, n)))
+        .unzip()
+}
+
+/// Where rank `p`'s piece for rank `q` starts in p's send buffer ([`PAIR_WEIGHTED`]).
+fn a2av_send_displ(p: usize, q: usize, count: usize, n: usize) -> usize {
+    let before: usize = (0..q).map(|j| (p + j) % n + 1).sum();
+    cut(count * n, before, n * (n + 1) / 2)
+}
+
+/// Elements rank `p` sends rank `q` ([`PAIR_WEIGHTED`]).
+fn a2av_count(p: usize, q: usize, count: usize, n: usize) -> usize {
+    a2av_send_displ(p, q + 1, count, n) - a2av_send_displ(p, q, count, n)
+}
+
+/// Where rank `p`'s piece lands in rank `q`'s recv buffer: after those of ranks 0..p.
+fn a2av_recv_displ(q: usize, p: usize, count: usize, n: usize) -> usize {
+    (0..p).map(|j| a2av_count(j, q, count, n)).sum()
+}
+
+fn a2av_recv_elems(q: usize, count: usize, n: usize) -> usize {
+    a2av_recv_displ(q, n, count, n)
 }
 
 fn one(_n: usize) -> f64 {
@@ -244,6 +470,52 @@ fn run_all_reduce(c: &Call) -> aiv_comm::Result<()> {
         .all_reduce_with(c.send, c.recv, c.count, c.dtype, c.op, c.algo)
 }
 
+fn run_reduce_scatter(c: &Call) -> aiv_comm::Result<()> {
+    c.comm
+        .reduce_scatter(c.send, c.recv, c.count, c.dtype, c.op)
+}
+
+/// Out of place `broadcast`; in place (the same range) HCCL's `broadcast_in_place`.
+fn run_broadcast(c: &Call) -> aiv_comm::Result<()> {
+    if c.send.addr() == c.recv.addr() && c.send.len() == c.recv.len() {
+        c.comm.broadcast_in_place(c.recv, c.count, c.dtype, c.root)
+    } else {
+        c.comm.broadcast(c.send, c.recv, c.count, c.dtype, c.root)
+    }
+}
+
+fn run_alltoall(c: &Call) -> aiv_comm::Result<()> {
+    c.comm.all_to_all(c.send, c.recv, c.count, c.dtype)
+}
+
+fn run_alltoallv(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size() as usize;
+    let me = c.comm.rank() as usize;
+    let m = c.count;
+    let sc: Vec<usize> = (0..n).map(|q| a2av_count(me, q, m, n)).collect();
+    let sd: Vec<usize> = (0..n).map(|q| a2av_send_displ(me, q, m, n)).collect();
+    let rc: Vec<usize> = (0..n).map(|p| a2av_count(p, me, m, n)).collect();
+    let rd: Vec<usize> = (0..n).map(|p| a2av_recv_displ(me, p, m, n)).collect();
+    c.comm
+        .all_to_all_v(c.send, &sc, &sd, c.recv, &rc, &rd, c.dtype)
+}
+
+fn run_all_gather_v(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size() as usize;
+    let me = c.comm.rank() as usize;
+    let (counts, displs) = weighted_split(c.count, n);
+    c.comm
+        .all_gather_v(c.send, counts[me], c.recv, &counts, &displs, c.dtype)
+}
+
+fn run_reduce_scatter_v(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size() as usize;
+    let me = c.comm.rank() as usize;
+    let (counts, displs) = weighted_split(c.count, n);
+    c.comm
+        .reduce_scatter_v(c.send, &counts, &displs, c.recv, counts[me], c.dtype, c.op)
+}
+
 /// nccl-tests' sendrecv_perf pattern; the send goes on the sub-stream, the recv on the main
 /// stream (on one stream each rank's send would wait for its own recv, a ring deadlock).
 fn run_sendrecv(c: &Call) -> aiv_comm::Result<()> {
@@ -264,6 +536,49 @@ fn ref_all_gather(c: &RefCase, input: Inputs) -> Vec<f64> {
 fn ref_all_reduce(c: &RefCase, input: Inputs) -> Vec<f64> {
     (0..c.count)
         .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, i))))
+        .collect()
+}
+
+fn ref_reduce_scatter(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let base = c.rank * c.count;
+    (0..c.count)
+        .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, base + i))))
+        .collect()
+}
+
+fn ref_broadcast(c: &RefCase, input: Inputs) -> Vec<f64> {
+    (0..c.count).map(|i| input(c.root, i)).collect()
+}
+
+fn ref_alltoall(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let base = c.rank * c.count;
+    (0..c.ranks)
+        .flat_map(|p| (0..c.count).map(move |i| input(p, base + i)))
+        .collect()
+}
+
+fn ref_alltoallv(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let (q, m, n) = (c.rank, c.count, c.ranks);
+    (0..n)
+        .flat_map(|p| {
+            let from = a2av_send_displ(p, q, m, n);
+            (0..a2av_count(p, q, m, n)).map(move |i| input(p, from + i))
+        })
+        .collect()
+}
+
+fn ref_all_gather_v(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let (m, n) = (c.count, c.ranks);
+    (0..n)
+        .flat_map(|q| (0..weighted_count(q, m, n)).map(move |i| input(q, i)))
+        .collect()
+}
+
+fn ref_reduce_scatter_v(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let (m, n) = (c.count, c.ranks);
+    let base = weighted_displ(c.rank, m, n);
+    (0..weighted_count(c.rank, m, n))
+        .map(|i| reduce(c.op, (0..n).map(|r| input(r, base + i))))
         .collect()
 }
 
@@ -352,8 +667,8 @@ options:
                             uint64 fp64; nccl-tests' (float half bfloat16 double ...) and Rust's
                             (f32 bf16 u16 ...) names too, any case
   -o, --op OP               sum (default) max min; reducing collectives only
-  -r, --root RANK           root rank, below the rank count (default 0); collectives without
-                            a root ignore it and print -1
+  -r, --root RANK           root rank (broadcast), below the rank count (default 0);
+                            collectives without a root check it, ignore it and print -1
   -p, --npus, -g, --ngpus N ranks (default 8, 1..=32; --ranks too)
   -n, --iters N             timed iterations per row and placement (default 20)
   -w, --warmup_iters N      warm-up iterations per row and placement (default 5)
@@ -386,7 +701,7 @@ fn usage() -> String {
     );
     for c in COLLECTIVES {
         s += &format!(
-            "  {:<12} {} (also {})\n",
+            "  {:<16} {} (also {})\n",
             c.name,
             c.about,
             c.aliases.join(", ")
@@ -408,6 +723,9 @@ fn collective_usage(c: &Collective) -> String {
     );
     s += &format!("  size (-b/-e)   {}\n", c.size_doc);
     s += "  count column   elements per rank (nccl-tests' count)\n";
+    if let Some(doc) = c.counts_doc {
+        s += &format!("  counts         {}\n", wrap(doc, 17, 96));
+    }
     s += &format!(
         "  busbw          algbw x {} (algbw = size / time)\n",
         c.busbw_doc
@@ -444,6 +762,25 @@ fn collective_usage(c: &Collective) -> String {
     s += OPTIONS;
     s += "\n";
     s
+}
+
+/// `text` in lines of at most `width` characters, the second and later indented by `indent`.
+fn wrap(text: &str, indent: usize, width: usize) -> String {
+    let mut out = String::new();
+    let mut col = indent;
+    for (k, word) in text.split_whitespace().enumerate() {
+        if k > 0 && col + 1 + word.len() > width {
+            out += "\n";
+            out += &" ".repeat(indent);
+            col = indent;
+        } else if k > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out += word;
+        col += word.len();
+    }
+    out
 }
 
 /// Parses a size: bytes with an optional K/M/G or KB/MB/GB (powers of 1024), any case.
@@ -893,12 +1230,12 @@ fn views(
 ) -> aiv_comm::Result<(DeviceBuffer, DeviceBuffer)> {
     let es = o.dtype.size();
     let n = o.ranks;
-    let sb = (o.coll.send_elems)(count, n) * es;
-    let rb = (o.coll.recv_elems)(count, n) * es;
+    let sb = (o.coll.send_elems)(rank, count, n) * es;
+    let rb = (o.coll.recv_elems)(rank, count, n) * es;
     match (place, &o.coll.in_place) {
         (Place::In, Some(ip)) => Ok((
-            st.recv.view((ip.send_offset)(rank, count) * es, sb)?,
-            st.recv.view((ip.recv_offset)(rank, count) * es, rb)?,
+            st.recv.view((ip.send_offset)(rank, count, n) * es, sb)?,
+            st.recv.view((ip.recv_offset)(rank, count, n) * es, rb)?,
         )),
         _ => Ok((st.send.view(0, sb)?, st.recv.view(0, rb)?)),
     }
@@ -936,7 +1273,7 @@ fn measure(
         root: o.root as u32,
         algo: o.algo,
     };
-    let send_elems = (o.coll.send_elems)(count, o.ranks);
+    let send_elems = (o.coll.send_elems)(r, count, o.ranks);
     let input = o
         .check
         .then(|| encode_all(o.dtype, (0..send_elems).map(|i| check_value(r, i))));
@@ -1030,17 +1367,29 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
     world.twin().set_race_check(o.twin_checks);
     let es = o.dtype.size();
     let n = o.ranks;
-    let max_count = row_count(o, o.end);
-    let send_len = (o.coll.send_elems)(max_count, n) * es;
-    let recv_elems = (o.coll.recv_elems)(max_count, n);
-    let mut recv_len = recv_elems * es;
-    if let Some(ip) = &o.coll.in_place {
+    let list: Vec<usize> = sizes(o)
+        .into_iter()
+        .filter(|&s| row_count(o, s) > 0)
+        .collect();
+    // One length for every rank and row: the largest any needs (a v-collective's rounded
+    // counts need not grow with the row), at least one element.
+    let (mut send_len, mut recv_len) = (es, es);
+    for &size in &list {
+        let count = row_count(o, size);
         for r in 0..n {
-            let ends = [
-                (ip.send_offset)(r, max_count) + (o.coll.send_elems)(max_count, n),
-                (ip.recv_offset)(r, max_count) + recv_elems,
-            ];
-            recv_len = recv_len.max(ends[0] * es).max(ends[1] * es);
+            let (se, re) = (
+                (o.coll.send_elems)(r, count, n),
+                (o.coll.recv_elems)(r, count, n),
+            );
+            send_len = send_len.max(se * es);
+            recv_len = recv_len.max(re * es);
+            if let Some(ip) = &o.coll.in_place {
+                let ends = [
+                    (ip.send_offset)(r, count, n) + se,
+                    (ip.recv_offset)(r, count, n) + re,
+                ];
+                recv_len = recv_len.max(ends[0] * es).max(ends[1] * es);
+            }
         }
     }
     let states: Vec<RankState> = world
@@ -1059,17 +1408,13 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
         })
         .collect::<aiv_comm::Result<_>>()
         .map_err(|e| e.to_string())?;
-    let list: Vec<usize> = sizes(o)
-        .into_iter()
-        .filter(|&s| row_count(o, s) > 0)
-        .collect();
     let progress = std::io::stderr().is_terminal();
     let t_start = Instant::now();
     let mut shown = false;
     let mut rows = Vec::new();
     for (k, &size) in list.iter().enumerate() {
         let count = row_count(o, size);
-        let size = (o.coll.send_elems)(count, n).max((o.coll.recv_elems)(count, n)) * es;
+        let size = (o.coll.size_elems)(count, n) * es;
         let rv = Rendezvous::new(n);
         let results = world.run(|comm| {
             let st = &states[comm.rank() as usize];
@@ -1529,6 +1874,11 @@ mod tests {
             panic!()
         };
         assert!(t.starts_with("aiv-perf sendrecv:"), "{t}");
+        let Ok(Parsed::Help(t)) = parse(&args("alltoallv_perf -h"), |_| None) else {
+            panic!()
+        };
+        assert!(t.contains("counts         rank p sends rank q"), "{t}");
+        assert!(t.lines().all(|l| l.len() <= 100), "{t}");
     }
 
     #[test]
@@ -1537,6 +1887,58 @@ mod tests {
         assert_eq!(row_count(&o, 1000), 333);
         let o = opts("all_reduce -p 3 -b 1000 -e 1000");
         assert_eq!(row_count(&o, 1000), 250);
+        // (collective, count column, size column) of a 1000-byte int8 row on 3 ranks.
+        for (name, count, size) in [
+            ("all_gather", 333, 999),
+            ("reduce_scatter", 333, 999),
+            ("alltoall", 333, 999),
+            ("alltoallv", 333, 999),
+            ("all_gather_v", 333, 999),
+            ("reduce_scatter_v", 333, 999),
+            ("broadcast", 1000, 1000),
+            ("sendrecv", 1000, 1000),
+        ] {
+            let o = opts(&format!("{name} -p 3 -d int8 -b 1000 -e 1000"));
+            let c = row_count(&o, 1000);
+            assert_eq!((c, (o.coll.size_elems)(c, 3)), (count, size), "{name}");
+        }
+    }
+
+    #[test]
+    fn uneven_counts_are_exact_and_contiguous() {
+        // T = 4000 cut at 4000 x (0, 1, 3, 6, 10) / 10.
+        assert_eq!(
+            weighted_split(1000, 4),
+            (vec![400, 800, 1200, 1600], vec![0, 400, 1200, 2400])
+        );
+        // T = 6 per rank, weights ((p+q) mod 3) + 1 along each row.
+        let m: Vec<Vec<usize>> = (0..3)
+            .map(|p| (0..3).map(|q| a2av_count(p, q, 2, 3)).collect())
+            .collect();
+        assert_eq!(m, [[1, 2, 3], [2, 3, 1], [3, 1, 2]]);
+        for n in 1..=32 {
+            for count in [1, 2, 3, 7, 85, 1000] {
+                let (c, d) = weighted_split(count, n);
+                assert_eq!(c.iter().sum::<usize>(), count * n, "n {n} count {count}");
+                for q in 0..n {
+                    assert_eq!(d[q], c[..q].iter().sum::<usize>());
+                    assert_eq!(c[q], weighted_count(q, count, n));
+                }
+                let mut received = 0;
+                for p in 0..n {
+                    let row: usize = (0..n).map(|q| a2av_count(p, q, count, n)).sum();
+                    assert_eq!(row, count * n, "alltoallv row {p}, n {n} count {count}");
+                    for q in 0..n {
+                        assert_eq!(
+                            a2av_send_displ(p, q, count, n),
+                            (0..q).map(|j| a2av_count(p, j, count, n)).sum::<usize>()
+                        );
+                    }
+                    received += a2av_recv_elems(p, count, n);
+                }
+                assert_eq!(received, count * n * n);
+            }
+        }
     }
 
     #[test]
@@ -1556,7 +1958,17 @@ mod tests {
 
     #[test]
     fn the_registry_is_consistent() {
+        let mut names: Vec<&str> = COLLECTIVES
+            .iter()
+            .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+            .collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all, "a name or alias is used twice");
         for c in COLLECTIVES {
+            let uneven = matches!(c.name, "alltoallv" | "all_gather_v" | "reduce_scatter_v");
+            assert_eq!(c.counts_doc.is_some(), uneven, "{}", c.name);
             assert_eq!(find_collective(c.name).map(|f| f.name), Some(c.name));
             for a in c.aliases {
                 assert_eq!(find_collective(a).map(|f| f.name), Some(c.name));
