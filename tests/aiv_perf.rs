@@ -32,7 +32,7 @@ fn data_rows(stdout: &str) -> Vec<Vec<String>> {
 }
 
 // Columns: size count type redop root | time algbw busbw #wrong (out of place)
-//          | time algbw busbw #wrong (in place) | dmabw (out) dmabw (in)
+//          | time algbw busbw #wrong (in place) | dmabw (out) dmabw (in) | cores GMB/core
 const SIZE: usize = 0;
 const COUNT: usize = 1;
 const TYPE: usize = 2;
@@ -42,7 +42,9 @@ const OOP_TIME: usize = 5;
 const OOP_WRONG: usize = 8;
 const IP_TIME: usize = 9;
 const IP_WRONG: usize = 12;
-const COLUMNS: usize = 15;
+const CORES: usize = 15;
+const GMB_PER_CORE: usize = 16;
+const COLUMNS: usize = 17;
 
 /// Every subcommand, and whether it runs in place.
 const SUBCOMMANDS: &[(&str, bool)] = &[
@@ -91,6 +93,12 @@ fn every_subcommand_runs_out_of_place_and_in_place() {
             assert_eq!(row.len(), COLUMNS, "{coll}: {row:?}");
             let root = if coll == "broadcast" { "0" } else { "-1" };
             assert_eq!(row[ROOT], root, "{coll}: root");
+            let cores: usize = row[CORES].parse().unwrap();
+            assert!((1..=3).contains(&cores), "{coll}: {row:?}");
+            assert!(
+                row[GMB_PER_CORE].parse::<f64>().unwrap() > 0.0,
+                "{coll}: {row:?}"
+            );
             assert!(
                 row[OOP_TIME].parse::<f64>().unwrap() > 0.0,
                 "{coll}: {row:?}"
@@ -242,9 +250,23 @@ fn json_output_is_valid_with_both_placements() {
             assert_eq!(oop["wrong"], 0, "{coll}: {r}");
             assert!(oop["time_us"].as_f64().unwrap() > 0.0);
             assert!(oop["dmabw"].is_number());
+            let cores = oop["cores_used"].as_u64().unwrap();
+            assert!((1..=2).contains(&cores), "{coll}: {r}");
+            let (read, written) = (
+                oop["gm_read_per_rank"].as_u64().unwrap(),
+                oop["gm_written_per_rank"].as_u64().unwrap(),
+            );
+            let max_core = oop["max_core_bytes"].as_f64().unwrap();
+            assert!(read > 0 && written > 0, "{coll}: {r}");
+            assert!(
+                max_core > 0.0 && max_core <= (read + written) as f64 + 1.0,
+                "{coll}: a core moves at most its rank's bytes: {r}"
+            );
             if in_place {
                 assert_eq!(r["in_place"]["wrong"], 0, "{coll}: {r}");
                 assert!(r["in_place"]["busbw"].is_number());
+                assert!(r["in_place"]["cores_used"].is_u64(), "{coll}: {r}");
+                assert!(r["in_place"]["max_core_bytes"].is_number(), "{coll}: {r}");
             } else {
                 assert!(r["in_place"].is_null(), "{r}");
             }
@@ -468,6 +490,27 @@ fn broadcast_prints_its_root() {
     let (code, out, err) = aiv_perf(&["broadcast", "-p", "3", "-r", "3"]);
     assert_eq!(code, 2, "{out}\n{err}");
     assert!(err.contains("-r 3"), "{err}");
+}
+
+#[test]
+fn all_gather_uses_one_core_per_peer() {
+    // The AllGather kernel runs one block per rank: block q moves peer q's piece.
+    let (code, out, err) =
+        run_quick(&["all_gather", "-b", "3K", "-e", "96K", "-f", "32", "-p", "3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in &rows {
+        assert_eq!(row[CORES], "3", "{out}");
+        // The busiest core (a rank's own block: its input read once, written twice) moves about
+        // 3 x the per-rank input, in KiB per operation.
+        let per_rank_kib = row[SIZE].parse::<f64>().unwrap() / 3.0 / 1024.0;
+        let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
+        assert!(
+            kib >= 3.0 * per_rank_kib && kib < 3.0 * per_rank_kib + 4.0,
+            "{kib} KiB for {per_rank_kib} KiB per rank: {out}"
+        );
+    }
 }
 
 #[test]

@@ -14,8 +14,10 @@
 //! Every row is run out of place and then in place, as nccl-tests does, and printed with
 //! nccl-tests' columns, plus the twin's `dmabw` (what the kernels' DMA moved in GM, all ranks
 //! together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second,
-//! `ascendc_sys::Twin::gm_traffic`). Exit status: 0 ok, 1 if any element is wrong (or the run
-//! failed), 2 on bad arguments.
+//! `ascendc_sys::Twin::gm_traffic`) and two figures in NPU terms from the twin's per-core
+//! counters (`ascendc_sys::Twin::core_traffic`): how many cores (block indices) a rank's kernels
+//! used, and what the busiest core moved per operation. Exit status: 0 ok, 1 if any element is
+//! wrong (or the run failed), 2 on bad arguments.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -25,6 +27,7 @@ use std::time::{Duration, Instant};
 use aiv_comm::{
     AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World,
 };
+use ascendc_sys::GmTraffic;
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------------------------------
@@ -690,7 +693,12 @@ skipped. Flags take their value as the next word, or attached: -b8K, --minbytes=
 
 Columns as nccl-tests: size count type redop root, then time algbw busbw #wrong out of place
 and in place (N/A where a collective has no in-place form), then the twin's dmabw (GM bytes its
-DMA read + wrote, / 2, per second, all ranks) out of place and in place.
+DMA read + wrote, / 2, per second, all ranks) out of place and in place, then two NPU figures
+of the out-of-place loop, from the twin's per-core counters: cores (block indices, i.e. AIV
+cores, whose DMA touched GM on a rank, the most of any rank; flag traffic counts, so a core
+that only signals is used) and GMB/core (KiB of GM the busiest core of any rank read + wrote
+per operation). --json gives, per placement: cores_used, gm_read_per_rank and
+gm_written_per_rank (bytes per operation of the rank that moved the most), max_core_bytes.
 
 Exit status: 0 ok, 1 wrong elements (or a failed run), 2 bad arguments.";
 
@@ -1143,6 +1151,12 @@ struct Measure {
     dma_per_op: f64,
     /// Those bytes as copy bandwidth: (read + written) / 2 per second, all ranks together.
     dmabw: f64,
+    /// Block indices with GM traffic on a rank (the cores its kernels used), max over ranks.
+    cores_used: usize,
+    /// GM bytes read and written per operation by the busiest rank (the most read + written).
+    rank_gm: GmTraffic,
+    /// GM bytes read + written per operation by the busiest core of any rank.
+    max_core_bytes: f64,
     /// Wrong elements over all ranks; `None` without `-c 1`.
     wrong: Option<usize>,
 }
@@ -1217,8 +1231,17 @@ impl From<aiv_comm::Error> for RankError {
     }
 }
 
-/// What one rank measured of one placement: time, wrong elements, GM bytes moved.
-type RankMeasure = (Duration, Option<usize>, u64);
+/// What one rank measured of one placement.
+struct RankMeasure {
+    /// The timed iterations.
+    time: Duration,
+    /// Wrong elements of its output; `None` without `-c 1`.
+    wrong: Option<usize>,
+    /// GM bytes every rank's DMA read plus wrote in the timed iterations (the twin's total).
+    dma: u64,
+    /// GM bytes this rank's kernels moved in the timed iterations, per block index.
+    cores: Vec<GmTraffic>,
+}
 
 /// The views a placement uses on one rank: (send, recv).
 fn views(
@@ -1291,6 +1314,7 @@ fn measure(
     // counters are read; nobody starts before that reading.
     rv.wait()?;
     let dma0 = world.twin().gm_traffic();
+    let cores0 = world.twin().core_traffic(r as u32);
     rv.wait()?;
     let t0 = Instant::now();
     for _ in 0..o.iters {
@@ -1300,9 +1324,22 @@ fn measure(
     rv.wait()?;
     let dt = t0.elapsed();
     let dma1 = world.twin().gm_traffic();
-    let dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
+    let cores1 = world.twin().core_traffic(r as u32);
+    let mut m = RankMeasure {
+        time: dt,
+        wrong: None,
+        dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),
+        cores: cores1
+            .iter()
+            .zip(&cores0)
+            .map(|(b, a)| GmTraffic {
+                read: b.read - a.read,
+                written: b.written - a.written,
+            })
+            .collect(),
+    };
     let Some(inp) = input else {
-        return Ok((dt, None, dma));
+        return Ok(m);
     };
     // The timed iterations may have accumulated (in place) or left the right answer from an
     // earlier call: check one call from fresh inputs over an output nobody's result matches.
@@ -1322,19 +1359,24 @@ fn measure(
     let mut got = vec![0u8; want.len()];
     recv.read(0, &mut got)?;
     let es = o.dtype.size();
-    let wrong = got
-        .chunks(es)
-        .zip(want.chunks(es))
-        .filter(|(g, w)| g != w)
-        .count();
-    Ok((dt, Some(wrong), dma))
+    m.wrong = Some(
+        got.chunks(es)
+            .zip(want.chunks(es))
+            .filter(|(g, w)| g != w)
+            .count(),
+    );
+    Ok(m)
 }
 
 /// Combines the ranks' measurements of one placement.
 fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
-    let time = per_rank.iter().map(|m| m.0).max().unwrap_or(Duration::ZERO);
+    let time = per_rank
+        .iter()
+        .map(|m| m.time)
+        .max()
+        .unwrap_or(Duration::ZERO);
     let wrong = if o.check {
-        Some(per_rank.iter().filter_map(|m| m.1).sum())
+        Some(per_rank.iter().filter_map(|m| m.wrong).sum())
     } else {
         None
     };
@@ -1347,13 +1389,41 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
         }
     };
     let algbw = per_us(size as f64);
-    let dma_per_op = per_rank.first().map_or(0, |m| m.2) as f64 / o.iters as f64;
+    let iters = o.iters as u64;
+    let dma_per_op = per_rank.first().map_or(0, |m| m.dma) as f64 / iters as f64;
+    let moved = |t: &GmTraffic| t.read + t.written;
+    let cores_used = per_rank
+        .iter()
+        .map(|m| m.cores.iter().filter(|t| moved(t) > 0).count())
+        .max()
+        .unwrap_or(0);
+    let max_core = per_rank
+        .iter()
+        .flat_map(|m| m.cores.iter().map(moved))
+        .max()
+        .unwrap_or(0);
+    let busiest = per_rank
+        .iter()
+        .map(|m| {
+            m.cores.iter().fold(GmTraffic::default(), |a, t| GmTraffic {
+                read: a.read + t.read,
+                written: a.written + t.written,
+            })
+        })
+        .max_by_key(moved)
+        .unwrap_or_default();
     Measure {
         time_us,
         algbw,
         busbw: algbw * (o.coll.busbw_factor)(o.ranks),
         dma_per_op,
         dmabw: per_us(dma_per_op / 2.0),
+        cores_used,
+        rank_gm: GmTraffic {
+            read: busiest.read / iters,
+            written: busiest.written / iters,
+        },
+        max_core_bytes: max_core as f64 / iters as f64,
         wrong,
     }
 }
@@ -1596,18 +1666,18 @@ fn print_header(o: &Opts) {
     );
     out!("#");
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA   NPU cores (out)",
         "", "", "", "", ""
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}",
         "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-        "algbw", "busbw", "#wrong", "dmabw", "dmabw"
+        "algbw", "busbw", "#wrong", "dmabw", "dmabw", "cores", "GMB/core"
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-        "(GB/s)", "", "(out)", "(in)"
+        "(GB/s)", "", "(out)", "(in)", "", "(KiB/op)"
     );
 }
 
@@ -1626,7 +1696,7 @@ fn body(m: Option<&Measure>) -> String {
 
 fn print_row(o: &Opts, r: &Row) {
     out!(
-        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}",
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}",
         r.size,
         r.count,
         o.dtype.name(),
@@ -1637,7 +1707,9 @@ fn print_row(o: &Opts, r: &Row) {
         fmt_cell(r.out.dmabw, 6),
         r.inp
             .as_ref()
-            .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6))
+            .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6)),
+        r.out.cores_used,
+        fmt_cell(r.out.max_core_bytes / 1024.0, 8)
     );
 }
 
@@ -1670,13 +1742,17 @@ fn json_measure(m: Option<&Measure>) -> String {
         return "null".into();
     };
     format!(
-        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{}}}",
+        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{}}}",
         json_num(m.time_us, 3),
         json_num(m.algbw, 6),
         json_num(m.busbw, 6),
         m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
         json_num(m.dma_per_op, 0),
-        json_num(m.dmabw, 6)
+        json_num(m.dmabw, 6),
+        m.cores_used,
+        m.rank_gm.read,
+        m.rank_gm.written,
+        json_num(m.max_core_bytes, 0)
     )
 }
 
