@@ -350,7 +350,11 @@ fn bad_arguments_exit_2_with_a_one_line_reason() {
 
 #[test]
 fn bad_environment_exits_2() {
-    for env in [("HCCL_EXEC_TIMEOUT", "soon"), ("HCCL_BUFFSIZE", "lots")] {
+    for env in [
+        ("HCCL_EXEC_TIMEOUT", "soon"),
+        ("HCCL_BUFFSIZE", "lots"),
+        ("HCCL_DETERMINISTIC", "1"),
+    ] {
         let (code, _, err) = aiv_perf_env(&["all_reduce"], &[env]);
         assert_eq!(code, 2, "{env:?}: {err}");
         assert!(err.starts_with("aiv-perf: "), "{env:?}: {err}");

@@ -1048,6 +1048,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     let cfg = config(&o);
     cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
     cfg.timeout_with(&env).map_err(|e| e.to_string())?;
+    cfg.deterministic_with(&env).map_err(|e| e.to_string())?;
     Ok(Parsed::Run(Box::new(o)))
 }
 
