@@ -99,6 +99,8 @@ struct Collective {
     about: &'static str,
     /// What the size argument means, for `--help`.
     size_doc: &'static str,
+    /// What the count column counts, for `--help`.
+    count_doc: &'static str,
     /// How the ranks' counts differ (v-collectives), for `--help`.
     counts_doc: Option<&'static str>,
     /// Per-rank element count of a row of `size` bytes, for (size, element size, ranks);
@@ -152,6 +154,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allgather", "all_gather_perf", "all_gather_test"],
         about: "every rank gathers every rank's input, in rank order",
         size_doc: "the gathered output per rank (input per rank x ranks)",
+        count_doc: "elements each rank contributes",
         counts_doc: None,
         count: size_per_rank,
         size_elems: count_times_ranks,
@@ -177,6 +180,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allreduce", "all_reduce_perf", "all_reduce_test"],
         about: "element-wise reduction of every rank's input, into every rank's output",
         size_doc: "the buffer (input = output per rank)",
+        count_doc: "elements per rank",
         counts_doc: None,
         count: size_whole,
         size_elems: count_alone,
@@ -206,6 +210,7 @@ const COLLECTIVES: &[Collective] = &[
         ],
         about: "element-wise reduction of every rank's block r, into rank r's output",
         size_doc: "the input per rank (output per rank x ranks)",
+        count_doc: "elements each rank receives: one block of its input",
         counts_doc: None,
         count: size_per_rank,
         size_elems: count_times_ranks,
@@ -231,6 +236,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["bcast", "broadcast_perf", "broadcast_test"],
         about: "the root's input into every rank's output (-r ROOT)",
         size_doc: "the buffer (input on the root = output per rank)",
+        count_doc: "elements broadcast",
         counts_doc: None,
         count: size_whole,
         size_elems: count_alone,
@@ -256,6 +262,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["all_to_all", "alltoall_perf", "alltoall_test"],
         about: "block q of rank p's input lands in block p of rank q's output",
         size_doc: "the input per rank (= output per rank; count x ranks)",
+        count_doc: "elements per peer: each of a rank's n blocks",
         counts_doc: None,
         count: size_per_rank,
         size_elems: count_times_ranks,
@@ -278,6 +285,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["all_to_all_v", "alltoallv_perf", "alltoallv_test"],
         about: "alltoall with an uneven counts matrix (see its --help)",
         size_doc: "the input per rank (count x ranks)",
+        count_doc: "elements per peer, the mean over the matrix",
         counts_doc: Some(PAIR_WEIGHTED),
         count: size_per_rank,
         size_elems: count_times_ranks,
@@ -299,6 +307,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allgatherv", "all_gather_v_perf", "allgatherv_test"],
         about: "all_gather with uneven counts per rank (see its --help)",
         size_doc: "the gathered output per rank (count x ranks)",
+        count_doc: "elements per rank, the mean over the ranks",
         counts_doc: Some(RANK_WEIGHTED),
         count: size_per_rank,
         size_elems: count_times_ranks,
@@ -328,6 +337,7 @@ const COLLECTIVES: &[Collective] = &[
         ],
         about: "reduce_scatter with uneven blocks per rank (see its --help)",
         size_doc: "the input per rank (count x ranks)",
+        count_doc: "elements each rank receives, the mean over the ranks",
         counts_doc: Some(RANK_WEIGHTED),
         count: size_per_rank,
         size_elems: count_times_ranks,
@@ -353,6 +363,7 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["send_recv", "sendrecv_perf"],
         about: "ring: rank r sends to (r+1)%n and receives from (r-1+n)%n at once",
         size_doc: "the message (sent = received per rank)",
+        count_doc: "elements per message",
         counts_doc: None,
         count: size_whole,
         size_elems: count_alone,
@@ -730,7 +741,7 @@ fn collective_usage(c: &Collective) -> String {
         c.aliases.join(", ")
     );
     s += &format!("  size (-b/-e)   {}\n", c.size_doc);
-    s += "  count column   elements per rank (nccl-tests' count)\n";
+    s += &format!("  count column   {} (nccl-tests' count)\n", c.count_doc);
     if let Some(doc) = c.counts_doc {
         s += &format!("  counts         {}\n", wrap(doc, 17, 96));
     }
@@ -1955,6 +1966,7 @@ mod tests {
             panic!()
         };
         assert!(t.contains("counts         rank p sends rank q"), "{t}");
+        assert!(t.contains("count column   elements per peer"), "{t}");
         assert!(t.lines().all(|l| l.len() <= 100), "{t}");
     }
 
