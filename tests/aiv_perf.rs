@@ -32,7 +32,7 @@ fn data_rows(stdout: &str) -> Vec<Vec<String>> {
 }
 
 // Columns: size count type redop root | time algbw busbw #wrong (out of place)
-//          | time algbw busbw #wrong (in place) | dmabw (out) dmabw (in)
+//          | time algbw busbw #wrong (in place) | dmabw (out) dmabw (in) | cores GMB/core
 const SIZE: usize = 0;
 const COUNT: usize = 1;
 const TYPE: usize = 2;
@@ -42,7 +42,22 @@ const OOP_TIME: usize = 5;
 const OOP_WRONG: usize = 8;
 const IP_TIME: usize = 9;
 const IP_WRONG: usize = 12;
-const COLUMNS: usize = 15;
+const CORES: usize = 15;
+const GMB_PER_CORE: usize = 16;
+const COLUMNS: usize = 17;
+
+/// Every subcommand, and whether it runs in place.
+const SUBCOMMANDS: &[(&str, bool)] = &[
+    ("all_gather", true),
+    ("all_reduce", true),
+    ("reduce_scatter", true),
+    ("broadcast", true),
+    ("alltoall", false),
+    ("alltoallv", false),
+    ("all_gather_v", true),
+    ("reduce_scatter_v", true),
+    ("sendrecv", false),
+];
 
 /// Quick settings: few ranks, one iteration, no warm-up, a small HCCL buffer.
 const QUICK: &[&str] = &["-n", "1", "-w", "0", "--buffsize", "1"];
@@ -61,11 +76,7 @@ fn run_quick(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn every_subcommand_runs_out_of_place_and_in_place() {
-    for (coll, in_place) in [
-        ("all_gather", true),
-        ("all_reduce", true),
-        ("sendrecv", false),
-    ] {
+    for &(coll, in_place) in SUBCOMMANDS {
         let (code, out, err) = run_quick(&[coll, "-b", "1K", "-e", "8K", "-f", "8", "-p", "3"]);
         assert_eq!(code, 0, "{coll}: {out}\n{err}");
         assert!(
@@ -80,7 +91,14 @@ fn every_subcommand_runs_out_of_place_and_in_place() {
         assert_eq!(rows.len(), 2, "{coll}: {out}"); // 1K 8K
         for row in &rows {
             assert_eq!(row.len(), COLUMNS, "{coll}: {row:?}");
-            assert_eq!(row[ROOT], "-1", "{coll}: no root");
+            let root = if coll == "broadcast" { "0" } else { "-1" };
+            assert_eq!(row[ROOT], root, "{coll}: root");
+            let cores: usize = row[CORES].parse().unwrap();
+            assert!((1..=3).contains(&cores), "{coll}: {row:?}");
+            assert!(
+                row[GMB_PER_CORE].parse::<f64>().unwrap() > 0.0,
+                "{coll}: {row:?}"
+            );
             assert!(
                 row[OOP_TIME].parse::<f64>().unwrap() > 0.0,
                 "{coll}: {row:?}"
@@ -203,6 +221,12 @@ fn json_output_is_valid_with_both_placements() {
         ("all_reduce", &["-d", "bf16", "-o", "max"][..]),
         ("all_gather", &["-d", "uint16"][..]),
         ("sendrecv", &["-d", "bfp16"][..]),
+        ("reduce_scatter", &["-d", "int8", "-o", "min"][..]),
+        ("broadcast", &["-d", "fp64"][..]),
+        ("alltoall", &["-d", "uint32"][..]),
+        ("alltoallv", &["-d", "int16"][..]),
+        ("all_gather_v", &["-d", "fp16"][..]),
+        ("reduce_scatter_v", &["-d", "bf16", "-o", "max"][..]),
     ] {
         let mut args = vec![coll, "-b", "4K", "-e", "8K", "-p", "2", "--json"];
         args.extend(extra);
@@ -213,22 +237,38 @@ fn json_output_is_valid_with_both_placements() {
         });
         assert_eq!(v["collective"], coll);
         assert_eq!(v["ranks"], 2);
-        assert_eq!(v["root"], -1);
+        assert_eq!(v["root"], if coll == "broadcast" { 0 } else { -1 });
         assert_eq!(v["out_of_bounds"], 0);
         assert_eq!(v["wrong"], 0);
         assert!(v["avg_busbw"].as_f64().unwrap() >= 0.0);
         let rows = v["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 2, "{coll}: {out}");
         assert_eq!(rows[0]["size"], 4096);
+        let in_place = SUBCOMMANDS.iter().any(|&(c, i)| c == coll && i);
         for r in rows {
-            assert_eq!(r["out_of_place"]["wrong"], 0, "{coll}: {r}");
-            assert!(r["out_of_place"]["time_us"].as_f64().unwrap() > 0.0);
-            assert!(r["out_of_place"]["dmabw"].is_number());
-            if coll == "sendrecv" {
-                assert!(r["in_place"].is_null(), "{r}");
-            } else {
+            let oop = &r["out_of_place"];
+            assert_eq!(oop["wrong"], 0, "{coll}: {r}");
+            assert!(oop["time_us"].as_f64().unwrap() > 0.0);
+            assert!(oop["dmabw"].is_number());
+            let cores = oop["cores_used"].as_u64().unwrap();
+            assert!((1..=2).contains(&cores), "{coll}: {r}");
+            let (read, written) = (
+                oop["gm_read_per_rank"].as_u64().unwrap(),
+                oop["gm_written_per_rank"].as_u64().unwrap(),
+            );
+            let max_core = oop["max_core_bytes"].as_f64().unwrap();
+            assert!(read > 0 && written > 0, "{coll}: {r}");
+            assert!(
+                max_core > 0.0 && max_core <= (read + written) as f64 + 1.0,
+                "{coll}: a core moves at most its rank's bytes: {r}"
+            );
+            if in_place {
                 assert_eq!(r["in_place"]["wrong"], 0, "{coll}: {r}");
                 assert!(r["in_place"]["busbw"].is_number());
+                assert!(r["in_place"]["cores_used"].is_u64(), "{coll}: {r}");
+                assert!(r["in_place"]["max_core_bytes"].is_number(), "{coll}: {r}");
+            } else {
+                assert!(r["in_place"].is_null(), "{r}");
             }
         }
         if coll == "all_reduce" {
@@ -265,7 +305,7 @@ fn unchecked_runs_print_na_and_json_null() {
 fn bad_arguments_exit_2_with_a_one_line_reason() {
     for args in [
         vec![],
-        vec!["all_to_all"],
+        vec!["reduce"],
         vec!["-b", "8K"],
         vec!["all_reduce", "-d", "fp64"],
         vec!["all_reduce", "-d", "fp8"],
@@ -273,6 +313,11 @@ fn bad_arguments_exit_2_with_a_one_line_reason() {
         vec!["all_reduce", "-o", "avg"],
         vec!["all_gather", "-o", "sum"],
         vec!["sendrecv", "-o", "max"],
+        vec!["broadcast", "-o", "sum"],
+        vec!["alltoallv", "-o", "max"],
+        vec!["reduce_scatter", "-d", "uint8"],
+        vec!["reduce_scatter_v", "-o", "prod"],
+        vec!["broadcast", "-p", "3", "-r", "3"],
         vec!["all_gather", "--algo", "hd"],
         vec!["all_reduce", "--algo", "ring"],
         vec!["all_gather", "-b", "10X"],
@@ -305,7 +350,11 @@ fn bad_arguments_exit_2_with_a_one_line_reason() {
 
 #[test]
 fn bad_environment_exits_2() {
-    for env in [("HCCL_EXEC_TIMEOUT", "soon"), ("HCCL_BUFFSIZE", "lots")] {
+    for env in [
+        ("HCCL_EXEC_TIMEOUT", "soon"),
+        ("HCCL_BUFFSIZE", "lots"),
+        ("HCCL_DETERMINISTIC", "1"),
+    ] {
         let (code, _, err) = aiv_perf_env(&["all_reduce"], &[env]);
         assert_eq!(code, 2, "{env:?}: {err}");
         assert!(err.starts_with("aiv-perf: "), "{env:?}: {err}");
@@ -326,12 +375,12 @@ fn help_anywhere_on_the_command_line() {
         assert!(err.is_empty(), "{args:?}: {err}");
         assert!(out.contains("usage: aiv-perf"), "{args:?}: {out}");
         if args[0] != "all_reduce" {
-            for c in ["all_gather", "all_reduce", "sendrecv"] {
+            for &(c, _) in SUBCOMMANDS {
                 assert!(out.contains(&format!("\n  {c} ")), "{c} listed: {out}");
             }
         }
     }
-    for coll in ["all_gather", "all_reduce", "sendrecv"] {
+    for &(coll, _) in SUBCOMMANDS {
         let (code, out, _) = aiv_perf(&[coll, "--help"]);
         assert_eq!(code, 0);
         assert!(out.starts_with(&format!("aiv-perf {coll}: ")), "{out}");
@@ -407,4 +456,73 @@ fn exec_timeout_flag_and_environment() {
     assert!(header(&["-T", "3"], &bad).ends_with("exec timeout 3.00 s (-T)"));
     let zero = [("HCCL_EXEC_TIMEOUT", "0")];
     assert!(header(&[], &zero).ends_with("exec timeout 1091.00 s (HCCL_EXEC_TIMEOUT)"));
+}
+
+#[test]
+fn broadcast_prints_its_root() {
+    let (code, out, err) = run_quick(&[
+        "broadcast_perf",
+        "-b",
+        "1K",
+        "-e",
+        "1K",
+        "-p",
+        "3",
+        "-r",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0][ROOT], "2", "{out}");
+    assert_eq!((&*rows[0][OOP_WRONG], &*rows[0][IP_WRONG]), ("0", "0"));
+    let (code, out, err) = run_quick(&[
+        "broadcast",
+        "-b",
+        "1K",
+        "-e",
+        "1K",
+        "-p",
+        "3",
+        "-r",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((&v["root"], &v["rows"][0]["root"]), (&2.into(), &2.into()));
+    let (code, out, err) = aiv_perf(&["broadcast", "-p", "3", "-r", "3"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("-r 3"), "{err}");
+}
+
+#[test]
+fn all_gather_uses_one_core_per_peer() {
+    // The AllGather kernel runs one block per rank: block q moves peer q's piece.
+    let (code, out, err) =
+        run_quick(&["all_gather", "-b", "3K", "-e", "96K", "-f", "32", "-p", "3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in &rows {
+        assert_eq!(row[CORES], "3", "{out}");
+        // The busiest core (a rank's own block: its input read once, written twice) moves about
+        // 3 x the per-rank input, in KiB per operation.
+        let per_rank_kib = row[SIZE].parse::<f64>().unwrap() / 3.0 / 1024.0;
+        let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
+        assert!(
+            kib >= 3.0 * per_rank_kib && kib < 3.0 * per_rank_kib + 4.0,
+            "{kib} KiB for {per_rank_kib} KiB per rank: {out}"
+        );
+    }
+}
+
+#[test]
+fn uneven_collectives_document_their_counts() {
+    for coll in ["alltoallv", "all_gather_v", "reduce_scatter_v"] {
+        let (code, out, _) = aiv_perf(&[coll, "--help"]);
+        assert_eq!(code, 0);
+        assert!(out.contains("\n  counts "), "{coll}: {out}");
+        assert!(out.contains("proportional to"), "{coll}: {out}");
+    }
 }

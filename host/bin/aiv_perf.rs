@@ -14,8 +14,10 @@
 //! Every row is run out of place and then in place, as nccl-tests does, and printed with
 //! nccl-tests' columns, plus the twin's `dmabw` (what the kernels' DMA moved in GM, all ranks
 //! together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second,
-//! `ascendc_sys::Twin::gm_traffic`). Exit status: 0 ok, 1 if any element is wrong (or the run
-//! failed), 2 on bad arguments.
+//! `ascendc_sys::Twin::gm_traffic`) and two figures in NPU terms from the twin's per-core
+//! counters (`ascendc_sys::Twin::core_traffic`): how many cores (block indices) a rank's kernels
+//! used, and what the busiest core moved per operation. Exit status: 0 ok, 1 if any element is
+//! wrong (or the run failed), 2 on bad arguments.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -25,6 +27,7 @@ use std::time::{Duration, Instant};
 use aiv_comm::{
     AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World,
 };
+use ascendc_sys::GmTraffic;
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------------------------------
@@ -43,14 +46,13 @@ struct Call<'a> {
     send: &'a DeviceBuffer,
     /// Output: [`Collective::recv_elems`] elements.
     recv: &'a DeviceBuffer,
-    /// Per-rank element count (nccl-tests' `count` column).
+    /// Per-rank element count (nccl-tests' `count` column; the mean for the v-collectives).
     count: usize,
     /// Element type.
     dtype: DataType,
     /// Reduce op (collectives with [`Collective::reduces`]).
     op: ReduceOp,
     /// Root rank (collectives with [`Collective::rooted`]).
-    #[allow(dead_code)] // read by rooted collectives (broadcast, ...) once they are added
     root: u32,
     /// AllReduce kernel (collectives with [`Collective::takes_algo`]).
     algo: AllReduceAlgo,
@@ -70,17 +72,19 @@ struct RefCase {
     /// Reduce op.
     op: ReduceOp,
     /// Root rank.
-    #[allow(dead_code)] // read by rooted collectives once they are added
     root: usize,
 }
+
+/// A function of (rank, count, ranks) giving elements: buffer lengths and in-place offsets.
+type RankElems = fn(usize, usize, usize) -> usize;
 
 /// Where a collective's in-place buffers sit, as nccl-tests lays them out: one buffer (the
 /// out-of-place recv buffer), the input at `send_offset` elements, the output at `recv_offset`.
 struct InPlace {
-    /// Input offset in elements for (rank, count).
-    send_offset: fn(usize, usize) -> usize,
-    /// Output offset in elements for (rank, count).
-    recv_offset: fn(usize, usize) -> usize,
+    /// Input offset in elements for (rank, count, ranks).
+    send_offset: RankElems,
+    /// Output offset in elements for (rank, count, ranks).
+    recv_offset: RankElems,
     /// The layout in words, for `--help`.
     doc: &'static str,
 }
@@ -95,13 +99,20 @@ struct Collective {
     about: &'static str,
     /// What the size argument means, for `--help`.
     size_doc: &'static str,
+    /// What the count column counts, for `--help`.
+    count_doc: &'static str,
+    /// How the ranks' counts differ (v-collectives), for `--help`.
+    counts_doc: Option<&'static str>,
     /// Per-rank element count of a row of `size` bytes, for (size, element size, ranks);
     /// 0 skips the row.
     count: fn(usize, usize, usize) -> usize,
-    /// Input elements per rank for (count, ranks).
-    send_elems: fn(usize, usize) -> usize,
-    /// Output elements per rank for (count, ranks).
-    recv_elems: fn(usize, usize) -> usize,
+    /// The row's size column in elements for (count, ranks): nccl-tests' larger of the send
+    /// and receive buffers (what algbw divides).
+    size_elems: fn(usize, usize) -> usize,
+    /// Input elements of a rank for (rank, count, ranks).
+    send_elems: RankElems,
+    /// Output elements of a rank for (rank, count, ranks).
+    recv_elems: RankElems,
     /// busbw / algbw for a number of ranks (nccl-tests' factors).
     busbw_factor: fn(usize) -> f64,
     /// The factor in words, for `--help`.
@@ -125,6 +136,17 @@ struct Collective {
     reference: fn(&RefCase, Inputs) -> Vec<f64>,
 }
 
+/// The uneven counts of all_gather_v and reduce_scatter_v, for `--help`.
+const RANK_WEIGHTED: &str = "rank q's share is proportional to q+1: the T = count x n elements \
+     are cut at floor(T x q(q+1)/2 / (n(n+1)/2)) for q = 0..n, so rank 0 has the least, rank \
+     n-1 about 2 count, and the total is exactly T (count column = the mean, size = T)";
+
+/// The counts matrix of alltoallv, for `--help`.
+const PAIR_WEIGHTED: &str = "rank p sends rank q a share of its T = count x n elements \
+     proportional to ((p+q) mod n) + 1: p's row is cut at floor(T x S(p,q) / (n(n+1)/2)), \
+     S(p,q) = sum of those weights for peers 0..q-1, in peer order; every rank sends exactly T \
+     and receives about T (count column = the mean per peer, size = T)";
+
 /// Every collective aiv-perf runs (what `--help` lists).
 const COLLECTIVES: &[Collective] = &[
     Collective {
@@ -132,9 +154,12 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allgather", "all_gather_perf", "all_gather_test"],
         about: "every rank gathers every rank's input, in rank order",
         size_doc: "the gathered output per rank (input per rank x ranks)",
+        count_doc: "elements each rank contributes",
+        counts_doc: None,
         count: size_per_rank,
+        size_elems: count_times_ranks,
         send_elems: count_once,
-        recv_elems: count_times_ranks,
+        recv_elems: count_per_rank_times_ranks,
         busbw_factor: n_minus_1_over_n,
         busbw_doc: "(n-1)/n",
         rooted: false,
@@ -155,7 +180,10 @@ const COLLECTIVES: &[Collective] = &[
         aliases: &["allreduce", "all_reduce_perf", "all_reduce_test"],
         about: "element-wise reduction of every rank's input, into every rank's output",
         size_doc: "the buffer (input = output per rank)",
+        count_doc: "elements per rank",
+        counts_doc: None,
         count: size_whole,
+        size_elems: count_alone,
         send_elems: count_once,
         recv_elems: count_once,
         busbw_factor: two_n_minus_1_over_n,
@@ -174,11 +202,171 @@ const COLLECTIVES: &[Collective] = &[
         reference: ref_all_reduce,
     },
     Collective {
+        name: "reduce_scatter",
+        aliases: &[
+            "reducescatter",
+            "reduce_scatter_perf",
+            "reduce_scatter_test",
+        ],
+        about: "element-wise reduction of every rank's block r, into rank r's output",
+        size_doc: "the input per rank (output per rank x ranks)",
+        count_doc: "elements each rank receives: one block of its input",
+        counts_doc: None,
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: count_once,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: true,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: rank_slot,
+            doc: "output = rank r's block of the input (send + r x count elements)",
+        }),
+        run: run_reduce_scatter,
+        reference: ref_reduce_scatter,
+    },
+    Collective {
+        name: "broadcast",
+        aliases: &["bcast", "broadcast_perf", "broadcast_test"],
+        about: "the root's input into every rank's output (-r ROOT)",
+        size_doc: "the buffer (input on the root = output per rank)",
+        count_doc: "elements broadcast",
+        counts_doc: None,
+        count: size_whole,
+        size_elems: count_alone,
+        send_elems: count_once,
+        recv_elems: count_once,
+        busbw_factor: one,
+        busbw_doc: "1",
+        rooted: true,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: at_start,
+            doc: "input = output (broadcast_in_place)",
+        }),
+        run: run_broadcast,
+        reference: ref_broadcast,
+    },
+    Collective {
+        name: "alltoall",
+        aliases: &["all_to_all", "alltoall_perf", "alltoall_test"],
+        about: "block q of rank p's input lands in block p of rank q's output",
+        size_doc: "the input per rank (= output per rank; count x ranks)",
+        count_doc: "elements per peer: each of a rank's n blocks",
+        counts_doc: None,
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: count_per_rank_times_ranks,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        // The library refuses overlapping send and recv (AlltoAll has no in-place form).
+        in_place: None,
+        side_stream: false,
+        run: run_alltoall,
+        reference: ref_alltoall,
+    },
+    Collective {
+        name: "alltoallv",
+        aliases: &["all_to_all_v", "alltoallv_perf", "alltoallv_test"],
+        about: "alltoall with an uneven counts matrix (see its --help)",
+        size_doc: "the input per rank (count x ranks)",
+        count_doc: "elements per peer, the mean over the matrix",
+        counts_doc: Some(PAIR_WEIGHTED),
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: a2av_recv_elems,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        in_place: None,
+        side_stream: false,
+        run: run_alltoallv,
+        reference: ref_alltoallv,
+    },
+    Collective {
+        name: "all_gather_v",
+        aliases: &["allgatherv", "all_gather_v_perf", "allgatherv_test"],
+        about: "all_gather with uneven counts per rank (see its --help)",
+        size_doc: "the gathered output per rank (count x ranks)",
+        count_doc: "elements per rank, the mean over the ranks",
+        counts_doc: Some(RANK_WEIGHTED),
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: weighted_count,
+        recv_elems: count_per_rank_times_ranks,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: false,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: weighted_displ,
+            recv_offset: at_start,
+            doc: "input = rank r's segment of the output",
+        }),
+        run: run_all_gather_v,
+        reference: ref_all_gather_v,
+    },
+    Collective {
+        name: "reduce_scatter_v",
+        aliases: &[
+            "reducescatterv",
+            "reduce_scatter_v_perf",
+            "reduce_scatter_v_test",
+        ],
+        about: "reduce_scatter with uneven blocks per rank (see its --help)",
+        size_doc: "the input per rank (count x ranks)",
+        count_doc: "elements each rank receives, the mean over the ranks",
+        counts_doc: Some(RANK_WEIGHTED),
+        count: size_per_rank,
+        size_elems: count_times_ranks,
+        send_elems: count_per_rank_times_ranks,
+        recv_elems: weighted_count,
+        busbw_factor: n_minus_1_over_n,
+        busbw_doc: "(n-1)/n",
+        rooted: false,
+        reduces: true,
+        takes_algo: false,
+        min_ranks: 1,
+        side_stream: false,
+        in_place: Some(InPlace {
+            send_offset: at_start,
+            recv_offset: weighted_displ,
+            doc: "output = rank r's block of the input",
+        }),
+        run: run_reduce_scatter_v,
+        reference: ref_reduce_scatter_v,
+    },
+    Collective {
         name: "sendrecv",
         aliases: &["send_recv", "sendrecv_perf"],
         about: "ring: rank r sends to (r+1)%n and receives from (r-1+n)%n at once",
         size_doc: "the message (sent = received per rank)",
+        count_doc: "elements per message",
+        counts_doc: None,
         count: size_whole,
+        size_elems: count_alone,
         send_elems: count_once,
         recv_elems: count_once,
         busbw_factor: one,
@@ -202,12 +390,12 @@ fn size_whole(size: usize, es: usize, _n: usize) -> usize {
     size / es
 }
 
-/// Count = the size in elements / ranks (all_gather, reduce_scatter, alltoall).
+/// Count = the size in elements / ranks (all_gather, reduce_scatter, alltoall, the v ones).
 fn size_per_rank(size: usize, es: usize, n: usize) -> usize {
     size / (es * n)
 }
 
-fn count_once(count: usize, _n: usize) -> usize {
+fn count_alone(count: usize, _n: usize) -> usize {
     count
 }
 
@@ -215,12 +403,64 @@ fn count_times_ranks(count: usize, n: usize) -> usize {
     count * n
 }
 
-fn at_start(_rank: usize, _count: usize) -> usize {
+fn count_once(_rank: usize, count: usize, _n: usize) -> usize {
+    count
+}
+
+fn count_per_rank_times_ranks(_rank: usize, count: usize, n: usize) -> usize {
+    count * n
+}
+
+fn at_start(_rank: usize, _count: usize, _n: usize) -> usize {
     0
 }
 
-fn rank_slot(rank: usize, count: usize) -> usize {
+fn rank_slot(rank: usize, count: usize, _n: usize) -> usize {
     rank * count
+}
+
+/// Where the cut before part `k` of `total` elements falls, when the parts have weights
+/// whose sum before `k` is `before` and whose sum in all is `sum`: floor(total x before / sum).
+fn cut(total: usize, before: usize, sum: usize) -> usize {
+    (total as u128 * before as u128 / sum as u128) as usize
+}
+
+/// The all_gather_v / reduce_scatter_v split ([`RANK_WEIGHTED`]): where rank `q`'s segment
+/// starts.
+fn weighted_displ(q: usize, count: usize, n: usize) -> usize {
+    cut(count * n, q * (q + 1) / 2, n * (n + 1) / 2)
+}
+
+/// Rank `q`'s count in the [`RANK_WEIGHTED`] split.
+fn weighted_count(q: usize, count: usize, n: usize) -> usize {
+    weighted_displ(q + 1, count, n) - weighted_displ(q, count, n)
+}
+
+/// Every rank's (count, displacement) in the [`RANK_WEIGHTED`] split.
+fn weighted_split(count: usize, n: usize) -> (Vec<usize>, Vec<usize>) {
+    (0..n)
+        .map(|q| (weighted_count(q, count, n), weighted_displ(q, count, n)))
+        .unzip()
+}
+
+/// Where rank `p`'s piece for rank `q` starts in p's send buffer ([`PAIR_WEIGHTED`]).
+fn a2av_send_displ(p: usize, q: usize, count: usize, n: usize) -> usize {
+    let before: usize = (0..q).map(|j| (p + j) % n + 1).sum();
+    cut(count * n, before, n * (n + 1) / 2)
+}
+
+/// Elements rank `p` sends rank `q` ([`PAIR_WEIGHTED`]).
+fn a2av_count(p: usize, q: usize, count: usize, n: usize) -> usize {
+    a2av_send_displ(p, q + 1, count, n) - a2av_send_displ(p, q, count, n)
+}
+
+/// Where rank `p`'s piece lands in rank `q`'s recv buffer: after those of ranks 0..p.
+fn a2av_recv_displ(q: usize, p: usize, count: usize, n: usize) -> usize {
+    (0..p).map(|j| a2av_count(j, q, count, n)).sum()
+}
+
+fn a2av_recv_elems(q: usize, count: usize, n: usize) -> usize {
+    a2av_recv_displ(q, n, count, n)
 }
 
 fn one(_n: usize) -> f64 {
@@ -244,6 +484,52 @@ fn run_all_reduce(c: &Call) -> aiv_comm::Result<()> {
         .all_reduce_with(c.send, c.recv, c.count, c.dtype, c.op, c.algo)
 }
 
+fn run_reduce_scatter(c: &Call) -> aiv_comm::Result<()> {
+    c.comm
+        .reduce_scatter(c.send, c.recv, c.count, c.dtype, c.op)
+}
+
+/// Out of place `broadcast`; in place (the same range) HCCL's `broadcast_in_place`.
+fn run_broadcast(c: &Call) -> aiv_comm::Result<()> {
+    if c.send.addr() == c.recv.addr() && c.send.len() == c.recv.len() {
+        c.comm.broadcast_in_place(c.recv, c.count, c.dtype, c.root)
+    } else {
+        c.comm.broadcast(c.send, c.recv, c.count, c.dtype, c.root)
+    }
+}
+
+fn run_alltoall(c: &Call) -> aiv_comm::Result<()> {
+    c.comm.all_to_all(c.send, c.recv, c.count, c.dtype)
+}
+
+fn run_alltoallv(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size() as usize;
+    let me = c.comm.rank() as usize;
+    let m = c.count;
+    let sc: Vec<usize> = (0..n).map(|q| a2av_count(me, q, m, n)).collect();
+    let sd: Vec<usize> = (0..n).map(|q| a2av_send_displ(me, q, m, n)).collect();
+    let rc: Vec<usize> = (0..n).map(|p| a2av_count(p, me, m, n)).collect();
+    let rd: Vec<usize> = (0..n).map(|p| a2av_recv_displ(me, p, m, n)).collect();
+    c.comm
+        .all_to_all_v(c.send, &sc, &sd, c.recv, &rc, &rd, c.dtype)
+}
+
+fn run_all_gather_v(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size() as usize;
+    let me = c.comm.rank() as usize;
+    let (counts, displs) = weighted_split(c.count, n);
+    c.comm
+        .all_gather_v(c.send, counts[me], c.recv, &counts, &displs, c.dtype)
+}
+
+fn run_reduce_scatter_v(c: &Call) -> aiv_comm::Result<()> {
+    let n = c.comm.size() as usize;
+    let me = c.comm.rank() as usize;
+    let (counts, displs) = weighted_split(c.count, n);
+    c.comm
+        .reduce_scatter_v(c.send, &counts, &displs, c.recv, counts[me], c.dtype, c.op)
+}
+
 /// nccl-tests' sendrecv_perf pattern; the send goes on the sub-stream, the recv on the main
 /// stream (on one stream each rank's send would wait for its own recv, a ring deadlock).
 fn run_sendrecv(c: &Call) -> aiv_comm::Result<()> {
@@ -264,6 +550,49 @@ fn ref_all_gather(c: &RefCase, input: Inputs) -> Vec<f64> {
 fn ref_all_reduce(c: &RefCase, input: Inputs) -> Vec<f64> {
     (0..c.count)
         .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, i))))
+        .collect()
+}
+
+fn ref_reduce_scatter(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let base = c.rank * c.count;
+    (0..c.count)
+        .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, base + i))))
+        .collect()
+}
+
+fn ref_broadcast(c: &RefCase, input: Inputs) -> Vec<f64> {
+    (0..c.count).map(|i| input(c.root, i)).collect()
+}
+
+fn ref_alltoall(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let base = c.rank * c.count;
+    (0..c.ranks)
+        .flat_map(|p| (0..c.count).map(move |i| input(p, base + i)))
+        .collect()
+}
+
+fn ref_alltoallv(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let (q, m, n) = (c.rank, c.count, c.ranks);
+    (0..n)
+        .flat_map(|p| {
+            let from = a2av_send_displ(p, q, m, n);
+            (0..a2av_count(p, q, m, n)).map(move |i| input(p, from + i))
+        })
+        .collect()
+}
+
+fn ref_all_gather_v(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let (m, n) = (c.count, c.ranks);
+    (0..n)
+        .flat_map(|q| (0..weighted_count(q, m, n)).map(move |i| input(q, i)))
+        .collect()
+}
+
+fn ref_reduce_scatter_v(c: &RefCase, input: Inputs) -> Vec<f64> {
+    let (m, n) = (c.count, c.ranks);
+    let base = weighted_displ(c.rank, m, n);
+    (0..weighted_count(c.rank, m, n))
+        .map(|i| reduce(c.op, (0..n).map(|r| input(r, base + i))))
         .collect()
 }
 
@@ -352,8 +681,8 @@ options:
                             uint64 fp64; nccl-tests' (float half bfloat16 double ...) and Rust's
                             (f32 bf16 u16 ...) names too, any case
   -o, --op OP               sum (default) max min; reducing collectives only
-  -r, --root RANK           root rank, below the rank count (default 0); collectives without
-                            a root ignore it and print -1
+  -r, --root RANK           root rank (broadcast), below the rank count (default 0);
+                            collectives without a root check it, ignore it and print -1
   -p, --npus, -g, --ngpus N ranks (default 8, 1..=32; --ranks too)
   -n, --iters N             timed iterations per row and placement (default 20)
   -w, --warmup_iters N      warm-up iterations per row and placement (default 5)
@@ -375,7 +704,12 @@ skipped. Flags take their value as the next word, or attached: -b8K, --minbytes=
 
 Columns as nccl-tests: size count type redop root, then time algbw busbw #wrong out of place
 and in place (N/A where a collective has no in-place form), then the twin's dmabw (GM bytes its
-DMA read + wrote, / 2, per second, all ranks) out of place and in place.
+DMA read + wrote, / 2, per second, all ranks) out of place and in place, then two NPU figures
+of the out-of-place loop, from the twin's per-core counters: cores (block indices, i.e. AIV
+cores, whose DMA touched GM on a rank, the most of any rank; flag traffic counts, so a core
+that only signals is used) and GMB/core (KiB of GM the busiest core of any rank read + wrote
+per operation). --json gives, per placement: cores_used, gm_read_per_rank and
+gm_written_per_rank (bytes per operation of the rank that moved the most), max_core_bytes.
 
 Exit status: 0 ok, 1 wrong elements (or a failed run), 2 bad arguments.";
 
@@ -386,7 +720,7 @@ fn usage() -> String {
     );
     for c in COLLECTIVES {
         s += &format!(
-            "  {:<12} {} (also {})\n",
+            "  {:<16} {} (also {})\n",
             c.name,
             c.about,
             c.aliases.join(", ")
@@ -407,7 +741,10 @@ fn collective_usage(c: &Collective) -> String {
         c.aliases.join(", ")
     );
     s += &format!("  size (-b/-e)   {}\n", c.size_doc);
-    s += "  count column   elements per rank (nccl-tests' count)\n";
+    s += &format!("  count column   {} (nccl-tests' count)\n", c.count_doc);
+    if let Some(doc) = c.counts_doc {
+        s += &format!("  counts         {}\n", wrap(doc, 17, 96));
+    }
     s += &format!(
         "  busbw          algbw x {} (algbw = size / time)\n",
         c.busbw_doc
@@ -444,6 +781,25 @@ fn collective_usage(c: &Collective) -> String {
     s += OPTIONS;
     s += "\n";
     s
+}
+
+/// `text` in lines of at most `width` characters, the second and later indented by `indent`.
+fn wrap(text: &str, indent: usize, width: usize) -> String {
+    let mut out = String::new();
+    let mut col = indent;
+    for (k, word) in text.split_whitespace().enumerate() {
+        if k > 0 && col + 1 + word.len() > width {
+            out += "\n";
+            out += &" ".repeat(indent);
+            col = indent;
+        } else if k > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out += word;
+        col += word.len();
+    }
+    out
 }
 
 /// Parses a size: bytes with an optional K/M/G or KB/MB/GB (powers of 1024), any case.
@@ -703,6 +1059,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     let cfg = config(&o);
     cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
     cfg.timeout_with(&env).map_err(|e| e.to_string())?;
+    cfg.deterministic_with(&env).map_err(|e| e.to_string())?;
     Ok(Parsed::Run(Box::new(o)))
 }
 
@@ -806,6 +1163,12 @@ struct Measure {
     dma_per_op: f64,
     /// Those bytes as copy bandwidth: (read + written) / 2 per second, all ranks together.
     dmabw: f64,
+    /// Block indices with GM traffic on a rank (the cores its kernels used), max over ranks.
+    cores_used: usize,
+    /// GM bytes read and written per operation by the busiest rank (the most read + written).
+    rank_gm: GmTraffic,
+    /// GM bytes read + written per operation by the busiest core of any rank.
+    max_core_bytes: f64,
     /// Wrong elements over all ranks; `None` without `-c 1`.
     wrong: Option<usize>,
 }
@@ -880,8 +1243,17 @@ impl From<aiv_comm::Error> for RankError {
     }
 }
 
-/// What one rank measured of one placement: time, wrong elements, GM bytes moved.
-type RankMeasure = (Duration, Option<usize>, u64);
+/// What one rank measured of one placement.
+struct RankMeasure {
+    /// The timed iterations.
+    time: Duration,
+    /// Wrong elements of its output; `None` without `-c 1`.
+    wrong: Option<usize>,
+    /// GM bytes every rank's DMA read plus wrote in the timed iterations (the twin's total).
+    dma: u64,
+    /// GM bytes this rank's kernels moved in the timed iterations, per block index.
+    cores: Vec<GmTraffic>,
+}
 
 /// The views a placement uses on one rank: (send, recv).
 fn views(
@@ -893,12 +1265,12 @@ fn views(
 ) -> aiv_comm::Result<(DeviceBuffer, DeviceBuffer)> {
     let es = o.dtype.size();
     let n = o.ranks;
-    let sb = (o.coll.send_elems)(count, n) * es;
-    let rb = (o.coll.recv_elems)(count, n) * es;
+    let sb = (o.coll.send_elems)(rank, count, n) * es;
+    let rb = (o.coll.recv_elems)(rank, count, n) * es;
     match (place, &o.coll.in_place) {
         (Place::In, Some(ip)) => Ok((
-            st.recv.view((ip.send_offset)(rank, count) * es, sb)?,
-            st.recv.view((ip.recv_offset)(rank, count) * es, rb)?,
+            st.recv.view((ip.send_offset)(rank, count, n) * es, sb)?,
+            st.recv.view((ip.recv_offset)(rank, count, n) * es, rb)?,
         )),
         _ => Ok((st.send.view(0, sb)?, st.recv.view(0, rb)?)),
     }
@@ -936,7 +1308,7 @@ fn measure(
         root: o.root as u32,
         algo: o.algo,
     };
-    let send_elems = (o.coll.send_elems)(count, o.ranks);
+    let send_elems = (o.coll.send_elems)(r, count, o.ranks);
     let input = o
         .check
         .then(|| encode_all(o.dtype, (0..send_elems).map(|i| check_value(r, i))));
@@ -954,6 +1326,7 @@ fn measure(
     // counters are read; nobody starts before that reading.
     rv.wait()?;
     let dma0 = world.twin().gm_traffic();
+    let cores0 = world.twin().core_traffic(r as u32);
     rv.wait()?;
     let t0 = Instant::now();
     for _ in 0..o.iters {
@@ -963,9 +1336,22 @@ fn measure(
     rv.wait()?;
     let dt = t0.elapsed();
     let dma1 = world.twin().gm_traffic();
-    let dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
+    let cores1 = world.twin().core_traffic(r as u32);
+    let mut m = RankMeasure {
+        time: dt,
+        wrong: None,
+        dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),
+        cores: cores1
+            .iter()
+            .zip(&cores0)
+            .map(|(b, a)| GmTraffic {
+                read: b.read - a.read,
+                written: b.written - a.written,
+            })
+            .collect(),
+    };
     let Some(inp) = input else {
-        return Ok((dt, None, dma));
+        return Ok(m);
     };
     // The timed iterations may have accumulated (in place) or left the right answer from an
     // earlier call: check one call from fresh inputs over an output nobody's result matches.
@@ -985,19 +1371,24 @@ fn measure(
     let mut got = vec![0u8; want.len()];
     recv.read(0, &mut got)?;
     let es = o.dtype.size();
-    let wrong = got
-        .chunks(es)
-        .zip(want.chunks(es))
-        .filter(|(g, w)| g != w)
-        .count();
-    Ok((dt, Some(wrong), dma))
+    m.wrong = Some(
+        got.chunks(es)
+            .zip(want.chunks(es))
+            .filter(|(g, w)| g != w)
+            .count(),
+    );
+    Ok(m)
 }
 
 /// Combines the ranks' measurements of one placement.
 fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
-    let time = per_rank.iter().map(|m| m.0).max().unwrap_or(Duration::ZERO);
+    let time = per_rank
+        .iter()
+        .map(|m| m.time)
+        .max()
+        .unwrap_or(Duration::ZERO);
     let wrong = if o.check {
-        Some(per_rank.iter().filter_map(|m| m.1).sum())
+        Some(per_rank.iter().filter_map(|m| m.wrong).sum())
     } else {
         None
     };
@@ -1010,13 +1401,41 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
         }
     };
     let algbw = per_us(size as f64);
-    let dma_per_op = per_rank.first().map_or(0, |m| m.2) as f64 / o.iters as f64;
+    let iters = o.iters as u64;
+    let dma_per_op = per_rank.first().map_or(0, |m| m.dma) as f64 / iters as f64;
+    let moved = |t: &GmTraffic| t.read + t.written;
+    let cores_used = per_rank
+        .iter()
+        .map(|m| m.cores.iter().filter(|t| moved(t) > 0).count())
+        .max()
+        .unwrap_or(0);
+    let max_core = per_rank
+        .iter()
+        .flat_map(|m| m.cores.iter().map(moved))
+        .max()
+        .unwrap_or(0);
+    let busiest = per_rank
+        .iter()
+        .map(|m| {
+            m.cores.iter().fold(GmTraffic::default(), |a, t| GmTraffic {
+                read: a.read + t.read,
+                written: a.written + t.written,
+            })
+        })
+        .max_by_key(moved)
+        .unwrap_or_default();
     Measure {
         time_us,
         algbw,
         busbw: algbw * (o.coll.busbw_factor)(o.ranks),
         dma_per_op,
         dmabw: per_us(dma_per_op / 2.0),
+        cores_used,
+        rank_gm: GmTraffic {
+            read: busiest.read / iters,
+            written: busiest.written / iters,
+        },
+        max_core_bytes: max_core as f64 / iters as f64,
         wrong,
     }
 }
@@ -1030,17 +1449,29 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
     world.twin().set_race_check(o.twin_checks);
     let es = o.dtype.size();
     let n = o.ranks;
-    let max_count = row_count(o, o.end);
-    let send_len = (o.coll.send_elems)(max_count, n) * es;
-    let recv_elems = (o.coll.recv_elems)(max_count, n);
-    let mut recv_len = recv_elems * es;
-    if let Some(ip) = &o.coll.in_place {
+    let list: Vec<usize> = sizes(o)
+        .into_iter()
+        .filter(|&s| row_count(o, s) > 0)
+        .collect();
+    // One length for every rank and row: the largest any needs (a v-collective's rounded
+    // counts need not grow with the row), at least one element.
+    let (mut send_len, mut recv_len) = (es, es);
+    for &size in &list {
+        let count = row_count(o, size);
         for r in 0..n {
-            let ends = [
-                (ip.send_offset)(r, max_count) + (o.coll.send_elems)(max_count, n),
-                (ip.recv_offset)(r, max_count) + recv_elems,
-            ];
-            recv_len = recv_len.max(ends[0] * es).max(ends[1] * es);
+            let (se, re) = (
+                (o.coll.send_elems)(r, count, n),
+                (o.coll.recv_elems)(r, count, n),
+            );
+            send_len = send_len.max(se * es);
+            recv_len = recv_len.max(re * es);
+            if let Some(ip) = &o.coll.in_place {
+                let ends = [
+                    (ip.send_offset)(r, count, n) + se,
+                    (ip.recv_offset)(r, count, n) + re,
+                ];
+                recv_len = recv_len.max(ends[0] * es).max(ends[1] * es);
+            }
         }
     }
     let states: Vec<RankState> = world
@@ -1059,17 +1490,13 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
         })
         .collect::<aiv_comm::Result<_>>()
         .map_err(|e| e.to_string())?;
-    let list: Vec<usize> = sizes(o)
-        .into_iter()
-        .filter(|&s| row_count(o, s) > 0)
-        .collect();
     let progress = std::io::stderr().is_terminal();
     let t_start = Instant::now();
     let mut shown = false;
     let mut rows = Vec::new();
     for (k, &size) in list.iter().enumerate() {
         let count = row_count(o, size);
-        let size = (o.coll.send_elems)(count, n).max((o.coll.recv_elems)(count, n)) * es;
+        let size = (o.coll.size_elems)(count, n) * es;
         let rv = Rendezvous::new(n);
         let results = world.run(|comm| {
             let st = &states[comm.rank() as usize];
@@ -1251,18 +1678,18 @@ fn print_header(o: &Opts) {
     );
     out!("#");
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA   NPU cores (out)",
         "", "", "", "", ""
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}",
         "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-        "algbw", "busbw", "#wrong", "dmabw", "dmabw"
+        "algbw", "busbw", "#wrong", "dmabw", "dmabw", "cores", "GMB/core"
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-        "(GB/s)", "", "(out)", "(in)"
+        "(GB/s)", "", "(out)", "(in)", "", "(KiB/op)"
     );
 }
 
@@ -1281,7 +1708,7 @@ fn body(m: Option<&Measure>) -> String {
 
 fn print_row(o: &Opts, r: &Row) {
     out!(
-        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}",
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}",
         r.size,
         r.count,
         o.dtype.name(),
@@ -1292,7 +1719,9 @@ fn print_row(o: &Opts, r: &Row) {
         fmt_cell(r.out.dmabw, 6),
         r.inp
             .as_ref()
-            .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6))
+            .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6)),
+        r.out.cores_used,
+        fmt_cell(r.out.max_core_bytes / 1024.0, 8)
     );
 }
 
@@ -1325,13 +1754,17 @@ fn json_measure(m: Option<&Measure>) -> String {
         return "null".into();
     };
     format!(
-        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{}}}",
+        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{}}}",
         json_num(m.time_us, 3),
         json_num(m.algbw, 6),
         json_num(m.busbw, 6),
         m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
         json_num(m.dma_per_op, 0),
-        json_num(m.dmabw, 6)
+        json_num(m.dmabw, 6),
+        m.cores_used,
+        m.rank_gm.read,
+        m.rank_gm.written,
+        json_num(m.max_core_bytes, 0)
     )
 }
 
@@ -1529,6 +1962,12 @@ mod tests {
             panic!()
         };
         assert!(t.starts_with("aiv-perf sendrecv:"), "{t}");
+        let Ok(Parsed::Help(t)) = parse(&args("alltoallv_perf -h"), |_| None) else {
+            panic!()
+        };
+        assert!(t.contains("counts         rank p sends rank q"), "{t}");
+        assert!(t.contains("count column   elements per peer"), "{t}");
+        assert!(t.lines().all(|l| l.len() <= 100), "{t}");
     }
 
     #[test]
@@ -1537,6 +1976,58 @@ mod tests {
         assert_eq!(row_count(&o, 1000), 333);
         let o = opts("all_reduce -p 3 -b 1000 -e 1000");
         assert_eq!(row_count(&o, 1000), 250);
+        // (collective, count column, size column) of a 1000-byte int8 row on 3 ranks.
+        for (name, count, size) in [
+            ("all_gather", 333, 999),
+            ("reduce_scatter", 333, 999),
+            ("alltoall", 333, 999),
+            ("alltoallv", 333, 999),
+            ("all_gather_v", 333, 999),
+            ("reduce_scatter_v", 333, 999),
+            ("broadcast", 1000, 1000),
+            ("sendrecv", 1000, 1000),
+        ] {
+            let o = opts(&format!("{name} -p 3 -d int8 -b 1000 -e 1000"));
+            let c = row_count(&o, 1000);
+            assert_eq!((c, (o.coll.size_elems)(c, 3)), (count, size), "{name}");
+        }
+    }
+
+    #[test]
+    fn uneven_counts_are_exact_and_contiguous() {
+        // T = 4000 cut at 4000 x (0, 1, 3, 6, 10) / 10.
+        assert_eq!(
+            weighted_split(1000, 4),
+            (vec![400, 800, 1200, 1600], vec![0, 400, 1200, 2400])
+        );
+        // T = 6 per rank, weights ((p+q) mod 3) + 1 along each row.
+        let m: Vec<Vec<usize>> = (0..3)
+            .map(|p| (0..3).map(|q| a2av_count(p, q, 2, 3)).collect())
+            .collect();
+        assert_eq!(m, [[1, 2, 3], [2, 3, 1], [3, 1, 2]]);
+        for n in 1..=32 {
+            for count in [1, 2, 3, 7, 85, 1000] {
+                let (c, d) = weighted_split(count, n);
+                assert_eq!(c.iter().sum::<usize>(), count * n, "n {n} count {count}");
+                for q in 0..n {
+                    assert_eq!(d[q], c[..q].iter().sum::<usize>());
+                    assert_eq!(c[q], weighted_count(q, count, n));
+                }
+                let mut received = 0;
+                for p in 0..n {
+                    let row: usize = (0..n).map(|q| a2av_count(p, q, count, n)).sum();
+                    assert_eq!(row, count * n, "alltoallv row {p}, n {n} count {count}");
+                    for q in 0..n {
+                        assert_eq!(
+                            a2av_send_displ(p, q, count, n),
+                            (0..q).map(|j| a2av_count(p, j, count, n)).sum::<usize>()
+                        );
+                    }
+                    received += a2av_recv_elems(p, count, n);
+                }
+                assert_eq!(received, count * n * n);
+            }
+        }
     }
 
     #[test]
@@ -1556,7 +2047,17 @@ mod tests {
 
     #[test]
     fn the_registry_is_consistent() {
+        let mut names: Vec<&str> = COLLECTIVES
+            .iter()
+            .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+            .collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all, "a name or alias is used twice");
         for c in COLLECTIVES {
+            let uneven = matches!(c.name, "alltoallv" | "all_gather_v" | "reduce_scatter_v");
+            assert_eq!(c.counts_doc.is_some(), uneven, "{}", c.name);
             assert_eq!(find_collective(c.name).map(|f| f.name), Some(c.name));
             for a in c.aliases {
                 assert_eq!(find_collective(a).map(|f| f.name), Some(c.name));
