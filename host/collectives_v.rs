@@ -610,9 +610,23 @@ impl Communicator {
             .map(|&c| c as u64)
             .collect();
         let row_bytes = row.len() * 8;
-        let mine = self.launcher.device.alloc(row_bytes)?;
-        mine.write(0, bytemuck::cast_slice(&row))?;
-        let all = self.launcher.device.alloc(row_bytes * n)?;
+        // The exchange's GM (my row, everyone's rows): one pair per communicator, reused by
+        // every call (they run one after another on the main stream). Allocating per call made
+        // queued calls slower and slower: every allocation rebuilds the twin's region caches.
+        let scratch = {
+            let mut s = self.a2av_scratch.lock();
+            match &*s {
+                Some(pair) => pair.clone(),
+                None => {
+                    let pair = Arc::new((
+                        self.launcher.device.alloc(row_bytes)?,
+                        self.launcher.device.alloc(row_bytes * n)?,
+                    ));
+                    *s = Some(pair.clone());
+                    pair
+                }
+            }
+        };
         let base = self.reserve_tags(ALL_TO_ALL_V_TAGS)?;
         let buffer = self.buffer_bytes();
         let slot = slot_bytes(buffer, n);
@@ -641,6 +655,8 @@ impl Communicator {
         let cores = self.device().cores();
         self.main.task(name, name, uses, move |ctx| {
             let nn = n as u32;
+            let (mine, all) = (&scratch.0, &scratch.1);
+            mine.write(0, bytemuck::cast_slice(&row))?;
             let fp = exchange.encode();
             let args = ffi::AivCollArgs {
                 comm: ctx.comm_args(base),

@@ -235,6 +235,9 @@ pub struct Communicator {
     /// The streams of [`Communicator::batch_send_recv`], one per (peer, direction).
     pub(crate) batch:
         Mutex<std::collections::HashMap<(u32, crate::batch::SendRecvKind), CommStream>>,
+    /// GM of AlltoAllV's count exchange (this rank's row, every rank's rows), made at the
+    /// first call.
+    pub(crate) a2av_scratch: Mutex<Option<Arc<(ascendc_sys::GmBuffer, ascendc_sys::GmBuffer)>>>,
 }
 
 impl Communicator {
@@ -457,6 +460,7 @@ impl World {
                 main,
                 hd: Mutex::new(None),
                 batch: Mutex::new(Default::default()),
+                a2av_scratch: Mutex::new(None),
             });
         }
         Ok(World { comms, shared })
