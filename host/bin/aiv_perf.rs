@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! aiv-perf <collective> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum] [-r 0] [-p RANKS]
-//!          [-n ITERS] [-w WARMUP] [-c 0|1] [-T SECONDS] [--buffsize MB] [--algo ALGO]
+//!          [-n ITERS] [-w WARMUP] [-c 0|1] [-T SECONDS] [--buffsize MB] [--blocks-per-peer K] [--algo ALGO]
 //!          [--twin-checks] [--json]
 //! aiv-perf [<collective>] --help
 //! ```
@@ -656,6 +656,8 @@ struct Opts {
     warmup: usize,
     check: bool,
     buffsize_mb: Option<usize>,
+    /// `--blocks-per-peer`: Config::blocks_per_peer.
+    blocks_per_peer: Option<u32>,
     algo: AllReduceAlgo,
     json: bool,
     twin_checks: bool,
@@ -692,6 +694,8 @@ options:
                             1091 means 1091. Overrides HCCL_EXEC_TIMEOUT; with neither, the
                             library's default (120 s)
       --buffsize MB         HCCL buffer per rank (default HCCL_BUFFSIZE, else 200)
+      --blocks-per-peer K   cores per peer of every launch, 1..=8 (default: by size,
+                            aiv_comm::plan::BLOCKS_PER_PEER)
       --algo ALGO           all_reduce kernel: auto (default) one_shot two_shot hd
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed)
@@ -865,6 +869,7 @@ const VALUE_FLAGS: &[&str] = &[
     "-T",
     "--timeout",
     "--buffsize",
+    "--blocks-per-peer",
     "--algo",
 ];
 
@@ -931,6 +936,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         warmup: 5,
         check: true,
         buffsize_mb: None,
+        blocks_per_peer: None,
         algo: AllReduceAlgo::Auto,
         json: false,
         twin_checks: false,
@@ -986,6 +992,16 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
             }
             "-T" | "--timeout" => timeout_flag = Some(val.to_string()),
             "--buffsize" => o.buffsize_mb = Some(parse_num(flag, val)?),
+            "--blocks-per-peer" => {
+                let k = parse_num(flag, val)?;
+                if !(1..=aiv_comm::plan::MAX_BLOCKS_PER_PEER as usize).contains(&k) {
+                    return Err(format!(
+                        "--blocks-per-peer takes 1..={}, got {k}",
+                        aiv_comm::plan::MAX_BLOCKS_PER_PEER
+                    ));
+                }
+                o.blocks_per_peer = Some(k as u32);
+            }
             "--algo" => {
                 o.algo = val.parse()?;
                 algo_given = true;
@@ -1067,9 +1083,10 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
 fn config(o: &Opts) -> Config {
     Config {
         buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
+        blocks_per_peer: o.blocks_per_peer,
         exec_timeout: o.timeout,
         cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
-        ..Config::default() // HCCL_DETERMINISTIC, blocks per peer by size
+        ..Config::default() // HCCL_DETERMINISTIC
     }
 }
 
