@@ -526,3 +526,32 @@ fn uneven_collectives_document_their_counts() {
         assert!(out.contains("proportional to"), "{coll}: {out}");
     }
 }
+
+#[test]
+fn a_wrong_element_is_counted_and_exits_1() {
+    let args = [
+        "all_reduce",
+        "-b",
+        "4K",
+        "-e",
+        "4K",
+        "-p",
+        "2",
+        "-n",
+        "1",
+        "-w",
+        "0",
+    ];
+    let (code, out, _) = aiv_perf_env(&args, &[("AIV_PERF_INJECT_WRONG", "1")]);
+    assert_eq!(code, 1, "{out}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 1, "{out}");
+    // size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong | ...
+    assert_eq!(rows[0][8], "1", "out-of-place #wrong: {out}");
+    assert_eq!(rows[0][12], "1", "in-place #wrong: {out}");
+    assert!(out.contains("# Out of bounds values : 2 FAILED"), "{out}");
+    // The same run without the injection is clean.
+    let (code, out, _) = aiv_perf(&args);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(data_rows(&out)[0][8], "0");
+}

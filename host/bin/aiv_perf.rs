@@ -658,6 +658,9 @@ struct Opts {
     buffsize_mb: Option<usize>,
     /// `--blocks-per-peer`: Config::blocks_per_peer.
     blocks_per_peer: Option<u32>,
+    /// `AIV_PERF_INJECT_WRONG=1`: rank 0 flips one byte of what it read back before comparing
+    /// (a self-test of the check, the `#wrong` count and exit status 1).
+    inject_wrong: bool,
     algo: AllReduceAlgo,
     json: bool,
     twin_checks: bool,
@@ -696,6 +699,8 @@ options:
       --buffsize MB         HCCL buffer per rank (default HCCL_BUFFSIZE, else 200)
       --blocks-per-peer K   cores per peer of every launch, 1..=8 (default: by size,
                             aiv_comm::plan::BLOCKS_PER_PEER)
+  AIV_PERF_INJECT_WRONG=1   self-test of the check: rank 0 flips a byte of its result
+                            as read back, so #wrong is 1 and the exit status 1
       --algo ALGO           all_reduce kernel: auto (default) one_shot two_shot hd
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed)
@@ -937,6 +942,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         check: true,
         buffsize_mb: None,
         blocks_per_peer: None,
+        inject_wrong: false,
         algo: AllReduceAlgo::Auto,
         json: false,
         twin_checks: false,
@@ -1076,6 +1082,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
     cfg.timeout_with(&env).map_err(|e| e.to_string())?;
     cfg.deterministic_with(&env).map_err(|e| e.to_string())?;
+    o.inject_wrong = env("AIV_PERF_INJECT_WRONG").is_some_and(|v| v == "1");
     Ok(Parsed::Run(Box::new(o)))
 }
 
@@ -1387,6 +1394,11 @@ fn measure(
     let want = encode_all(o.dtype, (o.coll.reference)(&case, &check_value).into_iter());
     let mut got = vec![0u8; want.len()];
     recv.read(0, &mut got)?;
+    if o.inject_wrong && r == 0 {
+        if let Some(b) = got.first_mut() {
+            *b ^= 0xff;
+        }
+    }
     let es = o.dtype.size();
     m.wrong = Some(
         got.chunks(es)
