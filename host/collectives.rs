@@ -82,7 +82,11 @@ impl Communicator {
                 Kind::AllReduceTwoShot => c.count * es / n as usize,
                 _ => c.count * es,
             };
-            let blocks = n * self.blocks_per_peer(pair_bytes);
+            let blocks = if kind == Kind::AllReduceOneShot {
+                n
+            } else {
+                n * self.blocks_per_peer(pair_bytes)
+            };
             let fp = Call {
                 chunk: c.index as u32,
                 chunks: total,

@@ -16,7 +16,7 @@ use crate::ffi;
 use crate::fingerprint::{counts_digest, Algo, Call, CallOp};
 use crate::launcher::Blocks;
 use crate::link::reduce_codes;
-use crate::plan::{blocks_per_peer, plan_chunks, slot_bytes, Chunk, Kind};
+use crate::plan::{blocks_per_peer, capped_blocks_per_peer, plan_chunks, slot_bytes, Chunk, Kind};
 use crate::world::Communicator;
 
 /// Tags an AlltoAllV reserves: one for its count exchange and a window for its chunks (whose
@@ -46,6 +46,12 @@ fn segments(
     }
     let mut segs = Vec::with_capacity(ranks);
     for (q, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+        if c == 0 {
+            // An empty segment's displacement is never used (and may be anything, even past
+            // the buffer): keep it at 0 so that no offset arithmetic can overflow.
+            segs.push((0, 0));
+            continue;
+        }
         let end = d
             .checked_add(c)
             .and_then(|e| e.checked_mul(dtype.size()))
@@ -54,7 +60,7 @@ fn segments(
                     "{what}: segment of rank {q} ({c} elements at {d}) overflows"
                 ))
             })?;
-        if c > 0 && end > buf.len() {
+        if end > buf.len() {
             return Err(Error::BufferTooSmall {
                 what,
                 needed: end,
@@ -726,7 +732,7 @@ impl Communicator {
                     ..fill(c)
                 };
                 let parts = match forced {
-                    Some(k) => k.min(cores / nn).max(1),
+                    Some(k) => capped_blocks_per_peer(k, n, cores),
                     None => blocks_per_peer(c.count * dtype.size(), n, cores),
                 };
                 ctx.launch_on(

@@ -63,8 +63,9 @@ pub const BLOCKS_PER_PEER: [(usize, u32); 3] = [(16 << 20, 8), (4 << 20, 4), (1 
 pub const MAX_BLOCKS_PER_PEER: u32 = 8;
 
 /// Blocks per peer for a launch on `ranks` ranks of devices with `cores` AIV cores whose block
-/// pairs each move `pair_bytes` ([`BLOCKS_PER_PEER`]), at most `cores / ranks` and
-/// [`MAX_BLOCKS_PER_PEER`], at least 1.
+/// pairs each move `pair_bytes` ([`BLOCKS_PER_PEER`]), at most [`MAX_BLOCKS_PER_PEER`] and
+/// `min(cores, 48) / ranks` (the flag layout has cells for 48 blocks, `AIV_MAX_BLOCKS`), at
+/// least 1.
 ///
 /// ```
 /// use aiv_comm::plan::blocks_per_peer;
@@ -73,12 +74,19 @@ pub const MAX_BLOCKS_PER_PEER: u32 = 8;
 /// assert_eq!(blocks_per_peer(64 << 20, 8, 48), 6); // 48 cores / 8 ranks
 /// assert_eq!(blocks_per_peer(64 << 20, 2, 48), 8);
 /// assert_eq!(blocks_per_peer(64 << 20, 32, 48), 1);
+/// assert_eq!(blocks_per_peer(64 << 20, 8, 64), 6); // 48 flag cells / 8 ranks
 /// ```
 pub fn blocks_per_peer(pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
     let k = BLOCKS_PER_PEER
         .iter()
         .find(|(min, _)| pair_bytes >= *min)
         .map_or(1, |&(_, k)| k);
+    capped_blocks_per_peer(k, ranks, cores)
+}
+
+/// `k` blocks per peer within the limits of [`blocks_per_peer`].
+pub fn capped_blocks_per_peer(k: u32, ranks: usize, cores: u32) -> u32 {
+    let cores = cores.min(crate::ffi::AIV_MAX_BLOCKS);
     k.min(cores / ranks.max(1) as u32)
         .clamp(1, MAX_BLOCKS_PER_PEER)
 }

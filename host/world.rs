@@ -48,11 +48,11 @@ pub struct Config {
     /// Deterministic reductions: every AllReduce and ReduceScatter(V) adds the ranks'
     /// contributions in one fixed order, so the same inputs on the same rank count give the same
     /// bits on every run (as `HCCL_DETERMINISTIC=true` on A2). `None`: `HCCL_DETERMINISTIC`
-    /// (`true` / `false`, any case; unset is `false`). It costs parallelism: the adds into one
+    /// (`true`, `strict` or `false`, any case; unset is `false`; `strict` is the same order). It costs parallelism: the adds into one
     /// output run one after another instead of as they arrive (`BENCHMARKS.md` has figures).
     pub deterministic: Option<bool>,
     /// Blocks (cores) per peer of every collective launch, 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`]
-    /// (capped at `cores / ranks`). `None`: by the bytes each block pair moves
+    /// (capped at `min(cores, 48) / ranks`; one-shot AllReduce always runs one). `None`: by the bytes each block pair moves
     /// ([`crate::plan::blocks_per_peer`]). Results are the same either way; this is for
     /// experiments and tests of the split.
     pub blocks_per_peer: Option<u32>,
@@ -166,10 +166,12 @@ impl Config {
         match env("HCCL_DETERMINISTIC") {
             None => Ok(false),
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "true" => Ok(true),
+                // `strict` (CANN: a strict fixed order for AllReduce and ReduceScatter(V)) is
+                // what the fixed order here is already.
+                "true" | "strict" => Ok(true),
                 "false" => Ok(false),
                 _ => Err(Error::Config(format!(
-                    "HCCL_DETERMINISTIC must be `true` or `false`, got `{v}`"
+                    "HCCL_DETERMINISTIC must be `true`, `strict` or `false`, got `{v}`"
                 ))),
             },
         }
@@ -267,7 +269,7 @@ impl Communicator {
         let n = self.size();
         let cores = self.device().cores();
         match self.launcher.world.blocks_per_peer {
-            Some(k) => k.min(cores / n).max(1),
+            Some(k) => crate::plan::capped_blocks_per_peer(k, n as usize, cores),
             None => crate::plan::blocks_per_peer(pair_bytes, n as usize, cores),
         }
     }

@@ -32,6 +32,8 @@ enum Op {
     ReduceScatter(usize, DataType, ReduceOp),
     /// Counts `base + q` for rank q.
     GatherV(usize, DataType),
+    /// The same total as `GatherV`, split the other way round (`base + n - 1 - q`).
+    GatherVReversed(usize, DataType),
     Broadcast(usize, DataType, u32),
     AllToAll(usize, DataType),
     Barrier,
@@ -55,8 +57,11 @@ fn issue(c: &Communicator, op: Op) -> aiv_comm::Result<()> {
             let y = c.alloc(count * dt.size())?;
             c.reduce_scatter(&x, &y, count, dt, r)?;
         }
-        Op::GatherV(base, dt) => {
-            let counts: Vec<usize> = (0..n).map(|q| base + q).collect();
+        Op::GatherV(base, dt) | Op::GatherVReversed(base, dt) => {
+            let rev = matches!(op, Op::GatherVReversed(..));
+            let counts: Vec<usize> = (0..n)
+                .map(|q| base + if rev { n - 1 - q } else { q })
+                .collect();
             let displs: Vec<usize> = counts
                 .iter()
                 .scan(0, |a, &k| {
@@ -175,6 +180,7 @@ fn a_mismatched_call_of_the_rest_of_the_set_is_an_error_on_every_rank() {
         ),
         (rs(100, ReduceOp::Sum), Op::AllToAll(100, f32)),
         (Op::GatherV(10, f32), Op::GatherV(11, f32)),
+        (Op::GatherV(10, f32), Op::GatherVReversed(10, f32)),
         (Op::GatherV(10, f32), Op::Gather(10, f32)),
         (Op::Broadcast(100, f32, 0), Op::Broadcast(100, f32, 1)),
         (Op::Broadcast(100, f32, 0), Op::Broadcast(99, f32, 0)),
@@ -408,6 +414,22 @@ fn deterministic_reductions_give_the_same_bits_on_20_jittered_runs() {
         let runs = jittered_runs(5, true, algo, 20);
         for (k, run) in runs.iter().enumerate().skip(1) {
             assert!(run == &runs[0], "{algo:?}: run {k} differs from run 0");
+        }
+        if algo.is_none() {
+            // ReduceScatter's documented order: ((x_0 + x_1) + x_2) + ... in f32.
+            let count = runs[0][0].len() / 4;
+            for (r, out) in runs[0].iter().enumerate() {
+                for j in 0..count {
+                    let mut acc = 0f32;
+                    for q in 0..5 {
+                        let b = order_sensitive(DataType::F32, q, r * count + j);
+                        let v = f32::from_le_bytes(b.try_into().unwrap());
+                        acc = if q == 0 { v } else { acc + v };
+                    }
+                    let got = f32::from_le_bytes(out[j * 4..j * 4 + 4].try_into().unwrap());
+                    assert_eq!(got.to_bits(), acc.to_bits(), "rank {r} element {j}");
+                }
+            }
         }
     }
 }

@@ -823,3 +823,54 @@ fn back_to_back_barriers_and_broadcasts_never_report_a_false_mismatch() {
             .all(|&x| x == 59));
     }
 }
+
+#[test]
+fn more_cores_than_flag_cells_cap_the_blocks_per_peer() {
+    // 8 ranks x 8 parts would be 64 blocks; the flag layout has cells for 48.
+    let w = World::sim_with(
+        8,
+        Config {
+            buffer_bytes: Some(1 << 20),
+            cores: 64,
+            blocks_per_peer: Some(8),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    bcast_case(&w, 100_000, DataType::U8, 3, false);
+    rs_case(&w, &[5000; 8], DataType::F32, ReduceOp::Sum, false, true);
+    a2a_case(&w, &vec![vec![3000; 8]; 8], DataType::U8, true);
+}
+
+#[test]
+fn an_empty_segment_may_have_any_displacement() {
+    let w = world(2, 8 * 1024);
+    let res = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
+        let send = c.alloc_from(&[7u8 + c.rank() as u8])?;
+        let recv = c.alloc(1)?;
+        let me = c.rank() as usize;
+        let counts = [1, 0];
+        let send_count = counts[me];
+        c.all_gather_v(
+            &send,
+            send_count,
+            &recv,
+            &counts,
+            &[0, usize::MAX],
+            DataType::U8,
+        )?;
+        // Rank me sends itself its element and the other rank nothing (at a displacement
+        // past every buffer).
+        let displs = if me == 0 {
+            [0, usize::MAX]
+        } else {
+            [usize::MAX, 0]
+        };
+        let own = [1 - me, me];
+        c.all_to_all_v(&send, &own, &displs, &recv, &own, &displs, DataType::U8)?;
+        c.synchronize()?;
+        recv.to_vec()
+    });
+    assert_eq!(res[0].as_ref().unwrap(), &[7]);
+    assert_eq!(res[1].as_ref().unwrap(), &[8]);
+}

@@ -411,6 +411,16 @@ fn hccl_buffsize_and_exec_timeout_are_read_as_hccl_reads_them() {
         assert_eq!(t, Duration::from_secs(secs), "{v}");
         assert_eq!(aiv_comm::world::parse_hccl_exec_timeout(v), Some(t));
     }
+    // HCCL_DETERMINISTIC: true, strict (the same fixed order here) or false.
+    for (v, want) in [("true", true), ("STRICT", true), ("false", false)] {
+        assert_eq!(
+            c.deterministic_with(|k| (k == "HCCL_DETERMINISTIC").then(|| v.to_string()))
+                .unwrap(),
+            want
+        );
+    }
+    assert!(c.deterministic_with(|_| Some("1".into())).is_err());
+    assert!(!c.deterministic_with(|_| None).unwrap());
     // Malformed values are errors, not silently replaced.
     for bad in ["0.001", "abc", "-1", "1e3", "", "."] {
         assert!(
