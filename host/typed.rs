@@ -84,25 +84,26 @@
 //!
 //! # Example
 //!
-//! The example of the README's "Using it", verbatim (a test checks that they are the same):
+//! The example of the README's "Using it", verbatim (a test checks that they are the same): a
+//! whole program, as it compiles when pasted into `src/main.rs`:
 //!
 //! ```
-//! # fn main() -> aiv_comm::Result<()> {
 //! use aiv_comm::{Config, ReduceOp, World};
 //!
-//! let world = World::sim_with(4, Config { buffer_bytes: Some(16 << 20), ..Config::default() })?;
-//! let sums = world.run(|comm| {
-//!     let t = comm.typed(); // typed API (aiv_comm::typed); comm's own takes bytes + DataType
-//!     let send = t.htod_copy(vec![comm.rank() as f32; 1 << 16])?;
-//!     let mut recv = t.alloc_zeros::<f32>(send.len())?;
-//!     t.all_reduce(&send, &mut recv, ReduceOp::Sum)?; // enqueued
-//!     t.dtoh_sync_copy(&recv) // synchronized, copied back
-//! });
-//! for sum in sums {
-//!     assert!(sum?.iter().all(|&x| x == 6.0)); // 0 + 1 + 2 + 3
+//! fn main() -> aiv_comm::Result<()> {
+//!     let world = World::sim_with(4, Config { buffer_bytes: Some(16 << 20), ..Config::default() })?;
+//!     let sums = world.run(|comm| {
+//!         let t = comm.typed(); // typed API (aiv_comm::typed); comm's own takes bytes + DataType
+//!         let send = t.htod_copy(vec![comm.rank() as f32; 1 << 16])?;
+//!         let mut recv = t.alloc_zeros::<f32>(send.len())?;
+//!         t.all_reduce(&send, &mut recv, ReduceOp::Sum)?; // enqueued
+//!         t.dtoh_sync_copy(&recv) // synchronized, copied back
+//!     });
+//!     for sum in sums {
+//!         assert!(sum?.iter().all(|&x| x == 6.0)); // 0 + 1 + 2 + 3
+//!     }
+//!     Ok(())
 //! }
-//! # Ok(())
-//! # }
 //! ```
 //!
 //! A ReduceScatter of `bf16`: each rank sends `size()` blocks of `recv.len()` elements and
