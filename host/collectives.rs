@@ -220,16 +220,7 @@ impl Communicator {
             elem_size: es as u32,
             ..Default::default()
         };
-        let call = Call {
-            op: CallOp::AllGather,
-            count: count as u64,
-            dtype,
-            redop: None,
-            algo: Algo::None,
-            chunk: 0,
-            chunks: 0,
-            extra: 0,
-        };
+        let call = Call::of(CallOp::AllGather, count as u64, dtype, None);
         // SAFETY: aiv_all_gather takes an AivCollArgs.
         unsafe {
             self.launch_chunks(
@@ -376,14 +367,8 @@ impl Communicator {
             ..Default::default()
         };
         let call = Call {
-            op: CallOp::Broadcast,
-            count: count as u64,
-            dtype,
-            redop: None,
-            algo: Algo::None,
-            chunk: 0,
-            chunks: 0,
             extra: root,
+            ..Call::of(CallOp::Broadcast, count as u64, dtype, None)
         };
         // Only the root reads `send`; elsewhere it is passed as the recv buffer's claim partner
         // (`launch_chunks` claims both), so use `recv` twice.
@@ -421,14 +406,8 @@ impl Communicator {
         self.check_usable()?;
         let n = self.size();
         let fp = Call {
-            op: CallOp::Barrier,
-            count: 0,
-            dtype: DataType::U8,
-            redop: None,
-            algo: Algo::None,
-            chunk: 0,
             chunks: 1,
-            extra: 0,
+            ..Call::of(CallOp::Barrier, 0, DataType::U8, None)
         }
         .encode();
         let tag = self.reserve_tags(1)?;

@@ -13,7 +13,7 @@ use crate::collectives::elem_bytes;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::fingerprint::{counts_digest, Algo, Call, CallOp};
+use crate::fingerprint::{counts_digest, Call, CallOp};
 use crate::launcher::Blocks;
 use crate::link::reduce_codes;
 use crate::plan::{blocks_per_peer, capped_blocks_per_peer, plan_chunks, slot_bytes, Chunk, Kind};
@@ -328,24 +328,20 @@ impl Communicator {
             }
             a
         };
+        let op_code = if v {
+            CallOp::ReduceScatterV
+        } else {
+            CallOp::ReduceScatter
+        };
+        // What every rank agrees on: the elements reduced (the counts may differ per rank).
+        let total = send_counts.iter().sum::<usize>() as u64;
         let call = Call {
-            op: if v {
-                CallOp::ReduceScatterV
-            } else {
-                CallOp::ReduceScatter
-            },
-            // What every rank agrees on: the elements reduced (the counts may differ per rank).
-            count: send_counts.iter().sum::<usize>() as u64,
-            dtype,
-            redop: Some(op),
-            algo: Algo::None,
-            chunk: 0,
-            chunks: 0,
             extra: if v {
                 counts_digest(send_counts.iter().map(|&c| c as u64))
             } else {
                 0
             },
+            ..Call::of(op_code, total, dtype, Some(op))
         };
         let v = VCall {
             kernel: &ffi::kernels::aiv_reduce_scatter,
@@ -433,16 +429,11 @@ impl Communicator {
             }
             a
         };
+        // What every rank agrees on: the elements gathered (the counts differ per rank).
+        let total = recv_counts.iter().sum::<usize>() as u64;
         let call = Call {
-            op: CallOp::AllGatherV,
-            // What every rank agrees on: the elements gathered (the counts differ per rank).
-            count: recv_counts.iter().sum::<usize>() as u64,
-            dtype,
-            redop: None,
-            algo: Algo::None,
-            chunk: 0,
-            chunks: 0,
             extra: counts_digest(recv_counts.iter().map(|&c| c as u64)),
+            ..Call::of(CallOp::AllGatherV, total, dtype, None)
         };
         let v = VCall {
             kernel: &ffi::kernels::aiv_all_gather_v,
@@ -488,16 +479,7 @@ impl Communicator {
             .ok_or_else(|| Error::Length(format!("{count} elements x {n} ranks overflow")))?;
         let (segs_s, segs_r) =
             self.check_all_to_all(send, &counts, &displs, recv, &counts, &displs, dtype)?;
-        let call = Call {
-            op: CallOp::AllToAll,
-            count: count as u64,
-            dtype,
-            redop: None,
-            algo: Algo::None,
-            chunk: 0,
-            chunks: 0,
-            extra: 0,
-        };
+        let call = Call::of(CallOp::AllToAll, count as u64, dtype, None);
         let v = VCall {
             kernel: &ffi::kernels::aiv_all_to_all,
             kind: Kind::AllToAll,
@@ -646,14 +628,8 @@ impl Communicator {
         );
         let uses = vec![send.use_read(), recv.use_write()];
         let exchange = Call {
-            op: CallOp::AllToAllVCounts,
-            count: n as u64,
-            dtype,
-            redop: None,
-            algo: Algo::None,
-            chunk: 0,
             chunks: 1,
-            extra: 0,
+            ..Call::of(CallOp::AllToAllVCounts, n as u64, dtype, None)
         };
         let name = "all_to_all_v";
         let me = self.rank();

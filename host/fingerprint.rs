@@ -101,6 +101,21 @@ const REDOPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, Redu
 const ALGOS: [Algo; 4] = [Algo::None, Algo::OneShot, Algo::TwoShot, Algo::Hd];
 
 impl Call {
+    /// A call of `op` on `count` elements of `dtype` (reduced with `redop`), no algorithm,
+    /// chunk fields and extra 0 (set them with struct update syntax).
+    pub fn of(op: CallOp, count: u64, dtype: DataType, redop: Option<ReduceOp>) -> Call {
+        Call {
+            op,
+            count,
+            dtype,
+            redop,
+            algo: Algo::None,
+            chunk: 0,
+            chunks: 0,
+            extra: 0,
+        }
+    }
+
     /// The payload lanes of the call's broadcast cells.
     pub fn encode(&self) -> [i32; ffi::AIV_PAYLOAD_LANES as usize] {
         let dt = DataType::ALL
