@@ -540,6 +540,90 @@ impl Communicator {
         Ok((s, r))
     }
 
+    /// AlltoAllVC (HCCL's `HcclAlltoAllVC`): every rank passes the whole counts matrix,
+    /// `send_count_matrix[p * size() + q]` = the elements rank `p` sends rank `q`. This rank's
+    /// pieces are packed in rank order: its piece for `q` starts at element
+    /// `sum(matrix[rank][..q])` of `send`, and rank `p`'s piece for it lands at element
+    /// `sum(matrix[..p][rank])` of `recv`. Any element type; `send` and `recv` may not overlap.
+    ///
+    /// Since every rank holds the matrix there is no count exchange (unlike
+    /// [`Communicator::all_to_all_v`]); the fingerprint carries a digest of it, so ranks that
+    /// pass different matrices get [`Error::CollectiveMismatch`] on every rank.
+    ///
+    /// ```
+    /// use aiv_comm::{DataType, World};
+    /// let world = World::sim(2).unwrap();
+    /// // Rank 0 sends 1 element to itself and 2 to rank 1; rank 1 sends 3 to rank 0, 0 to itself.
+    /// let m = [1, 2, 3, 0];
+    /// let out = world.run(|comm| -> aiv_comm::Result<Vec<u8>> {
+    ///     let r = comm.rank() as u8;
+    ///     let send = comm.alloc_from(&[10 * r, 10 * r + 1, 10 * r + 2])?;
+    ///     let recv = comm.alloc(if r == 0 { 4 } else { 2 })?;
+    ///     comm.all_to_all_vc(&send, &m, &recv, DataType::U8)?;
+    ///     comm.synchronize()?;
+    ///     recv.to_vec::<u8>()
+    /// });
+    /// assert_eq!(out[0].as_ref().unwrap(), &[0, 10, 11, 12]);
+    /// assert_eq!(out[1].as_ref().unwrap(), &[1, 2]);
+    /// ```
+    pub fn all_to_all_vc(
+        &self,
+        send: &DeviceBuffer,
+        send_count_matrix: &[usize],
+        recv: &DeviceBuffer,
+        dtype: DataType,
+    ) -> Result<()> {
+        let n = self.size() as usize;
+        let me = self.rank() as usize;
+        if send_count_matrix.len() != n * n {
+            return Err(Error::InvalidArgument(format!(
+                "all_to_all_vc: a counts matrix of {} entries for {n} ranks ({} expected)",
+                send_count_matrix.len(),
+                n * n
+            )));
+        }
+        let m = |p: usize, q: usize| send_count_matrix[p * n + q];
+        let packed = |counts: Vec<usize>| -> Result<(Vec<usize>, Vec<usize>)> {
+            let mut displs = Vec::with_capacity(n);
+            let mut at = 0usize;
+            for &c in &counts {
+                displs.push(at);
+                at = at.checked_add(c).ok_or_else(|| {
+                    Error::Length("all_to_all_vc: the counts overflow".to_string())
+                })?;
+            }
+            Ok((counts, displs))
+        };
+        let (sc, sd) = packed((0..n).map(|q| m(me, q)).collect())?;
+        let (rc, rd) = packed((0..n).map(|p| m(p, me)).collect())?;
+        let (segs_s, segs_r) = self.check_all_to_all(send, &sc, &sd, recv, &rc, &rd, dtype)?;
+        let call = Call {
+            extra: counts_digest(send_count_matrix.iter().map(|&c| c as u64)),
+            ..Call::of(
+                CallOp::AllToAllVC,
+                send_count_matrix.iter().copied().max().unwrap_or(0) as u64,
+                dtype,
+                None,
+            )
+        };
+        let v = VCall {
+            kernel: &ffi::kernels::aiv_all_to_all,
+            kind: Kind::AllToAll,
+            call,
+            longest: send_count_matrix.iter().copied().max().unwrap_or(0),
+            tags_per_launch: 1,
+            fill: Box::new(all_to_all_fill(
+                send.addr(),
+                recv.addr(),
+                segs_s,
+                segs_r,
+                dtype.size(),
+                slot_bytes(self.buffer_bytes(), n) as u64,
+            )),
+        };
+        self.launch_v(v, send, recv)
+    }
+
     /// AlltoAllV: this rank's `send_counts[q]` elements at element `send_displs[q]` of `send` go
     /// to rank `q`, and rank `q`'s elements for this rank (`recv_counts[q]` of them) land at
     /// element `recv_displs[q]` of `recv`. Any element type; `send` and `recv` may not overlap,

@@ -27,9 +27,10 @@ pub(crate) enum CallOp {
     Barrier = 9,
     /// The count exchange that starts an AlltoAllV.
     AllToAllVCounts = 10,
+    AllToAllVC = 11,
 }
 
-const CALL_OPS: [CallOp; 10] = [
+const CALL_OPS: [CallOp; 11] = [
     CallOp::AllGather,
     CallOp::AllReduce,
     CallOp::ReduceScatter,
@@ -40,6 +41,7 @@ const CALL_OPS: [CallOp; 10] = [
     CallOp::AllToAllV,
     CallOp::Barrier,
     CallOp::AllToAllVCounts,
+    CallOp::AllToAllVC,
 ];
 
 impl CallOp {
@@ -55,6 +57,7 @@ impl CallOp {
             CallOp::AllToAllV => "all_to_all_v",
             CallOp::Barrier => "barrier",
             CallOp::AllToAllVCounts => "all_to_all_v's count exchange",
+            CallOp::AllToAllVC => "all_to_all_vc",
         }
     }
 }
@@ -167,7 +170,8 @@ impl Call {
             CallOp::ReduceScatterV
             | CallOp::AllGatherV
             | CallOp::AllToAllV
-            | CallOp::AllToAllVCounts => s += &format!(", counts #{:08x}", self.extra),
+            | CallOp::AllToAllVCounts
+            | CallOp::AllToAllVC => s += &format!(", counts #{:08x}", self.extra),
             _ => {}
         }
         if let Some(r) = self.redop {

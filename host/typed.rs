@@ -1688,6 +1688,36 @@ impl<'a> Typed<'a> {
         )
     }
 
+    /// AlltoAllVC ([`Communicator::all_to_all_vc`]): every rank passes the whole counts matrix
+    /// (`matrix[p * size() + q]` elements from rank `p` to rank `q`), pieces packed in rank
+    /// order in `send` and `recv`; the call's buffers are the runtime-typed one's, checked for
+    /// length there (`recv` must hold this rank's column, `send` its row).
+    ///
+    /// ```
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let m = [1, 2, 3, 0]; // rank 0 -> 0: 1, 0 -> 1: 2, 1 -> 0: 3, 1 -> 1: 0
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let r = comm.rank() as i32;
+    ///     let send = t.htod_copy([10 * r, 10 * r + 1, 10 * r + 2])?;
+    ///     let mut recv = t.alloc_zeros::<i32>(if r == 0 { 4 } else { 2 })?;
+    ///     t.all_to_all_vc(&send, &m, &mut recv)?;
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[0].as_ref().unwrap(), &[0, 10, 11, 12]);
+    /// assert_eq!(got[1].as_ref().unwrap(), &[1, 2]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn all_to_all_vc<T: DeviceElement>(
+        &self,
+        send: &impl DeviceRead<T>,
+        matrix: &[usize],
+        recv: &mut impl DeviceWrite<T>,
+    ) -> Result<()> {
+        self.comm
+            .all_to_all_vc(send.as_buffer(), matrix, recv.as_buffer(), T::DTYPE)
+    }
+
     /// Broadcast ([`Communicator::broadcast`]): `root`'s `send` into every rank's `recv` (the
     /// root's included), cudarc's form. `send` is used on the root only, which must pass
     /// `Some` of `recv.len()` elements; the other ranks pass `None` (a `Some` there is ignored).

@@ -874,3 +874,64 @@ fn an_empty_segment_may_have_any_displacement() {
     assert_eq!(res[0].as_ref().unwrap(), &[7]);
     assert_eq!(res[1].as_ref().unwrap(), &[8]);
 }
+
+#[test]
+fn all_to_all_vc_packs_the_matrix_and_refuses_a_different_one() {
+    for (ranks, buffer) in [
+        (1usize, 8 * 1024),
+        (2, 8 * 1024),
+        (3, 4096),
+        (5, 8 * 1024),
+        (8, 16 * 1024),
+    ] {
+        let w = world(ranks, buffer);
+        let m: Vec<usize> = (0..ranks * ranks)
+            .map(|i| [0, 1, 5, 700, 2049][(i * 7 + 3) % 5])
+            .collect();
+        let at = |p: usize, q: usize| m[p * ranks + q];
+        let inputs: Vec<Vec<u8>> = (0..ranks)
+            .map(|p| {
+                pattern(
+                    (0..ranks).map(|q| at(p, q)).sum::<usize>() * 2,
+                    500 + p as u64,
+                )
+            })
+            .collect();
+        let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
+            let r = c.rank() as usize;
+            let send = c.alloc_from(&inputs[r])?;
+            let (all, recv) = guarded(c, (0..ranks).map(|p| at(p, r)).sum::<usize>() * 2);
+            c.all_to_all_vc(&send, &m, &recv, DataType::Bf16)?;
+            c.synchronize()?;
+            all.to_vec::<u8>()
+        });
+        for (q, o) in outs.into_iter().enumerate() {
+            let mut want = Vec::new();
+            for p in 0..ranks {
+                let start: usize = (0..q).map(|j| at(p, j)).sum::<usize>() * 2;
+                want.extend_from_slice(&inputs[p][start..start + at(p, q) * 2]);
+            }
+            want.extend([SENTINEL; 64]);
+            assert!(o.unwrap() == want, "{ranks} ranks: rank {q}");
+        }
+    }
+    let w = world(3, 8 * 1024);
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        let mut m = vec![1usize; 9];
+        if c.rank() == 2 {
+            m[1] = 2; // rank 0 sends rank 1 two elements, says rank 2
+        }
+        let send = c.alloc(64)?;
+        let recv = c.alloc(64)?;
+        c.all_to_all_vc(&send, &m, &recv, DataType::F32)?;
+        c.synchronize()
+    });
+    for (r, e) in res.into_iter().enumerate() {
+        let msg = e.expect_err("a mismatch").to_string();
+        assert!(msg.contains("at the same point"), "rank {r}: {msg}");
+    }
+    let c = &w.comms()[0];
+    let b = c.alloc(64).unwrap();
+    let e = c.all_to_all_vc(&b, &[1; 8], &b, DataType::U8).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+}
