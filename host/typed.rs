@@ -20,8 +20,8 @@
 //! | (NCCL: `ncclGroupStart`, sends and recvs, `ncclGroupEnd`) | `t.batch_send_recv(&[P2p::send(&a, p), P2p::recv(&mut b, q)])` |
 //!
 //! And HCCL's collectives cudarc has no counterpart for, with the same rules:
-//! [`Typed::all_to_all`], [`Typed::all_to_all_v`], [`Typed::all_gather_v`],
-//! [`Typed::reduce_scatter_v`] and [`Typed::barrier`].
+//! [`Typed::all_to_all`], [`Typed::all_to_all_v`], [`Typed::all_to_all_vc`],
+//! [`Typed::all_gather_v`], [`Typed::reduce_scatter_v`] and [`Typed::barrier`].
 //!
 //! # What the types guarantee
 //!
