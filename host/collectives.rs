@@ -47,8 +47,8 @@ impl std::str::FromStr for AllReduceAlgo {
 }
 
 impl Communicator {
-    /// Enqueues one launch of `kernel` (blocks per rank by size, one fresh tag) per chunk of `count`
-    /// elements; `template` carries the call-wide fields, the chunk's input/output/bytes and
+    /// Enqueues one launch of `kernel` (blocks per rank by size, one fresh tag) per chunk of
+    /// `count` elements; `template` carries the call-wide fields, the chunk's input/output/bytes and
     /// fingerprint (from `call`) are set here. `send` and `recv` are claimed until their
     /// launches have run.
     ///

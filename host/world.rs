@@ -48,11 +48,13 @@ pub struct Config {
     /// Deterministic reductions: every AllReduce and ReduceScatter(V) adds the ranks'
     /// contributions in one fixed order, so the same inputs on the same rank count give the same
     /// bits on every run (as `HCCL_DETERMINISTIC=true` on A2). `None`: `HCCL_DETERMINISTIC`
-    /// (`true`, `strict` or `false`, any case; unset is `false`; `strict` is the same order). It costs parallelism: the adds into one
-    /// output run one after another instead of as they arrive (`BENCHMARKS.md` has figures).
+    /// (`true`, `strict` or `false`, any case; unset is `false`; `strict` is the same order).
+    /// It costs parallelism: the adds into one output run one after another instead of as they
+    /// arrive (`BENCHMARKS.md` has figures).
     pub deterministic: Option<bool>,
-    /// Blocks (cores) per peer of every collective launch, 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`]
-    /// (capped at `min(cores, 48) / ranks`; one-shot AllReduce always runs one). `None`: by the bytes each block pair moves
+    /// Blocks (cores) per peer of every collective launch,
+    /// 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`] (capped at `min(cores, 48) / ranks`; one-shot
+    /// AllReduce always runs one). `None`: by the bytes each block pair moves
     /// ([`crate::plan::blocks_per_peer`]). Results are the same either way; this is for
     /// experiments and tests of the split.
     pub blocks_per_peer: Option<u32>,
