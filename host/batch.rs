@@ -120,13 +120,7 @@ impl Communicator {
                     len: it.buf.len(),
                 });
             }
-            if !it.buf.addr().is_multiple_of(it.dtype.size() as u64) {
-                return Err(Error::Misaligned {
-                    what,
-                    addr: it.buf.addr(),
-                    align: it.dtype.size(),
-                });
-            }
+            crate::collectives::check_aligned(what, it.buf, it.dtype)?;
             crate::link::p2p_chunks(self.buffer_bytes(), self.size(), bytes)?;
             if bytes > 0 {
                 let range = (it.buf.addr(), it.buf.addr() + bytes as u64, i);

@@ -17,6 +17,18 @@ pub(crate) fn elem_bytes(count: usize, dtype: DataType) -> Result<usize> {
         .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))
 }
 
+/// Refuses `buf` at an address not aligned to `dtype`'s element size.
+pub(crate) fn check_aligned(what: &'static str, buf: &DeviceBuffer, dtype: DataType) -> Result<()> {
+    if !buf.addr().is_multiple_of(dtype.size() as u64) {
+        return Err(Error::Misaligned {
+            what,
+            addr: buf.addr(),
+            align: dtype.size(),
+        });
+    }
+    Ok(())
+}
+
 /// Which AllReduce kernel to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum AllReduceAlgo {
@@ -170,14 +182,7 @@ impl Communicator {
                 len: buf.len(),
             });
         }
-        if !buf.addr().is_multiple_of(dtype.size() as u64) {
-            return Err(Error::Misaligned {
-                what,
-                addr: buf.addr(),
-                align: dtype.size(),
-            });
-        }
-        Ok(())
+        check_aligned(what, buf, dtype)
     }
 
     /// AllGather: every rank contributes `count` elements of `dtype` from `send`; afterwards

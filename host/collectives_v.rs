@@ -9,14 +9,14 @@
 use std::sync::Arc;
 
 use crate::buffer::DeviceBuffer;
-use crate::collectives::elem_bytes;
+use crate::collectives::{check_aligned, elem_bytes};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::fingerprint::{counts_digest, Call, CallOp};
 use crate::launcher::Blocks;
 use crate::link::reduce_codes;
-use crate::plan::{blocks_per_peer, capped_blocks_per_peer, plan_chunks, slot_bytes, Chunk, Kind};
+use crate::plan::{blocks_for, plan_chunks, slot_bytes, Chunk, Kind};
 use crate::world::Communicator;
 
 /// Tags an AlltoAllV reserves: one for its count exchange and a window for its chunks (whose
@@ -110,6 +110,53 @@ fn check_disjoint_segments(
     Ok(())
 }
 
+/// Checks the buffer of a V call that holds only this rank's piece (`one`: ReduceScatterV's
+/// recv, AllGatherV's send) against the segmented one (`segmented`, cut into `segs`): `count`
+/// must be this rank's entry of the counts, `one` must hold it, and it may overlap the
+/// segmented buffer only by being exactly this rank's own segment (in place).
+/// `names`: (call, `one`'s name in errors, what its in-place place is called).
+#[allow(clippy::too_many_arguments)]
+fn own_piece(
+    names: (&str, &'static str, &str),
+    one: &DeviceBuffer,
+    count: usize,
+    (counts_name, counts): (&str, &[usize]),
+    segmented: &DeviceBuffer,
+    segs: &Segments,
+    me: usize,
+    dtype: DataType,
+) -> Result<()> {
+    let (call, one_name, place) = names;
+    if counts[me] != count {
+        return Err(Error::InvalidArgument(format!(
+            "{call}: rank {me}'s {one_name} count is {count} but its {counts_name}[{me}] is {}",
+            counts[me]
+        )));
+    }
+    let bytes = elem_bytes(count, dtype)?;
+    if one.len() < bytes {
+        return Err(Error::BufferTooSmall {
+            what: one_name,
+            needed: bytes,
+            len: one.len(),
+        });
+    }
+    let es = dtype.size();
+    let range = (one.addr(), one.addr() + bytes as u64);
+    let own = seg_range(segmented, segs[me], es);
+    for (q, &s) in segs.iter().enumerate() {
+        let r = seg_range(segmented, s, es);
+        if one.same_allocation(segmented) && meet(r, range) && !(q == me && r == range) {
+            return Err(Error::Overlap(format!(
+                "{call}: {one_name} overlaps rank {q}'s {place}; in place, {one_name} must be exactly this rank's {place} ({} bytes at {:#x})",
+                own.1 - own.0,
+                own.0
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// What one chunk's pieces are: elements `chunk.offset ..` of each segment, at most
 /// `chunk.count` of them.
 fn piece(seg: (usize, usize), c: &Chunk) -> usize {
@@ -176,14 +223,7 @@ impl Communicator {
         dtype: DataType,
     ) -> Result<()> {
         self.check_owner(what, buf, true)?;
-        if !buf.addr().is_multiple_of(dtype.size() as u64) {
-            return Err(Error::Misaligned {
-                what,
-                addr: buf.addr(),
-                align: dtype.size(),
-            });
-        }
-        Ok(())
+        check_aligned(what, buf, dtype)
     }
 
     /// ReduceScatter: every rank's `send` holds `size() * recv_count` elements of `dtype`;
@@ -278,33 +318,16 @@ impl Communicator {
         self.check_v_buffer("send buffer", send, dtype)?;
         self.check_v_buffer("recv buffer", recv, dtype)?;
         let segs = segments("send buffer", send, send_counts, send_displs, n, dtype)?;
-        if send_counts[me] != recv_count {
-            return Err(Error::InvalidArgument(format!(
-                "rank {me} receives {recv_count} elements but its send_counts[{me}] is {}",
-                send_counts[me]
-            )));
-        }
-        let bytes = elem_bytes(recv_count, dtype)?;
-        if recv.len() < bytes {
-            return Err(Error::BufferTooSmall {
-                what: "recv buffer",
-                needed: bytes,
-                len: recv.len(),
-            });
-        }
-        let out = (recv.addr(), recv.addr() + bytes as u64);
-        let own = seg_range(send, segs[me], es);
-        for (q, &s) in segs.iter().enumerate() {
-            let r = seg_range(send, s, es);
-            let in_place = q == me && r == out;
-            if send.same_allocation(recv) && meet(r, out) && !in_place {
-                return Err(Error::Overlap(format!(
-                    "reduce_scatter: recv overlaps rank {q}'s block of send; in place, recv must be exactly this rank's block ({} bytes at send + {})",
-                    own.1 - own.0,
-                    own.0 - send.addr()
-                )));
-            }
-        }
+        own_piece(
+            ("reduce_scatter", "recv buffer", "block of send"),
+            recv,
+            recv_count,
+            ("send_counts", send_counts),
+            send,
+            &segs,
+            me,
+            dtype,
+        )?;
         let slot = slot_bytes(self.buffer_bytes(), n) as u64;
         let flags = if self.deterministic() {
             ffi::AIV_COLL_DETERMINISTIC
@@ -392,30 +415,17 @@ impl Communicator {
         self.check_v_buffer("send buffer", send, dtype)?;
         self.check_v_buffer("recv buffer", recv, dtype)?;
         let segs = segments("recv buffer", recv, recv_counts, recv_displs, n, dtype)?;
-        if recv_counts[me] != send_count {
-            return Err(Error::InvalidArgument(format!(
-                "rank {me} sends {send_count} elements but its recv_counts[{me}] is {}",
-                recv_counts[me]
-            )));
-        }
-        let bytes = elem_bytes(send_count, dtype)?;
-        if send.len() < bytes {
-            return Err(Error::BufferTooSmall {
-                what: "send buffer",
-                needed: bytes,
-                len: send.len(),
-            });
-        }
+        own_piece(
+            ("all_gather_v", "send buffer", "segment of recv"),
+            send,
+            send_count,
+            ("recv_counts", recv_counts),
+            recv,
+            &segs,
+            me,
+            dtype,
+        )?;
         check_disjoint_segments("all_gather_v recv buffer", recv, &segs, es)?;
-        let input = (send.addr(), send.addr() + bytes as u64);
-        for (q, &s) in segs.iter().enumerate() {
-            let r = seg_range(recv, s, es);
-            if send.same_allocation(recv) && meet(r, input) && !(q == me && r == input) {
-                return Err(Error::Overlap(format!(
-                    "all_gather_v: send overlaps rank {q}'s segment of recv; in place, send must be exactly this rank's segment"
-                )));
-            }
-        }
         let (send_addr, recv_addr) = (send.addr(), recv.addr());
         let fill = move |c: &Chunk| {
             let mut a = ffi::AivCollVArgs {
@@ -597,20 +607,16 @@ impl Communicator {
         let (sc, sd) = packed((0..n).map(|q| m(me, q)).collect())?;
         let (rc, rd) = packed((0..n).map(|p| m(p, me)).collect())?;
         let (segs_s, segs_r) = self.check_all_to_all(send, &sc, &sd, recv, &rc, &rd, dtype)?;
+        let longest = send_count_matrix.iter().copied().max().unwrap_or(0);
         let call = Call {
             extra: counts_digest(send_count_matrix.iter().map(|&c| c as u64)),
-            ..Call::of(
-                CallOp::AllToAllVC,
-                send_count_matrix.iter().copied().max().unwrap_or(0) as u64,
-                dtype,
-                None,
-            )
+            ..Call::of(CallOp::AllToAllVC, longest as u64, dtype, None)
         };
         let v = VCall {
             kernel: &ffi::kernels::aiv_all_to_all,
             kind: Kind::AllToAll,
             call,
-            longest: send_count_matrix.iter().copied().max().unwrap_or(0),
+            longest,
             tags_per_launch: 1,
             fill: Box::new(all_to_all_fill(
                 send.addr(),
@@ -791,10 +797,7 @@ impl Communicator {
                     fp,
                     ..fill(c)
                 };
-                let parts = match forced {
-                    Some(k) => capped_blocks_per_peer(k, n, cores),
-                    None => blocks_per_peer(c.count * dtype.size(), n, cores),
-                };
+                let parts = blocks_for(forced, c.count * dtype.size(), n, cores);
                 ctx.launch_on(
                     &ffi::kernels::aiv_all_to_all,
                     Blocks::Exactly(nn * parts),

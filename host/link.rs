@@ -490,13 +490,7 @@ impl CommStream {
         check_len("reduce dst", dst, bytes)?;
         check_len("reduce src", src, bytes)?;
         for (what, b) in [("reduce dst", dst), ("reduce src", src)] {
-            if !b.addr().is_multiple_of(dtype.size() as u64) {
-                return Err(Error::Misaligned {
-                    what,
-                    addr: b.addr(),
-                    align: dtype.size(),
-                });
-            }
+            crate::collectives::check_aligned(what, b, dtype)?;
         }
         check_disjoint("reduce", dst, src, bytes)?;
         let uses = vec![src.use_read(), dst.use_write()];

@@ -84,6 +84,15 @@ pub fn blocks_per_peer(pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
     capped_blocks_per_peer(k, ranks, cores)
 }
 
+/// Blocks per peer with a forced split (`Config::blocks_per_peer`) or, with none, by size:
+/// `forced` capped as [`capped_blocks_per_peer`], else [`blocks_per_peer`].
+pub fn blocks_for(forced: Option<u32>, pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
+    match forced {
+        Some(k) => capped_blocks_per_peer(k, ranks, cores),
+        None => blocks_per_peer(pair_bytes, ranks, cores),
+    }
+}
+
 /// `k` blocks per peer within the limits of [`blocks_per_peer`].
 pub fn capped_blocks_per_peer(k: u32, ranks: usize, cores: u32) -> u32 {
     let cores = cores.min(crate::ffi::AIV_MAX_BLOCKS);

@@ -270,10 +270,12 @@ impl Communicator {
     pub fn blocks_per_peer(&self, pair_bytes: usize) -> u32 {
         let n = self.size();
         let cores = self.device().cores();
-        match self.launcher.world.blocks_per_peer {
-            Some(k) => crate::plan::capped_blocks_per_peer(k, n as usize, cores),
-            None => crate::plan::blocks_per_peer(pair_bytes, n as usize, cores),
-        }
+        crate::plan::blocks_for(
+            self.launcher.world.blocks_per_peer,
+            pair_bytes,
+            n as usize,
+            cores,
+        )
     }
 
     /// The rank's simulated device.
