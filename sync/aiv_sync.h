@@ -86,15 +86,16 @@ public:
         out_ = scratch[AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES].ReinterpretCast<int32_t>();
         count_ = scratch[2 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES]
                      .ReinterpretCast<int32_t>();
-        for (int32_t i = 0; i < AIV_FLAG_LANES; i++) {
-            cell_.SetValue(i, 0);
-            out_.SetValue(i, 0);
-            count_.SetValue(i, 0);
-        }
+        // The store cells start zero: a store rewrites only the lanes it changes, and a count
+        // increment adds its whole cell. Polls fill cell_ by DMA before anything reads it. One
+        // vector fill per cell rather than a scalar store per lane (the twin's checkers see
+        // every one of those, in every block of every launch).
+        AscendC::Duplicate(out_, static_cast<int32_t>(0), AIV_FLAG_LANES);
+        AscendC::Duplicate(count_, static_cast<int32_t>(0), AIV_FLAG_LANES);
         for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
             outPayload_[i] = 0;
         }
-        // The scalar stores above must land before the first poll's DMA writes the same cell.
+        // The fills land before the scalar unit or MTE3 touches these cells.
         AscendC::PipeBarrier<PIPE_ALL>();
         failed_ = false;
     }
