@@ -69,7 +69,7 @@ fn all_gather_on_two_ranks_is_a_staged_flag_then_a_post_sync() {
     assert_eq!(c.rounds, 2, "{c:?}");
     assert_eq!(c.ranks.len(), 2, "{c:?}");
     for (r, rc) in c.ranks.iter().enumerate() {
-        assert_eq!(rc.blocks, 2, "rank {r}: {rc:?}");
+        assert_eq!((rc.launches, rc.blocks), (1, 2), "rank {r}: {rc:?}");
         assert_eq!((rc.waits, rc.blocking_waits), (2, 2), "rank {r}: {rc:?}");
         assert_eq!(
             (rc.flag_stores, rc.flag_written),
@@ -218,9 +218,10 @@ fn the_census_is_off_by_default_and_builds_nothing() {
 }
 
 #[test]
-fn launches_of_one_operation_add_their_rounds() {
-    // An AllGather larger than the HCCL buffer runs one launch per chunk; each chunk's blocks
-    // start where the rank's previous chunk ended, so k chunks are 2 k rounds deep.
+fn every_chunk_of_an_operation_is_a_launch_of_the_same_rounds() {
+    // An AllGather larger than the HCCL buffer runs one launch per chunk; every launch's blocks
+    // start at depth 0 and the chunks repeat the same chain, so the census gives the rounds of
+    // one launch and counts the launches (the chunks run one after the other: 3 x 2 rounds).
     let n = 2;
     let w = World::sim_with(
         n,
@@ -243,11 +244,55 @@ fn launches_of_one_operation_add_their_rounds() {
         c.synchronize().unwrap();
     });
     let c = w.twin().take_census();
-    assert_eq!(c.rounds, 6, "{c:?}");
+    assert_eq!(c.rounds, 2, "{c:?}");
     for rc in &c.ranks {
+        assert_eq!(rc.launches, 3, "{rc:?}");
         assert_eq!(
             (rc.data_read, rc.data_written),
             (2 * s as u64, 3 * s as u64)
         );
+    }
+}
+
+#[test]
+fn a_send_and_a_receive_on_two_streams_are_two_rounds() {
+    // sendrecv on 2 ranks: each rank sends on one stream and receives on another (two launches
+    // that may start in any order). Send: stage, "data ready" (1), wait "read done"; receive:
+    // wait "data ready" (1), pull, "read done" (2). Whatever the order of the launches, two
+    // rounds, and one wait in each launch.
+    let w = world(2);
+    let s = 64 << 10;
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| {
+            let side = c.create_stream("side").unwrap();
+            (c.alloc(s).unwrap(), c.alloc(s).unwrap(), side)
+        })
+        .collect();
+    for _ in 0..3 {
+        w.twin().set_census(true);
+        w.run(|c| {
+            let r = c.rank();
+            let (i, o, side) = &bufs[r as usize];
+            side.send(i, s, 1 - r).unwrap();
+            c.stream().recv(o, s, 1 - r).unwrap();
+            c.synchronize().unwrap();
+            side.synchronize().unwrap();
+        });
+        w.twin().set_census(false);
+        let c = w.twin().take_census();
+        assert_eq!(c.rounds, 2, "{c:?}");
+        for rc in &c.ranks {
+            assert_eq!(
+                (rc.launches, rc.waits, rc.blocking_waits),
+                (2, 2, 2),
+                "{rc:?}"
+            );
+            assert_eq!(
+                (rc.data_read, rc.data_written),
+                (2 * s as u64, 2 * s as u64)
+            );
+        }
     }
 }

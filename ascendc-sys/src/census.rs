@@ -9,9 +9,12 @@
 //! flags. It is cut into 32-byte cells (one soft-sync flag each). The census keeps a depth per
 //! cell and per running block:
 //!
-//! * a launch's blocks start at the depth the host order gives them: the deepest block of the
-//!   same rank that ended (since the census was last taken) before the launch started, so the
-//!   launches of one operation (its chunks) add up, and a single launch starts at 0;
+//! * every block starts at depth 0: depths count the rounds of one launch (an operation that
+//!   runs several launches, one per chunk, repeats its chain in each: [`RankCensus::launches`]
+//!   says how many ran). The twin does not know the streams, so it cannot tell a launch that
+//!   the host ordered after another (the next chunk on the same stream) from one that merely
+//!   started later (a send and a receive on two streams of one rank); starting each at 0 keeps
+//!   the figure independent of the timing of launches;
 //! * a store to flag memory (a DMA UB -> GM, atomic or not; a scalar write-back or
 //!   WriteGmByPassDCache) raises every cell it touches to `max(cell, block + 1)`, *before* the
 //!   bytes land;
@@ -22,14 +25,17 @@
 //! it wrote: the depth counts the store -> load hops ("sync rounds") of the longest causal chain
 //! that leads to the block. The rounds of an operation are the largest depth any block reached.
 //!
-//! Every load joins, whatever value it read. Joining only loads that saw a changed value would
-//! need the value each store wrote (unknown for atomic adds before they land); instead, raising
-//! a cell before its store lands and joining after a load guarantees that a load that saw a
-//! store's value joins its depth, and a load can over-count only by joining a store that is
-//! landing at that very moment into a cell it polls. In aiv-comm's kernels every cell is written
-//! once per launch by the store its waiter waits for (or, for counting cells, by all of them), so
-//! the figures are exact there; a poll that first sees an older value joins the older store's
-//! depth, which is never deeper than the block's own in a launch of the same operation.
+//! Cells keep the largest depth any store gave them since the census was last taken (flags are
+//! never cleared, so a cell holds values of several launches). Every load joins, whatever value
+//! it read. Joining only loads that saw a changed value would need the value each store wrote
+//! (unknown for atomic adds before they land); instead, raising a cell before its store lands
+//! and joining after a load guarantees that a load that saw a store's value joins its depth.
+//! With cells that only grow, what a waiter ends at does not depend on when it polled: it joins
+//! every store to the cell up to the one it waited for. It can over-count only by joining a store
+//! that lands at that very moment, or one of an earlier launch that went deeper into the same
+//! cell than the store it waits for. In aiv-comm's collectives each launch writes a cell once
+//! (counting cells: once per contribution) and the launches of one operation repeat the same
+//! chain, so the figures are exact there.
 //!
 //! # Waits
 //!
@@ -84,6 +90,8 @@ pub struct RankCensus {
     pub waits: u64,
     /// Waits that raised the block's depth.
     pub blocking_waits: u64,
+    /// Launches of the rank.
+    pub launches: u64,
     /// Blocks the rank's launches ran.
     pub blocks: u64,
     /// The largest depth a block of the rank ended at.
@@ -100,6 +108,7 @@ impl RankCensus {
         self.flag_stores += o.flag_stores;
         self.waits += o.waits;
         self.blocking_waits += o.blocking_waits;
+        self.launches += o.launches;
         self.blocks += o.blocks;
         self.depth = self.depth.max(o.depth);
     }
@@ -140,15 +149,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The census of one launch starting now on `rank`: its blocks' starting depth.
+    /// The census of one launch starting now on `rank`.
     pub fn launch(self: &Arc<Self>, rank: u32) -> LaunchCensus {
         let mut t = self.table.lock();
-        let t = t.get_or_insert_with(Table::default);
-        let base = t.ranks.get(rank as usize).map_or(0, |r| r.depth);
+        t.get_or_insert_with(Table::default).rank(rank).launches += 1;
         LaunchCensus {
             shared: self.clone(),
             rank,
-            base,
         }
     }
 
@@ -165,11 +172,21 @@ impl Shared {
     }
 }
 
+impl Table {
+    /// The figures of `rank` (made now if it has none yet).
+    fn rank(&mut self, rank: u32) -> &mut RankCensus {
+        let r = rank as usize;
+        if self.ranks.len() <= r {
+            self.ranks.resize(r + 1, RankCensus::default());
+        }
+        &mut self.ranks[r]
+    }
+}
+
 /// The census of one launch (made before its blocks start).
 pub(crate) struct LaunchCensus {
     shared: Arc<Shared>,
     rank: u32,
-    base: u32,
 }
 
 impl LaunchCensus {
@@ -178,12 +195,11 @@ impl LaunchCensus {
         Box::new(BlockCensus {
             shared: self.shared.clone(),
             rank: self.rank,
-            depth: self.base,
+            depth: 0,
             run: None,
             run_raised: false,
             stats: RankCensus {
                 blocks: 1,
-                depth: self.base,
                 ..RankCensus::default()
             },
         })
@@ -305,12 +321,9 @@ impl Drop for BlockCensus {
         self.end_wait();
         self.stats.depth = self.depth;
         let mut t = self.shared.table.lock();
-        let t = t.get_or_insert_with(Table::default);
-        let r = self.rank as usize;
-        if t.ranks.len() <= r {
-            t.ranks.resize(r + 1, RankCensus::default());
-        }
-        t.ranks[r].add(&self.stats);
+        t.get_or_insert_with(Table::default)
+            .rank(self.rank)
+            .add(&self.stats);
     }
 }
 
@@ -354,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn the_next_launch_of_a_rank_starts_where_its_blocks_ended() {
+    fn every_launch_starts_at_depth_zero_and_cells_keep_their_deepest_store() {
         let shared = Arc::new(Shared::default());
         let mut a = shared.launch(0).block();
         a.copy(true, false, (0, CELL), one(0));
@@ -364,8 +377,9 @@ mod tests {
         // Another cell in the same DMA range: a second wait, not raising.
         b.copy(true, true, (CELL, 0), one(32));
         b.acquire(one(32));
+        b.copy(true, false, (0, CELL), one(64));
         drop((a, b));
-        // Rank 1's next launch starts at depth 1; what it stores is two rounds deep.
+        // Rank 1's next launch starts at 0 again; cell 64 keeps depth 2 from the first one.
         let mut next = shared.launch(1).block();
         next.copy(true, false, (0, CELL), one(64));
         let mut other = shared.launch(0).block();
@@ -376,5 +390,6 @@ mod tests {
         assert_eq!(c.rounds, 2, "{c:?}");
         assert_eq!((c.ranks[0].depth, c.ranks[1].depth, c.cells), (2, 1, 2));
         assert_eq!((c.ranks[1].waits, c.ranks[1].blocking_waits), (2, 1));
+        assert_eq!((c.ranks[0].launches, c.ranks[1].launches), (2, 2));
     }
 }

@@ -726,15 +726,16 @@ per operation), then the twin's sync census of one more call with the same argum
 place; untimed, after the timed ones): rdKiB and wrKiB (KiB of GM data memory the DMA of one
 rank's kernels read / wrote in the call, the most of any rank; flag memory apart), waits (flag
 waits of one rank, the most of any: poll loops, each a run of loads of one flag range) and
-rounds (sync rounds on the critical path: the Lamport depth over flag stores and loads, i.e.
-store -> wait hops of the longest chain; ascendc-sys/src/census.rs defines them).
+rounds (sync rounds on the critical path of a launch: the Lamport depth over flag stores and
+loads, i.e. store -> wait hops of the longest chain, each launch starting at 0; an operation
+of k chunks runs k such launches one after the other; ascendc-sys/src/census.rs defines them).
 --json gives, per placement: cores_used, gm_read_per_rank and gm_written_per_rank (bytes per
 operation of the rank that moved the most, flags included), max_core_bytes; from the census:
 gm_data_read_per_rank, gm_data_written_per_rank, gm_flag_read_per_rank,
 gm_flag_written_per_rank, flag_waits_per_rank, blocking_waits_per_rank (each the most of any
 rank), sync_rounds, and census: one object per rank (gm_data_read, gm_data_written,
 gm_flag_read, gm_flag_written, flag_loads, flag_stores, flag_waits, blocking_waits (waits that
-raised the rank's depth), blocks, depth).
+raised the rank's depth), launches, blocks, depth).
 
 Exit status: 0 ok, 1 wrong elements (or a failed run), 2 bad arguments.";
 
@@ -1837,7 +1838,7 @@ fn json_str(s: &str) -> String {
 /// One rank's census figures as a JSON object.
 fn json_rank_census(k: &RankCensus) -> String {
     format!(
-        "{{\"gm_data_read\":{},\"gm_data_written\":{},\"gm_flag_read\":{},\"gm_flag_written\":{},\"flag_loads\":{},\"flag_stores\":{},\"flag_waits\":{},\"blocking_waits\":{},\"blocks\":{},\"depth\":{}}}",
+        "{{\"gm_data_read\":{},\"gm_data_written\":{},\"gm_flag_read\":{},\"gm_flag_written\":{},\"flag_loads\":{},\"flag_stores\":{},\"flag_waits\":{},\"blocking_waits\":{},\"launches\":{},\"blocks\":{},\"depth\":{}}}",
         k.data_read,
         k.data_written,
         k.flag_read,
@@ -1846,6 +1847,7 @@ fn json_rank_census(k: &RankCensus) -> String {
         k.flag_stores,
         k.waits,
         k.blocking_waits,
+        k.launches,
         k.blocks,
         k.depth
     )
