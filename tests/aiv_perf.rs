@@ -1,5 +1,6 @@
 //! Smoke tests of the aiv-perf binary (the README's main job): every subcommand, both
-//! placements, the JSON output, help, exit codes, sizes and the exec timeout.
+//! placements, the JSON output, the census columns, help, exit codes, sizes and the exec
+//! timeout.
 
 use std::process::Command;
 
@@ -33,6 +34,7 @@ fn data_rows(stdout: &str) -> Vec<Vec<String>> {
 
 // Columns: size count type redop root | time algbw busbw #wrong (out of place)
 //          | time algbw busbw #wrong (in place) | dmabw (out) dmabw (in) | cores GMB/core
+//          | rdKiB wrKiB waits rounds (the census call, out of place)
 const SIZE: usize = 0;
 const COUNT: usize = 1;
 const TYPE: usize = 2;
@@ -44,7 +46,11 @@ const IP_TIME: usize = 9;
 const IP_WRONG: usize = 12;
 const CORES: usize = 15;
 const GMB_PER_CORE: usize = 16;
-const COLUMNS: usize = 17;
+const RD_KIB: usize = 17;
+const WR_KIB: usize = 18;
+const WAITS: usize = 19;
+const ROUNDS: usize = 20;
+const COLUMNS: usize = 21;
 
 /// Every subcommand, and whether it runs in place.
 const SUBCOMMANDS: &[(&str, bool)] = &[
@@ -99,6 +105,12 @@ fn every_subcommand_runs_out_of_place_and_in_place() {
                 row[GMB_PER_CORE].parse::<f64>().unwrap() > 0.0,
                 "{coll}: {row:?}"
             );
+            // The census call: every collective moves data and synchronises through flags.
+            for col in [RD_KIB, WR_KIB] {
+                assert!(row[col].parse::<f64>().unwrap() > 0.0, "{coll}: {row:?}");
+            }
+            assert!(row[WAITS].parse::<u64>().unwrap() >= 1, "{coll}: {row:?}");
+            assert!(row[ROUNDS].parse::<u64>().unwrap() >= 1, "{coll}: {row:?}");
             assert!(
                 row[OOP_TIME].parse::<f64>().unwrap() > 0.0,
                 "{coll}: {row:?}"
@@ -262,8 +274,30 @@ fn json_output_is_valid_with_both_placements() {
                 max_core > 0.0 && max_core <= (read + written) as f64 + 1.0,
                 "{coll}: a core moves at most its rank's bytes: {r}"
             );
+            // The census call's figures: the per-rank maxima match the per-rank list.
+            let census = oop["census"].as_array().unwrap();
+            assert_eq!(census.len(), 2, "{coll}: {r}");
+            for (field, each) in [
+                ("gm_data_read_per_rank", "gm_data_read"),
+                ("gm_data_written_per_rank", "gm_data_written"),
+                ("gm_flag_read_per_rank", "gm_flag_read"),
+                ("gm_flag_written_per_rank", "gm_flag_written"),
+                ("flag_waits_per_rank", "flag_waits"),
+                ("blocking_waits_per_rank", "blocking_waits"),
+            ] {
+                let max = census.iter().map(|k| k[each].as_u64().unwrap()).max();
+                assert_eq!(oop[field].as_u64(), max, "{coll}: {field}: {r}");
+            }
+            assert!(oop["gm_data_read_per_rank"].as_u64().unwrap() > 0, "{r}");
+            assert!(oop["gm_data_written_per_rank"].as_u64().unwrap() > 0, "{r}");
+            assert!(oop["flag_waits_per_rank"].as_u64().unwrap() >= 1, "{r}");
+            let rounds = oop["sync_rounds"].as_u64().unwrap();
+            let deepest = census.iter().map(|k| k["depth"].as_u64().unwrap()).max();
+            assert!(rounds >= 1 && Some(rounds) == deepest, "{coll}: {r}");
             if in_place {
                 assert_eq!(r["in_place"]["wrong"], 0, "{coll}: {r}");
+                assert!(r["in_place"]["sync_rounds"].is_u64(), "{coll}: {r}");
+                assert_eq!(r["in_place"]["census"].as_array().map(Vec::len), Some(2));
                 assert!(r["in_place"]["busbw"].is_number());
                 assert!(r["in_place"]["cores_used"].is_u64(), "{coll}: {r}");
                 assert!(r["in_place"]["max_core_bytes"].is_number(), "{coll}: {r}");
@@ -554,4 +588,47 @@ fn a_wrong_element_is_counted_and_exits_1() {
     let (code, out, _) = aiv_perf(&args);
     assert_eq!(code, 0, "{out}");
     assert_eq!(data_rows(&out)[0][8], "0");
+}
+
+#[test]
+fn the_census_gives_all_gathers_protocol_figures() {
+    // AllGather of S = 64 KiB per rank on 2 ranks (kernel/all_gather.cpp): each rank reads its
+    // input and the peer's staged copy (2 S) and writes its staging copy, its slot and the
+    // peer's slot (3 S); its peer block waits for the peer's "staged" flag and then for its
+    // post-sync flag: 2 waits, 2 rounds. In place (input = my slot of the output) the same.
+    let (code, out, err) = run_quick(&["all_gather", "-b", "128K", "-e", "128K", "-p", "2"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 1, "{out}");
+    let cols: Vec<&str> = [RD_KIB, WR_KIB, WAITS, ROUNDS]
+        .iter()
+        .map(|&i| rows[0][i].as_str())
+        .collect();
+    assert_eq!(cols, ["128.00", "192.00", "2", "2"], "{out}");
+    let (code, out, err) = run_quick(&[
+        "all_gather",
+        "-b",
+        "128K",
+        "-e",
+        "128K",
+        "-p",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = 64 * 1024u64;
+    for place in ["out_of_place", "in_place"] {
+        let m = &v["rows"][0][place];
+        assert_eq!(m["sync_rounds"], 2, "{place}: {m}");
+        assert_eq!(m["flag_waits_per_rank"], 2, "{place}: {m}");
+        assert_eq!(m["blocking_waits_per_rank"], 2, "{place}: {m}");
+        for k in m["census"].as_array().unwrap() {
+            assert_eq!(k["gm_data_read"], 2 * s, "{place}: {m}");
+            assert_eq!(k["gm_data_written"], 3 * s, "{place}: {m}");
+            // One 32-byte flag store per block: "staged" and "done reading".
+            assert_eq!(k["gm_flag_written"], 64, "{place}: {m}");
+            assert_eq!((&k["blocks"], &k["depth"]), (&2.into(), &2.into()), "{m}");
+        }
+    }
 }

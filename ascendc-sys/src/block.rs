@@ -46,6 +46,8 @@ pub(crate) struct BlockCtx {
     pub race: Option<RaceCtx>,
     /// Pipe-hazard checker state, when checking is on.
     pub hazards: Option<Box<Hazards>>,
+    /// Sync census state, when the census is on (census.rs).
+    pub census: Option<Box<crate::census::BlockCensus>>,
     /// Pending deferred GM -> UB copies of this block (lazy.rs).
     pub lazy: crate::lazy::Pending,
     /// Whether this launch defers large GM -> UB copies.

@@ -10,9 +10,10 @@
 //!
 //! GM race checker: on flag memory, a line fill acquires and a write-back releases; on data
 //! memory, each GetValue is checked as a read of its bytes and each write-back as a write of
-//! the whole line.
+//! the whole line. Sync census (census.rs): the same fills join and write-backs raise.
 
 use crate::block::{BlockCtx, CacheLine};
+use crate::census::Op;
 use crate::error::FaultKind;
 use crate::mem;
 
@@ -50,6 +51,11 @@ pub(crate) fn scalar(
 ) -> Result<(), FaultKind> {
     let size = value.len();
     let found = target(ctx, addr, size, size > 0 && size <= 8)?;
+    if let Some(c) = ctx.census.as_mut() {
+        // A GetValue of a flag is a (cached) poll; a SetValue reaches GM only when written back.
+        let op = if store { Op::Other } else { Op::Load };
+        c.access(found.sync, op, std::iter::once((addr, size)));
+    }
     if !found.sync && !store {
         if let Some(rc) = ctx.race.as_mut() {
             rc.access(&ctx.twin.race, addr, size, false, false)
@@ -73,6 +79,9 @@ pub(crate) fn scalar(
         if found.sync {
             if let Some(rc) = ctx.race.as_mut() {
                 rc.acquire(&ctx.twin.race, line, LINE);
+            }
+            if let Some(c) = ctx.census.as_mut() {
+                c.acquire(std::iter::once((line, LINE)));
             }
         }
     }
@@ -104,6 +113,10 @@ pub(crate) fn bypass(
 ) -> Result<(), FaultKind> {
     let size = value.len();
     let found = target(ctx, addr, size, matches!(size, 1 | 2 | 4 | 8))?;
+    if let Some(c) = ctx.census.as_mut() {
+        let op = if store { Op::Store } else { Op::Load };
+        c.access(found.sync, op, std::iter::once((addr, size)));
+    }
     if let Some(rc) = ctx.race.as_mut() {
         match (found.sync, store) {
             (true, false) => {}
@@ -126,6 +139,9 @@ pub(crate) fn bypass(
     if found.sync {
         if let Some(rc) = ctx.race.as_mut() {
             rc.acquire(&ctx.twin.race, addr, size);
+        }
+        if let Some(c) = ctx.census.as_mut() {
+            c.acquire(std::iter::once((addr, size)));
         }
     }
     let mut seen = [0u8; 8];
@@ -153,6 +169,9 @@ pub(crate) fn flush(ctx: &mut BlockCtx, addr: Option<usize>) -> Result<(), Fault
         let Some(found) = ctx.twin.mem.lookup(l, LINE) else {
             continue;
         };
+        if let Some(c) = ctx.census.as_mut() {
+            c.access(found.sync, Op::Store, std::iter::once((l, LINE)));
+        }
         if let Some(rc) = ctx.race.as_mut() {
             if found.sync {
                 rc.release(&ctx.twin.race, l, LINE);

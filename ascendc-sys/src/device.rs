@@ -359,6 +359,10 @@ impl Device {
         let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed);
         let lazy_on = knobs.lazy.load(std::sync::atomic::Ordering::Relaxed);
         let jitter_us = knobs.jitter_us.load(std::sync::atomic::Ordering::Relaxed);
+        let census = knobs
+            .census
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| twin.census.launch(inner.rank));
         let workers = pool.workers();
         for (block, (ub, core)) in ubs.into_iter().zip(taken.iter().copied()).enumerate() {
             let block = block as u32;
@@ -389,6 +393,7 @@ impl Device {
                 dcache: HashMap::new(),
                 rng: 0x9e37_79b9_7f4a_7c15u64 ^ ((inner.rank as u64) << 32 | block as u64),
                 hazards: check_hazards.then(Box::default),
+                census: census.as_ref().map(|c| c.block()),
                 race: if check_races {
                     crate::race::RaceCtx::start(&twin.race, inner.rank, core)
                 } else {

@@ -221,6 +221,15 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     ctx.twin
         .traffic
         .count_block(ctx.worker, ctx.launch.rank, ctx.block, counted.0, counted.1);
+    // Sync census: bytes by memory kind; a flag store raises its cells before it lands.
+    if let Some(c) = ctx.census.as_mut() {
+        c.copy(
+            found.sync,
+            load,
+            counted,
+            bursts.iter().map(|b| (gm_addr + b.gm, b.len)),
+        );
+    }
     if let Some(hz) = ctx.hazards.as_mut() {
         let ub_base = ctx.ub as usize;
         let lazy = &mut ctx.lazy;
@@ -323,6 +332,10 @@ fn load_bursts(
             for b in bursts {
                 rc.acquire(&ctx.twin.race, gm_addr + b.gm, b.len);
             }
+        }
+        // Sync census: the load has read the flags; the block joins their depths.
+        if let Some(c) = ctx.census.as_mut() {
+            c.acquire(bursts.iter().map(|b| (gm_addr + b.gm, b.len)));
         }
     }
     if bursts.len() == 1 && last.len <= SMALL_ACCESS {

@@ -1,4 +1,4 @@
-//! The knobs of one twin: checkers, deferred staging, injected delays, the watchdog.
+//! The knobs of one twin: checkers, deferred staging, injected delays, the watchdog, the census.
 //!
 //! Each twin reads the `AIV_TWIN_*` environment variables once, when it is created, and keeps
 //! its own copy: a test that turns a knob of its twin off changes nothing for another twin in
@@ -78,6 +78,8 @@ pub(crate) struct Knobs {
     pub jitter_us: AtomicU32,
     /// Watchdog period in ms; 0 = off.
     pub watchdog_ms: AtomicU64,
+    /// The sync census (census.rs); off unless turned on, never from the environment.
+    pub census: AtomicBool,
 }
 
 impl Knobs {
@@ -88,6 +90,7 @@ impl Knobs {
             lazy: AtomicBool::new(c.lazy_staging),
             jitter_us: AtomicU32::new(c.jitter_us),
             watchdog_ms: AtomicU64::new(period_ms(c.watchdog)),
+            census: AtomicBool::new(false),
         }
     }
 

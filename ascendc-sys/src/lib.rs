@@ -40,6 +40,7 @@
 mod abi;
 mod atomics;
 mod block;
+mod census;
 mod console;
 mod cross;
 mod dcache;
@@ -63,6 +64,7 @@ mod traffic;
 mod twin;
 
 pub use atomics::{AtomicOp, AtomicType};
+pub use census::{Census, RankCensus};
 pub use device::{
     Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
     UB_RESERVED_BYTES,

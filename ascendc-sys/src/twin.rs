@@ -1,9 +1,9 @@
 //! A twin: one isolated instance of the CPU twin of the AIV device.
 //!
 //! Everything the twin keeps (its devices' GM registry, the race checker's shadow state, the
-//! deferred-staging list, the atomic units' page locks, the DMA counters, the knobs, the worker
-//! pool and its watchdog, the launches an abort must reach) belongs to one [`Twin`] and is freed
-//! with it. Two twins in one process share nothing: a kernel of one cannot reach the other's
+//! deferred-staging list, the atomic units' page locks, the DMA counters, the sync census, the
+//! knobs, the worker pool and its watchdog, the launches an abort must reach) belongs to one
+//! [`Twin`] and is freed with it. Two twins in one process share nothing: a kernel of one cannot reach the other's
 //! memory, a knob set on one does not change the other, and a stall in one is reported while
 //! the other runs.
 
@@ -42,6 +42,8 @@ pub(crate) struct TwinInner {
     pub lazy: crate::lazy::Live,
     pub stripes: Stripes,
     pub traffic: Traffic,
+    /// The sync census (census.rs): built by the first launch with the census on.
+    pub census: Arc<crate::census::Shared>,
     /// Launches running now (for [`Twin::abort`] and the watchdog).
     pub launches: Mutex<Vec<Weak<LaunchShared>>>,
     /// Why the twin was aborted, if it was.
@@ -93,6 +95,7 @@ impl Twin {
                 lazy: crate::lazy::Live::default(),
                 stripes: Stripes::default(),
                 traffic: Traffic::new(config.workers.max(1)),
+                census: Arc::default(),
                 launches: Mutex::new(Vec::new()),
                 aborted: Mutex::new(None),
                 core_waits: Mutex::new(Vec::new()),
@@ -191,6 +194,23 @@ impl Twin {
     /// span; the indices with traffic are the cores the kernels used.
     pub fn core_traffic(&self, rank: u32) -> Vec<GmTraffic> {
         self.inner.traffic.core(rank)
+    }
+
+    /// Turns the sync census on or off for launches that start afterwards (default off; see
+    /// [`crate::Census`]): per rank, the GM bytes the kernels' DMA moved (data and flag memory
+    /// apart), their flag waits, and the sync rounds (Lamport depth over flag stores and loads)
+    /// of the longest chain. It costs a lock per flag access: meant for one untimed run beside
+    /// timed ones. Off, nothing is recorded and no table exists.
+    pub fn set_census(&self, on: bool) {
+        self.inner.knobs.census.store(on, Ordering::Relaxed);
+    }
+
+    /// What the census recorded since the last call (empty if no launch ran with it on), and
+    /// forgets it: the next launch with the census on starts a new table, at depth 0. Call it
+    /// when no launch that started with the census on is running (after the host has
+    /// synchronized them); a block still running adds to the next table.
+    pub fn take_census(&self) -> crate::Census {
+        self.inner.census.take()
     }
 
     /// Stops every running launch of this twin and makes its later launches fail at once, each

@@ -5,7 +5,9 @@ Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), me
 Traffic: what the twin's kernels moved in GM, all ranks together, as copy bandwidth (aiv-perf's
 dmabw: (GM bytes the DMA read + GM bytes it wrote) / 2 per second, measured by the twin's
 counters), as a fraction of the 2-thread memcpy bandwidth (bytes copied per second by both
-threads, each byte one read and one write)."""
+threads, each byte one read and one write). When aiv-perf's JSON carries its census fields, a
+second table gives the kernels' cost in NPU terms: GM data bytes per rank, flag waits, sync
+rounds."""
 import json
 import sys
 
@@ -26,6 +28,7 @@ for line in open(f"{out}/mpi.txt"):
     mpi_all.setdefault((coll, int(n), int(size)), []).append((float(us), float(bus), int(wrong)))
 mpi = {k: median_row(v) for k, v in mpi_all.items()}
 twin_all = {}
+census = {}
 for line in open(f"{out}/twin.jsonl"):
     d = json.loads(line)
     for r in d["rows"]:
@@ -33,6 +36,11 @@ for line in open(f"{out}/twin.jsonl"):
         o = r["out_of_place"]
         twin_all.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
             (o["time_us"], o["busbw"], o["wrong"], o.get("dmabw", 0.0)))
+        # The census call's figures (aiv-perf from issue 14e on; the same in every repetition).
+        if "sync_rounds" in o:
+            census[(d["collective"], d["ranks"], r["size"])] = (
+                o["gm_data_read_per_rank"], o["gm_data_written_per_rank"],
+                o["flag_waits_per_rank"], o["sync_rounds"])
 twin = {k: median_row(v) for k, v in twin_all.items()}
 reps = max(len(v) for v in twin_all.values())
 print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
@@ -59,6 +67,16 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     traffic = dma / m if m else 0.0
     rows.append((coll, n, pr, mb, tb))
     print(f"| {coll} | {n} | {human(pr)} | {mt:.1f} | {tt:.1f} | {mb:.3f} | {tb:.3f} | {tb / mb if mb else 0:.2f}x | {m:.2f} | {dma:.2f} | {traffic:.0%} | {mw}, {tw} |")
+
+if census:
+    # Kernel cost in NPU terms (BENCHMARKS.md has the floors beside them).
+    print()
+    print("| collective | ranks | per-rank size | GM data read / rank (KiB) | GM data written / rank (KiB) | flag waits / rank | sync rounds |")
+    print("|---|---|---|---|---|---|---|")
+    for key in sorted(census):
+        coll, n, size = key
+        rd, wr, waits, rounds = census[key]
+        print(f"| {coll} | {n} | {human(per_rank(coll, n, size))} | {rd / 1024:.0f} | {wr / 1024:.0f} | {waits} | {rounds} |")
 
 # SVG plot: busbw vs per-rank size (log2 x), one panel per collective.
 W, H, PAD = 460, 300, 50

@@ -16,8 +16,13 @@
 //! together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second,
 //! `ascendc_sys::Twin::gm_traffic`) and two figures in NPU terms from the twin's per-core
 //! counters (`ascendc_sys::Twin::core_traffic`): how many cores (block indices) a rank's kernels
-//! used, and what the busiest core moved per operation. Exit status: 0 ok, 1 if any element is
-//! wrong (or the run failed), 2 on bad arguments.
+//! used, and what the busiest core moved per operation. After the timed iterations of each
+//! placement, one more call with the same arguments runs untimed with the twin's sync census on
+//! (`ascendc_sys::Twin::set_census`), so the timed calls never pay for it: per rank, the GM
+//! bytes of data and flag memory its DMA read and wrote, its flag waits, and the sync rounds on
+//! the critical path (the Lamport depth over flag stores and loads, `ascendc_sys::Census`);
+//! the table shows them out of place, JSON for both placements. Exit status: 0 ok, 1 if any
+//! element is wrong (or the run failed), 2 on bad arguments.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -27,7 +32,7 @@ use std::time::{Duration, Instant};
 use aiv_comm::{
     AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World,
 };
-use ascendc_sys::GmTraffic;
+use ascendc_sys::{Census, GmTraffic, RankCensus};
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------------------------------
@@ -717,8 +722,20 @@ DMA read + wrote, / 2, per second, all ranks) out of place and in place, then tw
 of the out-of-place loop, from the twin's per-core counters: cores (block indices, i.e. AIV
 cores, whose DMA touched GM on a rank, the most of any rank; flag traffic counts, so a core
 that only signals is used) and GMB/core (KiB of GM the busiest core of any rank read + wrote
-per operation). --json gives, per placement: cores_used, gm_read_per_rank and
-gm_written_per_rank (bytes per operation of the rank that moved the most), max_core_bytes.
+per operation), then the twin's sync census of one more call with the same arguments (out of
+place; untimed, after the timed ones): rdKiB and wrKiB (KiB of GM data memory the DMA of one
+rank's kernels read / wrote in the call, the most of any rank; flag memory apart), waits (flag
+waits of one rank, the most of any: poll loops, each a run of loads of one flag range) and
+rounds (sync rounds on the critical path of a launch: the Lamport depth over flag stores and
+loads, i.e. store -> wait hops of the longest chain, each launch starting at 0; an operation
+of k chunks runs k such launches one after the other; ascendc-sys/src/census.rs defines them).
+--json gives, per placement: cores_used, gm_read_per_rank and gm_written_per_rank (bytes per
+operation of the rank that moved the most, flags included), max_core_bytes; from the census:
+gm_data_read_per_rank, gm_data_written_per_rank, gm_flag_read_per_rank,
+gm_flag_written_per_rank, flag_waits_per_rank, blocking_waits_per_rank (each the most of any
+rank), sync_rounds, and census: one object per rank (gm_data_read, gm_data_written,
+gm_flag_read, gm_flag_written, flag_loads, flag_stores, flag_waits, blocking_waits (waits that
+raised the rank's depth), launches, blocks, depth).
 
 Exit status: 0 ok, 1 wrong elements (or a failed run), 2 bad arguments.";
 
@@ -1193,8 +1210,18 @@ struct Measure {
     rank_gm: GmTraffic,
     /// GM bytes read + written per operation by the busiest core of any rank.
     max_core_bytes: f64,
+    /// The twin's sync census of one more call (untimed, same arguments): per rank, GM data and
+    /// flag bytes, flag waits, sync depth.
+    census: Census,
     /// Wrong elements over all ranks; `None` without `-c 1`.
     wrong: Option<usize>,
+}
+
+impl Measure {
+    /// The largest figure `f` of any rank in the census.
+    fn census_max(&self, f: impl Fn(&RankCensus) -> u64) -> u64 {
+        self.census.ranks.iter().map(f).max().unwrap_or(0)
+    }
 }
 
 /// One row: a size, out of place and (if the collective runs in place) in place.
@@ -1277,6 +1304,8 @@ struct RankMeasure {
     dma: u64,
     /// GM bytes this rank's kernels moved in the timed iterations, per block index.
     cores: Vec<GmTraffic>,
+    /// The census call's figures (rank 0 collects them for every rank).
+    census: Option<Census>,
 }
 
 /// The views a placement uses on one rank: (send, recv).
@@ -1308,8 +1337,9 @@ fn sync(comm: &Communicator, st: &RankState) -> aiv_comm::Result<()> {
     Ok(())
 }
 
-/// One rank's share of one placement of one row: warm-up, timed iterations, then (with
-/// `-c 1`) one call from fresh inputs over a poisoned output, checked against the reference.
+/// One rank's share of one placement of one row: warm-up, timed iterations, one untimed call
+/// with the twin's sync census on, then (with `-c 1`) one call from fresh inputs over a
+/// poisoned output, checked against the reference.
 fn measure(
     o: &Opts,
     world: &World,
@@ -1373,7 +1403,24 @@ fn measure(
                 written: b.written - a.written,
             })
             .collect(),
+        census: None,
     };
+    // The census: one more call with the same arguments, untimed, with the twin's sync census
+    // on. Rank 0 switches it while the others wait (a launch reads the knob when it starts), and
+    // off again before anyone starts the next call.
+    let twin = world.twin();
+    if r == 0 {
+        let _stale = twin.take_census();
+        twin.set_census(true);
+    }
+    rv.wait()?;
+    (o.coll.run)(&call)?;
+    sync(comm, st)?;
+    rv.wait()?;
+    if r == 0 {
+        twin.set_census(false);
+        m.census = Some(twin.take_census());
+    }
     let Some(inp) = input else {
         return Ok(m);
     };
@@ -1465,6 +1512,10 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
             written: busiest.written / iters,
         },
         max_core_bytes: max_core as f64 / iters as f64,
+        census: per_rank
+            .iter()
+            .find_map(|m| m.census.clone())
+            .unwrap_or_default(),
         wrong,
     }
 }
@@ -1707,18 +1758,19 @@ fn print_header(o: &Opts) {
     );
     out!("#");
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA   NPU cores (out)",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA   NPU cores (out)   census (out, per rank and op)",
         "", "", "", "", ""
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}",
         "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-        "algbw", "busbw", "#wrong", "dmabw", "dmabw", "cores", "GMB/core"
+        "algbw", "busbw", "#wrong", "dmabw", "dmabw", "cores", "GMB/core", "rdKiB", "wrKiB",
+        "waits", "rounds"
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-        "(GB/s)", "", "(out)", "(in)", "", "(KiB/op)"
+        "(GB/s)", "", "(out)", "(in)", "", "(KiB/op)", "(data)", "(data)", "", ""
     );
 }
 
@@ -1736,8 +1788,9 @@ fn body(m: Option<&Measure>) -> String {
 }
 
 fn print_row(o: &Opts, r: &Row) {
+    let c = &r.out;
     out!(
-        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}",
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}  {}  {}  {:>5}  {:>6}",
         r.size,
         r.count,
         o.dtype.name(),
@@ -1750,7 +1803,11 @@ fn print_row(o: &Opts, r: &Row) {
             .as_ref()
             .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6)),
         r.out.cores_used,
-        fmt_cell(r.out.max_core_bytes / 1024.0, 8)
+        fmt_cell(r.out.max_core_bytes / 1024.0, 8),
+        fmt_cell(c.census_max(|k| k.data_read) as f64 / 1024.0, 8),
+        fmt_cell(c.census_max(|k| k.data_written) as f64 / 1024.0, 8),
+        c.census_max(|k| k.waits),
+        c.census.rounds
     );
 }
 
@@ -1778,12 +1835,31 @@ fn json_str(s: &str) -> String {
     out
 }
 
+/// One rank's census figures as a JSON object.
+fn json_rank_census(k: &RankCensus) -> String {
+    format!(
+        "{{\"gm_data_read\":{},\"gm_data_written\":{},\"gm_flag_read\":{},\"gm_flag_written\":{},\"flag_loads\":{},\"flag_stores\":{},\"flag_waits\":{},\"blocking_waits\":{},\"launches\":{},\"blocks\":{},\"depth\":{}}}",
+        k.data_read,
+        k.data_written,
+        k.flag_read,
+        k.flag_written,
+        k.flag_loads,
+        k.flag_stores,
+        k.waits,
+        k.blocking_waits,
+        k.launches,
+        k.blocks,
+        k.depth
+    )
+}
+
 fn json_measure(m: Option<&Measure>) -> String {
     let Some(m) = m else {
         return "null".into();
     };
+    let per_rank: Vec<String> = m.census.ranks.iter().map(json_rank_census).collect();
     format!(
-        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{}}}",
+        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
         json_num(m.time_us, 3),
         json_num(m.algbw, 6),
         json_num(m.busbw, 6),
@@ -1793,7 +1869,15 @@ fn json_measure(m: Option<&Measure>) -> String {
         m.cores_used,
         m.rank_gm.read,
         m.rank_gm.written,
-        json_num(m.max_core_bytes, 0)
+        json_num(m.max_core_bytes, 0),
+        m.census_max(|k| k.data_read),
+        m.census_max(|k| k.data_written),
+        m.census_max(|k| k.flag_read),
+        m.census_max(|k| k.flag_written),
+        m.census_max(|k| k.waits),
+        m.census_max(|k| k.blocking_waits),
+        m.census.rounds,
+        per_rank.join(",")
     )
 }
 

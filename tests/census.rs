@@ -1,0 +1,298 @@
+//! The twin's sync census (`ascendc_sys::Twin::set_census`) on collectives whose sync structure
+//! and GM traffic are known from their protocols (kernel/all_gather.cpp, kernel/all_reduce.cpp):
+//! the rounds, waits and data bytes it measures must be exactly those. Each test has its own
+//! world, hence its own twin and census table.
+
+use aiv_comm::{AllReduceAlgo, Config, DataType, ReduceOp, World};
+use ascendc_sys::{Census, GmTraffic};
+
+fn world(ranks: usize) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(16 << 20),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Runs one AllGather of `s` bytes per rank with the census on; returns the census and what
+/// each rank's cores moved meanwhile (the traffic counters).
+fn census_all_gather(w: &World, s: usize) -> (Census, Vec<GmTraffic>) {
+    let n = w.comms().len();
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| (c.alloc(s).unwrap(), c.alloc(n * s).unwrap()))
+        .collect();
+    let moved = |r: u32| {
+        w.twin()
+            .core_traffic(r)
+            .iter()
+            .fold(GmTraffic::default(), |a, t| GmTraffic {
+                read: a.read + t.read,
+                written: a.written + t.written,
+            })
+    };
+    let before: Vec<_> = (0..n as u32).map(moved).collect();
+    assert!(w.twin().take_census().is_empty(), "nothing ran with it on");
+    w.twin().set_census(true);
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_gather(i, o, s, DataType::U8).unwrap();
+        c.synchronize().unwrap();
+    });
+    w.twin().set_census(false);
+    let census = w.twin().take_census();
+    let traffic = (0..n as u32)
+        .map(|r| {
+            let (a, b) = (moved(r), &before[r as usize]);
+            GmTraffic {
+                read: a.read - b.read,
+                written: a.written - b.written,
+            }
+        })
+        .collect();
+    (census, traffic)
+}
+
+#[test]
+fn all_gather_on_two_ranks_is_a_staged_flag_then_a_post_sync() {
+    // Rank r: block r stages its input and stores "staged" (cell depth 1); block p waits for
+    // p's "staged" (depth 1, a blocking wait), copies, stores "done reading" into p's cell
+    // (depth 2) and waits for p's (depth 2, blocking). Two rounds, two waits per rank, both
+    // blocking, two flag stores per rank (one 32-byte cell each).
+    let w = world(2);
+    let s = 64 << 10;
+    let (c, traffic) = census_all_gather(&w, s);
+    assert_eq!(c.rounds, 2, "{c:?}");
+    assert_eq!(c.ranks.len(), 2, "{c:?}");
+    for (r, rc) in c.ranks.iter().enumerate() {
+        assert_eq!((rc.launches, rc.blocks), (1, 2), "rank {r}: {rc:?}");
+        assert_eq!((rc.waits, rc.blocking_waits), (2, 2), "rank {r}: {rc:?}");
+        assert_eq!(
+            (rc.flag_stores, rc.flag_written),
+            (2, 64),
+            "rank {r}: {rc:?}"
+        );
+        assert_eq!(rc.depth, 2, "rank {r}: {rc:?}");
+        assert!(
+            rc.flag_loads >= 2 && rc.flag_read == 32 * rc.flag_loads,
+            "{rc:?}"
+        );
+        // Reads: my input, the peer's staged copy; writes: my staging copy, my slot, the
+        // peer's slot.
+        assert_eq!(
+            (rc.data_read, rc.data_written),
+            (2 * s as u64, 3 * s as u64)
+        );
+        // The census counts exactly what the traffic counters count, by memory kind.
+        let t = traffic[r];
+        assert_eq!(
+            (t.read, t.written),
+            (
+                rc.data_read + rc.flag_read,
+                rc.data_written + rc.flag_written
+            ),
+            "rank {r}"
+        );
+    }
+    // Cells stored to: each rank's broadcast cell and one pair cell per rank.
+    assert_eq!(c.cells, 4, "{c:?}");
+}
+
+#[test]
+fn all_gather_bytes_follow_the_protocol_exactly() {
+    // Per rank: reads n S (my input once, each peer's staged copy), writes (n + 1) S (staging,
+    // my slot, n - 1 peer slots), whatever the split into blocks (1 MiB: two blocks per peer)
+    // and for ragged sizes (DataCopyPad moves exactly the bytes asked). The chain stays two
+    // rounds deep: more blocks run side by side, not after each other.
+    for (n, s) in [(3usize, 1000usize), (4, 64 << 10), (3, 1 << 20)] {
+        let w = world(n);
+        let (c, traffic) = census_all_gather(&w, s);
+        let s = s as u64;
+        assert_eq!(c.rounds, 2, "n {n} S {s}: {c:?}");
+        assert_eq!(c.ranks.len(), n);
+        for (r, rc) in c.ranks.iter().enumerate() {
+            assert_eq!(
+                (rc.data_read, rc.data_written),
+                (n as u64 * s, (n as u64 + 1) * s),
+                "n {n} S {s} rank {r}"
+            );
+            // Every block stores one cell; every peer block waits twice, both blocking.
+            let parts = rc.blocks / n as u64;
+            assert_eq!(rc.flag_written, 32 * rc.blocks, "n {n} S {s}: {rc:?}");
+            assert_eq!(rc.waits, 2 * (n as u64 - 1) * parts, "n {n} S {s}: {rc:?}");
+            assert_eq!(rc.blocking_waits, rc.waits, "n {n} S {s}: {rc:?}");
+            let t = traffic[r];
+            assert_eq!(t.read, rc.data_read + rc.flag_read, "n {n} S {s} rank {r}");
+            assert_eq!(t.written, rc.data_written + rc.flag_written);
+        }
+        if s == 1 << 20 {
+            assert_eq!(
+                c.ranks[0].blocks,
+                2 * n as u64,
+                "1 MiB: two blocks per peer"
+            );
+        }
+    }
+}
+
+#[test]
+fn two_shot_all_reduce_is_four_rounds() {
+    // Rank r, slice r of S/n bytes is r's (kernel/all_reduce.cpp, two-shot):
+    //   block r:  input -> A, slice r also -> B; "A staged" (1); Wait1vN: every peer reduced
+    //             into my B (count cell at 2, a blocking wait); B -> output; "B final" (3);
+    //   block i:  waits for i's "A staged" (1, blocking) and mine (1, not: already that deep);
+    //             atomic add of i's A slice r into my B, count (2); waits for i's "B final"
+    //             (3, blocking); i's B slice i -> my output; post-sync Record / Wait (4,
+    //             blocking).
+    // Bytes: block r reads S, writes S + S/n, then reads and writes S/n (B -> output); each
+    // block i reads S/n + S/n (the atomic add reads its destination), writes S/n, then reads
+    // and writes S/n.
+    let n = 3usize;
+    let s = 96 << 10; // slices of 32 KiB, whole DMA blocks
+    let w = world(n);
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| (c.alloc(s).unwrap(), c.alloc(s).unwrap()))
+        .collect();
+    w.twin().set_census(true);
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_reduce_with(
+            i,
+            o,
+            s / 4,
+            DataType::F32,
+            ReduceOp::Sum,
+            AllReduceAlgo::TwoShot,
+        )
+        .unwrap();
+        c.synchronize().unwrap();
+    });
+    let c = w.twin().take_census();
+    assert_eq!(c.rounds, 4, "{c:?}");
+    let (s, k) = (s as u64, n as u64 - 1);
+    let slice = s / n as u64;
+    for rc in &c.ranks {
+        assert_eq!(rc.blocks, n as u64, "{rc:?}");
+        assert_eq!(
+            (rc.waits, rc.blocking_waits),
+            (4 * k + 1, 3 * k + 1),
+            "{rc:?}"
+        );
+        assert_eq!(rc.depth, 4, "{rc:?}");
+        assert_eq!(rc.data_read, s + slice + k * 3 * slice, "{rc:?}");
+        assert_eq!(rc.data_written, s + slice + slice + k * 2 * slice, "{rc:?}");
+    }
+}
+
+#[test]
+fn the_census_is_off_by_default_and_builds_nothing() {
+    let w = world(2);
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| (c.alloc(4096).unwrap(), c.alloc(8192).unwrap()))
+        .collect();
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_gather(i, o, 4096, DataType::U8).unwrap();
+        c.synchronize().unwrap();
+    });
+    let c = w.twin().take_census();
+    assert!(c.is_empty(), "{c:?}");
+    assert_eq!(c, Census::default());
+    // Turned on and off again without a launch in between: still nothing.
+    w.twin().set_census(true);
+    w.twin().set_census(false);
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_gather(i, o, 4096, DataType::U8).unwrap();
+        c.synchronize().unwrap();
+    });
+    assert_eq!(w.twin().take_census(), Census::default());
+}
+
+#[test]
+fn every_chunk_of_an_operation_is_a_launch_of_the_same_rounds() {
+    // An AllGather larger than the HCCL buffer runs one launch per chunk; every launch's blocks
+    // start at depth 0 and the chunks repeat the same chain, so the census gives the rounds of
+    // one launch and counts the launches (the chunks run one after the other: 3 x 2 rounds).
+    let n = 2;
+    let w = World::sim_with(
+        n,
+        Config {
+            buffer_bytes: Some(1 << 20),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let s = 3 << 20; // three chunks of 1 MiB
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| (c.alloc(s).unwrap(), c.alloc(n * s).unwrap()))
+        .collect();
+    w.twin().set_census(true);
+    w.run(|c| {
+        let (i, o) = &bufs[c.rank() as usize];
+        c.all_gather(i, o, s, DataType::U8).unwrap();
+        c.synchronize().unwrap();
+    });
+    let c = w.twin().take_census();
+    assert_eq!(c.rounds, 2, "{c:?}");
+    for rc in &c.ranks {
+        assert_eq!(rc.launches, 3, "{rc:?}");
+        assert_eq!(
+            (rc.data_read, rc.data_written),
+            (2 * s as u64, 3 * s as u64)
+        );
+    }
+}
+
+#[test]
+fn a_send_and_a_receive_on_two_streams_are_two_rounds() {
+    // sendrecv on 2 ranks: each rank sends on one stream and receives on another (two launches
+    // that may start in any order). Send: stage, "data ready" (1), wait "read done"; receive:
+    // wait "data ready" (1), pull, "read done" (2). Whatever the order of the launches, two
+    // rounds, and one wait in each launch.
+    let w = world(2);
+    let s = 64 << 10;
+    let bufs: Vec<_> = w
+        .comms()
+        .iter()
+        .map(|c| {
+            let side = c.create_stream("side").unwrap();
+            (c.alloc(s).unwrap(), c.alloc(s).unwrap(), side)
+        })
+        .collect();
+    for _ in 0..3 {
+        w.twin().set_census(true);
+        w.run(|c| {
+            let r = c.rank();
+            let (i, o, side) = &bufs[r as usize];
+            side.send(i, s, 1 - r).unwrap();
+            c.stream().recv(o, s, 1 - r).unwrap();
+            c.synchronize().unwrap();
+            side.synchronize().unwrap();
+        });
+        w.twin().set_census(false);
+        let c = w.twin().take_census();
+        assert_eq!(c.rounds, 2, "{c:?}");
+        for rc in &c.ranks {
+            assert_eq!(
+                (rc.launches, rc.waits, rc.blocking_waits),
+                (2, 2, 2),
+                "{rc:?}"
+            );
+            assert_eq!(
+                (rc.data_read, rc.data_written),
+                (2 * s as u64, 2 * s as u64)
+            );
+        }
+    }
+}
