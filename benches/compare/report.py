@@ -42,6 +42,18 @@ for line in open(f"{out}/twin.jsonl"):
                 o["gm_data_read_per_rank"], o["gm_data_written_per_rank"],
                 o["flag_waits_per_rank"], o["sync_rounds"])
 twin = {k: median_row(v) for k, v in twin_all.items()}
+# The same cells with the twin's checkers on (run.sh from issue 14 on; absent in older outputs).
+checked_all = {}
+try:
+    for line in open(f"{out}/twin_checked.jsonl"):
+        d = json.loads(line)
+        for r in d["rows"]:
+            o = r["out_of_place"]
+            checked_all.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
+                (o["time_us"], o["busbw"], o["wrong"]))
+except FileNotFoundError:
+    pass
+checked = {k: median_row(v) for k, v in checked_all.items()}
 reps = max(len(v) for v in twin_all.values())
 print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
 print()
@@ -53,8 +65,12 @@ def human(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 
 rows = []
-print("| collective | ranks | per-rank size | MPI time (us) | twin time (us) | MPI busbw (GB/s) | twin busbw (GB/s) | twin/MPI busbw | 2-thread memcpy (GB/s) | twin DMA (GB/s) | twin traffic / memcpy | wrong (MPI, twin) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+targets = []
+cols = "| collective | ranks | per-rank size | MPI time (us) | twin time (us) | MPI busbw (GB/s) | twin busbw (GB/s) | twin/MPI busbw | 2-thread memcpy (GB/s) | twin DMA (GB/s) | twin traffic / memcpy | wrong (MPI, twin) |"
+if checked:
+    cols += " twin time, checkers on (us) | checkers on / off |"
+print(cols)
+print("|---" * (cols.count("|") - 1) + "|")
 for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     coll, n, size = key
     pr = per_rank(coll, n, size)
@@ -66,7 +82,42 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     m = mem.get(pr, 0.0)
     traffic = dma / m if m else 0.0
     rows.append((coll, n, pr, mb, tb))
-    print(f"| {coll} | {n} | {human(pr)} | {mt:.1f} | {tt:.1f} | {mb:.3f} | {tb:.3f} | {tb / mb if mb else 0:.2f}x | {m:.2f} | {dma:.2f} | {traffic:.0%} | {mw}, {tw} |")
+    line = f"| {coll} | {n} | {human(pr)} | {mt:.1f} | {tt:.1f} | {mb:.3f} | {tb:.3f} | {tb / mb if mb else 0:.2f}x | {m:.2f} | {dma:.2f} | {traffic:.0%} | {mw}, {tw} |"
+    ct = None
+    if checked:
+        c = checked.get(key)
+        if c:
+            ct = c[0]
+            line += f" {ct:.1f} | {ct / tt if tt else 0:.2f}x |"
+        else:
+            line += " - | - |"
+    targets.append((coll, n, pr, mt, tt, mb, tb, m, dma, ct))
+    print(line)
+
+# Issue 14's targets, cell by cell, from the table above.
+if targets:
+    print()
+    print("| target | cells | met | worst cell |")
+    print("|---|---|---|---|")
+    def verdict(name, cells):
+        """cells: (label, value, goal, higher_is_better)."""
+        if not cells:
+            return
+        ok = [c for c in cells if (c[1] >= c[2] if c[3] else c[1] <= c[2])]
+        worst = min(cells, key=lambda c: c[1] / c[2] if c[3] else c[2] / c[1])
+        print(f"| {name} | {len(cells)} | {len(ok)} | {worst[0]}: {worst[1]:.2f} (goal {worst[2]}) |")
+    def label(t):
+        return f"{t[0]} np{t[1]} {human(t[2])}"
+    # a: time at 64 KiB <= MPI's (ratio twin / MPI time <= 1).
+    verdict("a. 64 KiB time, twin / MPI", [(label(t), t[4] / t[3], 1.0, False) for t in targets if t[2] == 65536])
+    # b: busbw >= 1.0x MPI at np 2, >= 1.5x at np 4 and 8, at 1, 16 and 64 MiB.
+    verdict("b. busbw, twin / MPI", [(label(t), t[6] / t[5], 1.0 if t[1] == 2 else 1.5, True)
+                                     for t in targets if t[2] >= 1 << 20 and t[5]])
+    # c: twin DMA >= 90% of the 2-thread memcpy bandwidth at >= 16 MiB.
+    verdict("c. twin DMA / memcpy", [(label(t), t[8] / t[7], 0.9, True) for t in targets if t[2] >= 16 << 20 and t[7]])
+    # d: checkers on <= 1.3x checkers off in every cell of a and b.
+    verdict("d. checkers on / off", [(label(t), t[9] / t[4], 1.3, False) for t in targets
+                                     if t[9] is not None and (t[2] == 65536 or t[2] >= 1 << 20)])
 
 if census:
     # Kernel cost in NPU terms (BENCHMARKS.md has the floors beside them).

@@ -2,13 +2,15 @@
 # Side-by-side comparison of aiv-perf (aiv-comm on the CPU twin) with Open MPI on this machine:
 # MPI_Allgather / MPI_Allreduce(float, sum) vs aiv-comm AllGather / AllReduce f32 sum, per-rank
 # sizes 64 KiB, 1 MiB, 16 MiB, 64 MiB, 2/4/8 ranks (oversubscribed on 2 cores, like the twin),
-# run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size.
+# run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size; the twin
+# runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
+# library's default, what tests run with), for the checkers' cost.
 #
 #   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
 #                                          # the report takes medians (the VM is noisy)
 #
-# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~3 minutes per rep here.
+# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~4 minutes per rep here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=benches/compare/out
@@ -33,6 +35,7 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 
 : > "$out/mpi.txt"
 : > "$out/twin.jsonl"
+: > "$out/twin_checked.jsonl"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
 reps=${REPS:-1}
 for np in 2 4 8; do
@@ -45,6 +48,8 @@ for np in 2 4 8; do
                 if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
                 n=$(iters_for "$s")
                 "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json >> "$out/twin.jsonl"
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json --twin-checks \
+                    >> "$out/twin_checked.jsonl"
                 sleep 0.5
             done
         done
