@@ -31,6 +31,19 @@ use crate::error::{Error, Result};
 /// 404/443, 634/514, 1272/661.
 pub const ONE_SHOT_MAX_BYTES: usize = 64 * 1024;
 
+/// Bytes of the push region that follows every rank's HCCL buffer (in the same allocation, past
+/// the `buffer_bytes` every other kernel plans against, so no other kernel ever touches it): the
+/// push-mode kernels (kernel/push.cpp) write each rank's input into a slot of it per writer,
+/// [`push_slot_bytes`] each. HCCL's AIV mode has a separate buffer of its own for the same
+/// reason.
+pub const PUSH_REGION_BYTES: usize = 8 << 20;
+
+/// One writer's slot in a push region on `ranks` ranks: an equal share of
+/// [`PUSH_REGION_BYTES`], whole 32-byte blocks (the largest push chunk, in bytes per rank).
+pub fn push_slot_bytes(ranks: usize) -> usize {
+    PUSH_REGION_BYTES / ranks.max(1) / 32 * 32
+}
+
 /// Which kernel a collective's chunks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -40,6 +53,10 @@ pub enum Kind {
     AllReduceOneShot,
     /// Two-shot AllReduce: the chunk (32-byte aligned) plus one slice must fit.
     AllReduceTwoShot,
+    /// Push-mode AllGather: each rank writes its chunk into a slot of every peer's push region.
+    AllGatherPush,
+    /// Push-mode AllReduce: as [`Kind::AllGatherPush`], then every rank reduces the slots.
+    AllReducePush,
     /// AllGatherV: each rank stages its piece of the chunk in its own HCCL buffer.
     AllGatherV,
     /// Broadcast: the root stages the chunk in its HCCL buffer.
@@ -126,6 +143,13 @@ pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
     }
 }
 
+/// True if an AllGather of `bytes` per rank on `ranks` ranks uses the push-mode kernel
+/// ([`crate::AllGatherAlgo::Auto`]).
+pub fn all_gather_push(bytes: usize, ranks: usize) -> bool {
+    let _ = (bytes, ranks);
+    false
+}
+
 /// Largest per-rank AllReduce (bytes) that uses the one-shot kernel on `ranks` ranks:
 /// unlimited on 1-2 ranks (one add, nothing to order), and
 /// `min(ONE_SHOT_MAX_BYTES, ONE_SHOT_MAX_BYTES * 2 / (ranks - 2))` from 3 on.
@@ -144,6 +168,7 @@ pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: u
             buffer_bytes
         }
         Kind::ReduceScatter | Kind::AllToAll => slot_bytes(buffer_bytes, ranks),
+        Kind::AllGatherPush | Kind::AllReducePush => push_slot_bytes(ranks),
         Kind::AllReduceTwoShot => {
             // A (len rounded up to 32) + B (one slice: len / ranks rounded up to 32) <= buffer.
             let n = ranks.max(1);
@@ -205,6 +230,8 @@ mod tests {
             Kind::Broadcast,
             Kind::ReduceScatter,
             Kind::AllToAll,
+            Kind::AllGatherPush,
+            Kind::AllReducePush,
         ] {
             for dtype in DataType::ALL {
                 for ranks in [1usize, 2, 3, 5, 8, 16] {
@@ -224,6 +251,10 @@ mod tests {
                                     Kind::ReduceScatter | Kind::AllToAll => {
                                         assert!(bytes <= slot_bytes(buffer, ranks));
                                         bytes * ranks
+                                    }
+                                    Kind::AllGatherPush | Kind::AllReducePush => {
+                                        assert!(bytes <= push_slot_bytes(ranks));
+                                        0
                                     }
                                     _ => bytes,
                                 };
