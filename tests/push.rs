@@ -251,6 +251,60 @@ fn back_to_back_push_and_pull_calls_on_one_communicator() {
     }
 }
 
+/// Push calls only, back to back with no other collective between them (nothing but the ACK
+/// of the previous push launch keeps a writer off a slot its reader may still be copying), on
+/// ranks that run at different speeds (random delays).
+#[test]
+fn consecutive_push_calls_reuse_the_region_safely() {
+    for ranks in [2usize, 3, 8] {
+        let w = world(ranks, None);
+        w.twin().set_jitter_us(10);
+        let res = w.run(|c| -> aiv_comm::Result<()> {
+            let n = c.size() as usize;
+            let r = c.rank() as usize;
+            let mut checks = Vec::new();
+            for k in 0..24 {
+                let count = [64usize, 1000, 5][k % 3];
+                let mine: Vec<i32> = (0..count).map(|i| (r * 7919 + k * 31 + i) as i32).collect();
+                let send = c.alloc_from(&mine)?;
+                if k % 2 == 0 {
+                    let recv = c.alloc(count * 4 * n)?;
+                    c.all_gather_with(&send, &recv, count, DataType::I32, AllGatherAlgo::Push)?;
+                    let want: Vec<i32> = (0..n)
+                        .flat_map(|q| (0..count).map(move |i| (q * 7919 + k * 31 + i) as i32))
+                        .collect();
+                    checks.push((recv, want));
+                } else {
+                    let recv = c.alloc(count * 4)?;
+                    c.all_reduce_with(
+                        &send,
+                        &recv,
+                        count,
+                        DataType::I32,
+                        ReduceOp::Sum,
+                        AllReduceAlgo::Push,
+                    )?;
+                    let want: Vec<i32> = (0..count)
+                        .map(|i| (0..n).map(|q| (q * 7919 + k * 31 + i) as i32).sum())
+                        .collect();
+                    checks.push((recv, want));
+                }
+            }
+            c.synchronize()?;
+            for (i, (buf, want)) in checks.iter().enumerate() {
+                assert!(
+                    &buf.to_vec::<i32>()? == want,
+                    "rank {r} of {n}: call {i} differs"
+                );
+            }
+            Ok(())
+        });
+        for (r, x) in res.into_iter().enumerate() {
+            x.unwrap_or_else(|e| panic!("{ranks} ranks, rank {r}: {e}"));
+        }
+    }
+}
+
 // ---- mismatched calls ----
 
 #[derive(Clone, Copy, Debug)]
@@ -349,4 +403,89 @@ fn algorithms_parse_by_name() {
     assert_eq!("auto".parse::<AllGatherAlgo>(), Ok(AllGatherAlgo::Auto));
     assert!("one_shot".parse::<AllGatherAlgo>().is_err());
     assert_eq!("push".parse::<AllReduceAlgo>(), Ok(AllReduceAlgo::Push));
+}
+
+// ---- measurement (not a test: `cargo test --release --test push -- --ignored --nocapture`) ----
+
+#[derive(Clone, Copy, Debug)]
+enum Algo {
+    Gather(AllGatherAlgo),
+    Reduce(AllReduceAlgo),
+}
+
+/// Time per op (median of 5 samples of back-to-back calls) and GM bytes rank 0's cores read
+/// and wrote per op, checkers off, for AllGather and AllReduce of `bytes` per rank (f32).
+#[test]
+#[ignore]
+fn measure_push_against_pull() {
+    let algos = [
+        Algo::Gather(AllGatherAlgo::Pull),
+        Algo::Gather(AllGatherAlgo::Push),
+        Algo::Reduce(AllReduceAlgo::OneShot),
+        Algo::Reduce(AllReduceAlgo::TwoShot),
+        Algo::Reduce(AllReduceAlgo::Push),
+    ];
+    let ranks: Vec<usize> = std::env::var("PUSH_RANKS")
+        .map(|s| s.split(',').map(|x| x.parse().unwrap()).collect())
+        .unwrap_or(vec![2, 4, 8]);
+    let sizes: Vec<usize> = std::env::var("PUSH_SIZES")
+        .map(|s| s.split(',').map(|x| x.parse().unwrap()).collect())
+        .unwrap_or(vec![64 << 10, 1 << 20]);
+    println!("ranks bytes/rank algo us/op(median of 5) [samples] gm_read/rank gm_written/rank");
+    for &n in &ranks {
+        let w = World::sim_with(n, Config::default()).unwrap();
+        w.twin().set_hazard_check(false);
+        w.twin().set_race_check(false);
+        for &bytes in &sizes {
+            let count = bytes / 4;
+            let iters = if bytes >= 1 << 20 { 3 } else { 10 };
+            for algo in algos {
+                let bufs = w.run(|c| -> aiv_comm::Result<_> {
+                    let x = c.alloc_from(&vec![1.0f32; count])?;
+                    let y = c.alloc(bytes * n)?;
+                    Ok((x, y))
+                });
+                let bufs: Vec<_> = bufs.into_iter().map(|b| b.unwrap()).collect();
+                let call = |c: &Communicator, k: usize| -> aiv_comm::Result<()> {
+                    let (x, y) = &bufs[c.rank() as usize];
+                    for _ in 0..k {
+                        match algo {
+                            Algo::Gather(a) => c.all_gather_with(x, y, count, DataType::F32, a)?,
+                            Algo::Reduce(a) => {
+                                c.all_reduce_with(x, y, count, DataType::F32, ReduceOp::Sum, a)?
+                            }
+                        }
+                    }
+                    c.synchronize()
+                };
+                w.run(|c| call(c, 2)).into_iter().for_each(|r| r.unwrap());
+                let core = |w: &World| -> (u64, u64) {
+                    w.twin()
+                        .core_traffic(0)
+                        .iter()
+                        .fold((0, 0), |a, t| (a.0 + t.read, a.1 + t.written))
+                };
+                let before = core(&w);
+                let mut samples = Vec::new();
+                for _ in 0..5 {
+                    let t0 = Instant::now();
+                    w.run(|c| call(c, iters))
+                        .into_iter()
+                        .for_each(|r| r.unwrap());
+                    samples.push(t0.elapsed().as_secs_f64() * 1e6 / iters as f64);
+                }
+                let after = core(&w);
+                let ops = (5 * iters) as u64;
+                let mut sorted = samples.clone();
+                sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                println!(
+                    "{n} {bytes} {algo:?} {:.0} {:?} {} {}",
+                    sorted[2],
+                    samples.iter().map(|s| *s as u64).collect::<Vec<_>>(),
+                    (after.0 - before.0) / ops,
+                    (after.1 - before.1) / ops
+                );
+            }
+        }
+    }
 }
