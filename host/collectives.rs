@@ -384,7 +384,8 @@ impl Communicator {
     /// Types f32, f16, bf16, i32, i16, i8 with sum, max or min (what the A2 atomic store units
     /// can do); anything else is refused before any launch. Integer sums wrap on overflow. In
     /// place (`send` and `recv` the same range) is allowed; other overlaps are refused.
-    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::all_reduce_kind`]).
+    /// Small calls use the one-shot kernel, large ones two-shot, and mid-sized ones on 2 ranks the
+    /// push-mode kernel ([`crate::plan::all_reduce_kind`]).
     /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
     pub fn all_reduce(
         &self,
