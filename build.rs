@@ -22,6 +22,10 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("kernel/api_selftest.cpp", &["aiv_api_selftest"]),
     ("kernel/args_probe.cpp", &["aiv_args_probe"]),
     ("kernel/copy.cpp", &["aiv_copy"]),
+    (
+        "kernel/push.cpp",
+        &["aiv_all_gather_push", "aiv_all_reduce_push"],
+    ),
     ("kernel/reduce_scatter.cpp", &["aiv_reduce_scatter"]),
     (
         "kernel/link.cpp",

@@ -30,6 +30,9 @@ pub const AIV_DIAG_BYTES: u32 = 96;
 pub const AIV_DIAG_AREA_BYTES: u32 = 4608;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
 pub const AIV_COLL_DETERMINISTIC: u32 = 1;
+pub const AIV_PUSH_ACK_SLOT: u32 = 39;
+pub const AIV_PUSH_READY_SLOT: u32 = 40;
+pub const AIV_PUSH_MAX_PARTS: u32 = 8;
 pub const AIV_PROBE_WORDS: u32 = 1100;
 pub const AIV_PROBE_SLOTS: u32 = 16;
 pub const AIV_API_BLOCK_BYTES: u32 = 256;
@@ -167,6 +170,21 @@ pub struct AivCollArgs {
     pub fp: [i32; 6usize],
     pub root: i32,
     pub flags: u32,
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AivPushArgs {
+    pub comm: AivCommArgs,
+    pub input: u64,
+    pub output: u64,
+    pub bytes: u64,
+    pub out_stride: u64,
+    pub region_off: u64,
+    pub slot_bytes: u64,
+    pub prev_tag: i64,
+    pub dtype: u32,
+    pub op: u32,
+    pub fp: [i32; 6usize],
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]

@@ -7,7 +7,7 @@ use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
 use crate::launcher::Blocks;
 use crate::link::reduce_codes;
-use crate::plan::{all_reduce_kind, plan_chunks, Kind};
+use crate::plan::{all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, Kind};
 use crate::world::Communicator;
 
 /// Bytes of `count` elements of `dtype`, or an error if that overflows.
@@ -41,6 +41,10 @@ pub enum AllReduceAlgo {
     TwoShot,
     /// Recursive halving-doubling orchestrated on streams ([`Communicator::all_reduce_hd`]).
     Hd,
+    /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
+    /// and flags it; every rank then sums its input and the slots in rank order (one flag round;
+    /// chunks of at most [`crate::plan::push_slot_bytes`]).
+    Push,
 }
 
 impl std::str::FromStr for AllReduceAlgo {
@@ -51,8 +55,38 @@ impl std::str::FromStr for AllReduceAlgo {
             "one_shot" | "oneshot" => Ok(AllReduceAlgo::OneShot),
             "two_shot" | "twoshot" => Ok(AllReduceAlgo::TwoShot),
             "hd" => Ok(AllReduceAlgo::Hd),
+            "push" => Ok(AllReduceAlgo::Push),
             _ => Err(format!(
-                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot hd)"
+                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot hd push)"
+            )),
+        }
+    }
+}
+
+/// Which AllGather kernel to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AllGatherAlgo {
+    /// By size and rank count ([`crate::plan::all_gather_push`]).
+    #[default]
+    Auto,
+    /// Seed 000's staging and pull: every rank stages its chunk in its own HCCL buffer, every
+    /// peer pulls it from there, then a pairwise post-sync (two flag rounds).
+    Pull,
+    /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
+    /// and flags it; the peer copies the slot into its output (one flag round; chunks of at
+    /// most [`crate::plan::push_slot_bytes`]).
+    Push,
+}
+
+impl std::str::FromStr for AllGatherAlgo {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(AllGatherAlgo::Auto),
+            "pull" | "staging" => Ok(AllGatherAlgo::Pull),
+            "push" => Ok(AllGatherAlgo::Push),
+            _ => Err(format!(
+                "unknown AllGather algorithm `{s}` (auto pull push)"
             )),
         }
     }
@@ -121,6 +155,71 @@ impl Communicator {
                     ..args
                 };
                 ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
+            });
+        }
+        Ok(())
+    }
+
+    /// Enqueues one push-mode launch of `kernel` (kernel/push.cpp) per chunk of `kind` (a push
+    /// kind), each with `tags` fresh tags and the tag of this rank's previous push launch, which
+    /// the kernel waits for its peers to have acknowledged before overwriting their slots.
+    ///
+    /// # Safety
+    /// `kernel` must take an `AivPushArgs`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_push(
+        &self,
+        kernel: &'static ascendc_sys::Kernel,
+        kind: Kind,
+        call: Call,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        template: ffi::AivPushArgs,
+        tags: i64,
+    ) -> Result<()> {
+        let es = call.dtype.size();
+        let n = self.size();
+        let chunks = plan_chunks(
+            kind,
+            call.count as usize,
+            call.dtype,
+            n as usize,
+            self.buffer_bytes(),
+        )?;
+        let total = chunks.len() as u32;
+        let template = ffi::AivPushArgs {
+            region_off: self.buffer_bytes() as u64,
+            slot_bytes: push_slot_bytes(n as usize) as u64,
+            ..template
+        };
+        for c in chunks {
+            let bytes = c.count * es;
+            let parts = self.blocks_per_peer(bytes).min(ffi::AIV_PUSH_MAX_PARTS);
+            let fp = Call {
+                chunk: c.index as u32,
+                chunks: total,
+                ..call
+            }
+            .encode();
+            let tag = self.reserve_tags(tags)?;
+            // Every rank makes the same calls, so every rank passes the same previous tag.
+            let prev_tag = std::mem::replace(&mut *self.push_prev.lock(), tag);
+            let args = ffi::AivPushArgs {
+                input: send.addr() + (c.offset * es) as u64,
+                output: recv.addr() + (c.offset * es) as u64,
+                bytes: bytes as u64,
+                prev_tag,
+                fp,
+                ..template
+            };
+            let uses = vec![send.use_read(), recv.use_write()];
+            let name = kernel.name();
+            self.main.task(name, name, uses, move |ctx| {
+                let args = ffi::AivPushArgs {
+                    comm: ctx.comm_args(tag),
+                    ..args
+                };
+                ctx.launch_on(kernel, Blocks::Exactly(n * parts), &args, Some(&fp))
             });
         }
         Ok(())
@@ -199,6 +298,19 @@ impl Communicator {
         count: usize,
         dtype: DataType,
     ) -> Result<()> {
+        self.all_gather_with(send, recv, count, dtype, AllGatherAlgo::Auto)
+    }
+
+    /// [`Communicator::all_gather`] with the kernel chosen by the caller (`Auto` picks by size).
+    /// Every rank must pass the same `algo`.
+    pub fn all_gather_with(
+        &self,
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+        algo: AllGatherAlgo,
+    ) -> Result<()> {
         self.check_usable()?;
         let n = self.size() as usize;
         let es = dtype.size();
@@ -219,6 +331,33 @@ impl Communicator {
                     self.rank() as usize * bytes
                 )));
             }
+        }
+        let push = match algo {
+            AllGatherAlgo::Auto => all_gather_push(bytes, n),
+            AllGatherAlgo::Pull => false,
+            AllGatherAlgo::Push => true,
+        };
+        if push {
+            let template = ffi::AivPushArgs {
+                out_stride: bytes as u64,
+                ..Default::default()
+            };
+            let call = Call {
+                algo: Algo::Push,
+                ..Call::of(CallOp::AllGather, count as u64, dtype, None)
+            };
+            // SAFETY: aiv_all_gather_push takes an AivPushArgs.
+            return unsafe {
+                self.launch_push(
+                    &ffi::kernels::aiv_all_gather_push,
+                    Kind::AllGatherPush,
+                    call,
+                    send,
+                    recv,
+                    template,
+                    1,
+                )
+            };
         }
         let template = ffi::AivCollArgs {
             out_stride: bytes as u64,
@@ -245,7 +384,8 @@ impl Communicator {
     /// Types f32, f16, bf16, i32, i16, i8 with sum, max or min (what the A2 atomic store units
     /// can do); anything else is refused before any launch. Integer sums wrap on overflow. In
     /// place (`send` and `recv` the same range) is allowed; other overlaps are refused.
-    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::all_reduce_kind`]).
+    /// Small calls use the one-shot kernel, large ones two-shot, and mid-sized ones on 2 ranks the
+    /// push-mode kernel ([`crate::plan::all_reduce_kind`]).
     /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
     pub fn all_reduce(
         &self,
@@ -279,7 +419,31 @@ impl Communicator {
             AllReduceAlgo::Auto => all_reduce_kind(bytes, n),
             AllReduceAlgo::OneShot => Kind::AllReduceOneShot,
             AllReduceAlgo::TwoShot => Kind::AllReduceTwoShot,
+            AllReduceAlgo::Push => Kind::AllReducePush,
         };
+        if kind == Kind::AllReducePush {
+            let template = ffi::AivPushArgs {
+                dtype: dt,
+                op: opc,
+                ..Default::default()
+            };
+            let call = Call {
+                algo: Algo::Push,
+                ..Call::of(CallOp::AllReduce, count as u64, dtype, Some(op))
+            };
+            // SAFETY: aiv_all_reduce_push takes an AivPushArgs. Two tags: its two barriers.
+            return unsafe {
+                self.launch_push(
+                    &ffi::kernels::aiv_all_reduce_push,
+                    kind,
+                    call,
+                    send,
+                    recv,
+                    template,
+                    2,
+                )
+            };
+        }
         let (algo, fp_algo) = if kind == Kind::AllReduceOneShot {
             (ffi::AIV_AR_ONE_SHOT, Algo::OneShot)
         } else {

@@ -48,6 +48,11 @@ const_assert_eq!(offset_of!(AivCollVArgs, send_off), 568);
 const_assert_eq!(offset_of!(AivCollVArgs, slot_off), 568 + 4 * 256);
 const_assert_eq!(offset_of!(AivCollVArgs, dtype), 568 + 5 * 256);
 const_assert_eq!(offset_of!(AivCollVArgs, fp), 1864);
+const_assert_eq!(size_of::<AivPushArgs>(), 640);
+const_assert_eq!(offset_of!(AivPushArgs, input), 552);
+const_assert_eq!(offset_of!(AivPushArgs, prev_tag), 600);
+const_assert_eq!(offset_of!(AivPushArgs, fp), 616);
+const_assert_eq!(AIV_PUSH_READY_SLOT + AIV_PUSH_MAX_PARTS, AIV_PAIR_SLOTS);
 const_assert_eq!(size_of::<AivCopyArgs>(), 32);
 const_assert_eq!(size_of::<AivSyncTestArgs>(), 584);
 const_assert_eq!(size_of::<AivHandshakeArgs>(), 584);
@@ -86,6 +91,7 @@ pod!(
     AivCommArgs,
     AivCollArgs,
     AivCollVArgs,
+    AivPushArgs,
     AivCopyArgs,
     AivSyncTestArgs,
     AivDiag,

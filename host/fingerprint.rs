@@ -81,6 +81,8 @@ pub(crate) enum Algo {
     OneShot = 1,
     TwoShot = 2,
     Hd = 3,
+    /// Push-mode one-shot (AllGather or AllReduce, kernel/push.cpp).
+    Push = 4,
 }
 
 /// One launch of a call, as its fingerprint describes it.
@@ -101,7 +103,13 @@ pub(crate) struct Call {
 }
 
 const REDOPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
-const ALGOS: [Algo; 4] = [Algo::None, Algo::OneShot, Algo::TwoShot, Algo::Hd];
+const ALGOS: [Algo; 5] = [
+    Algo::None,
+    Algo::OneShot,
+    Algo::TwoShot,
+    Algo::Hd,
+    Algo::Push,
+];
 
 impl Call {
     /// A call of `op` on `count` elements of `dtype` (reduced with `redop`), no algorithm,
@@ -182,6 +190,7 @@ impl Call {
             Algo::OneShot => s += ", one_shot",
             Algo::TwoShot => s += ", two_shot",
             Algo::Hd => s += ", hd",
+            Algo::Push => s += ", push",
         }
         s + &format!(" (chunk {} of {})", self.chunk + 1, self.chunks)
     }

@@ -31,7 +31,7 @@ mod batch;
 mod buffer;
 mod collectives;
 mod collectives_v;
-pub use collectives::AllReduceAlgo;
+pub use collectives::{AllGatherAlgo, AllReduceAlgo};
 pub mod diag;
 pub mod dtype;
 pub mod error;

@@ -31,6 +31,19 @@ use crate::error::{Error, Result};
 /// 404/443, 634/514, 1272/661.
 pub const ONE_SHOT_MAX_BYTES: usize = 64 * 1024;
 
+/// Bytes of the push region that follows every rank's HCCL buffer (in the same allocation, past
+/// the `buffer_bytes` every other kernel plans against, so no other kernel ever touches it): the
+/// push-mode kernels (kernel/push.cpp) write each rank's input into a slot of it per writer,
+/// [`push_slot_bytes`] each. HCCL's AIV mode has a separate buffer of its own for the same
+/// reason.
+pub const PUSH_REGION_BYTES: usize = 8 << 20;
+
+/// One writer's slot in a push region on `ranks` ranks: an equal share of
+/// [`PUSH_REGION_BYTES`], whole 32-byte blocks (the largest push chunk, in bytes per rank).
+pub fn push_slot_bytes(ranks: usize) -> usize {
+    PUSH_REGION_BYTES / ranks.max(1) / 32 * 32
+}
+
 /// Which kernel a collective's chunks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -40,6 +53,10 @@ pub enum Kind {
     AllReduceOneShot,
     /// Two-shot AllReduce: the chunk (32-byte aligned) plus one slice must fit.
     AllReduceTwoShot,
+    /// Push-mode AllGather: each rank writes its chunk into a slot of every peer's push region.
+    AllGatherPush,
+    /// Push-mode AllReduce: as [`Kind::AllGatherPush`], then every rank reduces the slots.
+    AllReducePush,
     /// AllGatherV: each rank stages its piece of the chunk in its own HCCL buffer.
     AllGatherV,
     /// Broadcast: the root stages the chunk in its HCCL buffer.
@@ -117,14 +134,72 @@ pub struct Chunk {
     pub index: usize,
 }
 
-/// The AllReduce kernel for a call of `bytes` per rank.
+/// The AllReduce kernel for a call of `bytes` per rank: push-mode on 2 ranks from
+/// [`PUSH_ALL_REDUCE_MIN_BYTES`] to [`PUSH_ALL_REDUCE_MAX_BYTES`], else one-shot up to
+/// [`one_shot_limit`] and two-shot above.
 pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
-    if bytes <= one_shot_limit(ranks) {
+    if ranks == 2 && (PUSH_ALL_REDUCE_MIN_BYTES..=PUSH_ALL_REDUCE_MAX_BYTES).contains(&bytes) {
+        Kind::AllReducePush
+    } else if bytes <= one_shot_limit(ranks) {
         Kind::AllReduceOneShot
     } else {
         Kind::AllReduceTwoShot
     }
 }
+
+/// True if an AllGather of `bytes` per rank on `ranks` ranks uses the push-mode kernel
+/// ([`crate::AllGatherAlgo::Auto`]): never so far. On the twin push AllGather is no faster than
+/// staging + pull at any size or rank count measured (2 ranks: within noise from 8 KiB to 2 MiB;
+/// 4 and 8 ranks: 10-70% slower from 16 KiB up), because the twin's DMA cost is the bytes it
+/// moves and push moves more: per rank per op it reads (2n - 1) B and writes (2n - 1) B
+/// (every pushed byte is written once into the peer's region and copied once more into the
+/// output), staging + pull reads n B and writes (n + 1) B. What push saves is a flag round and
+/// remote reads, which the twin does not price (a remote read costs what a local one does).
+///
+/// Measured with `cargo test --release --test push measure -- --ignored` (2026-12-01, 2 cores
+/// shared with two other builds, checkers off, f32, µs per op, medians of 5 samples, three
+/// runs):
+///
+/// | ranks | bytes/rank | pull | push |
+/// |---|---|---|---|
+/// | 2 | 8 KiB | 23 26 22 | 22 25 22 |
+/// | 2 | 64 KiB | 64 52 53 | 54 59 55 |
+/// | 2 | 256 KiB | 149 106 132 | 119 135 131 |
+/// | 2 | 1 MiB | 372 455 392 | 695 509 459 |
+/// | 4 | 64 KiB | 155 162 170 | 191 200 205 |
+/// | 4 | 1 MiB | 1935 2780 2346 | 3372 8072 3911 |
+pub fn all_gather_push(bytes: usize, ranks: usize) -> bool {
+    let _ = (bytes, ranks);
+    false
+}
+
+/// Per-rank AllReduce sizes (bytes) from which [`all_reduce_kind`] picks the push-mode kernel
+/// on 2 ranks, up to [`PUSH_ALL_REDUCE_MAX_BYTES`].
+///
+/// On 2 ranks push AllReduce moves fewer bytes than one-shot (it sums in UB with the vector
+/// unit and stores the result once: reads 3 B, writes 2 B per rank, one-shot reads 3 B and
+/// writes 3 B) and has one flag round instead of two; from 64 KiB it is the fastest kernel on the
+/// twin, below that all three are within noise. On 3 or more ranks two-shot stays faster (push
+/// reads (2n - 1) B per rank; two-shot about 3 B), so push is never picked there. Measured as
+/// for [`all_gather_push`] (µs per op, three runs):
+///
+/// | ranks | bytes/rank | one-shot | two-shot | push |
+/// |---|---|---|---|---|
+/// | 2 | 8 KiB | 28 34 25 | 28 42 29 | 30 34 24 |
+/// | 2 | 32 KiB | 71 36 42 | 85 71 43 | 67 63 45 |
+/// | 2 | 64 KiB | 96 102 99 | 97 92 109 | 84 97 92 |
+/// | 2 | 128 KiB | 155 152 146 | 98 124 101 | 83 100 73 |
+/// | 2 | 512 KiB | 486 342 461 | 313 189 183 | 150 145 165 |
+/// | 2 | 1 MiB | 547 504 545 | 419 379 700 | 337 318 431 |
+/// | 2 | 2 MiB | 1001 1024 1004 | 1085 704 722 | 575 527 550 |
+/// | 4 | 64 KiB | 436 465 463 | 283 287 295 | 345 534 340 |
+/// | 4 | 1 MiB | 5187 5329 5552 | 2186 2656 2398 | 4247 5168 4640 |
+/// | 8 | 64 KiB | 2636 | 1026 | 1682 |
+pub const PUSH_ALL_REDUCE_MIN_BYTES: usize = 64 << 10;
+
+/// Largest per-rank AllReduce (bytes) [`all_reduce_kind`] sends to the push-mode kernel (2 MiB:
+/// the largest size measured, within one push slot on 2 ranks).
+pub const PUSH_ALL_REDUCE_MAX_BYTES: usize = 2 << 20;
 
 /// Largest per-rank AllReduce (bytes) that uses the one-shot kernel on `ranks` ranks:
 /// unlimited on 1-2 ranks (one add, nothing to order), and
@@ -144,6 +219,7 @@ pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: u
             buffer_bytes
         }
         Kind::ReduceScatter | Kind::AllToAll => slot_bytes(buffer_bytes, ranks),
+        Kind::AllGatherPush | Kind::AllReducePush => push_slot_bytes(ranks),
         Kind::AllReduceTwoShot => {
             // A (len rounded up to 32) + B (one slice: len / ranks rounded up to 32) <= buffer.
             let n = ranks.max(1);
@@ -205,6 +281,8 @@ mod tests {
             Kind::Broadcast,
             Kind::ReduceScatter,
             Kind::AllToAll,
+            Kind::AllGatherPush,
+            Kind::AllReducePush,
         ] {
             for dtype in DataType::ALL {
                 for ranks in [1usize, 2, 3, 5, 8, 16] {
@@ -224,6 +302,10 @@ mod tests {
                                     Kind::ReduceScatter | Kind::AllToAll => {
                                         assert!(bytes <= slot_bytes(buffer, ranks));
                                         bytes * ranks
+                                    }
+                                    Kind::AllGatherPush | Kind::AllReducePush => {
+                                        assert!(bytes <= push_slot_bytes(ranks));
+                                        0
                                     }
                                     _ => bytes,
                                 };
@@ -264,6 +346,11 @@ mod tests {
     #[test]
     fn one_shot_crossover_shrinks_with_ranks() {
         assert_eq!(all_reduce_kind(1 << 30, 2), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind((64 << 10) - 4, 2), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind(64 << 10, 2), Kind::AllReducePush);
+        assert_eq!(all_reduce_kind(2 << 20, 2), Kind::AllReducePush);
+        assert_eq!(all_reduce_kind((2 << 20) + 4, 2), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind(64 << 10, 3), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind(64 << 10, 3), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind((64 << 10) + 1, 3), Kind::AllReduceTwoShot);
         assert_eq!(all_reduce_kind(64 << 10, 4), Kind::AllReduceOneShot);

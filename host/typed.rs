@@ -205,7 +205,7 @@ use half::{bf16, f16};
 
 use crate::batch::{SendRecvItem, SendRecvKind};
 use crate::buffer::DeviceBuffer;
-use crate::collectives::AllReduceAlgo;
+use crate::collectives::{AllGatherAlgo, AllReduceAlgo};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::world::Communicator;
@@ -1253,8 +1253,46 @@ impl<'a> Typed<'a> {
             want,
             "size() * send.len()",
         )?;
-        self.comm
-            .all_gather(send.as_buffer(), recv.as_buffer(), send.len(), T::DTYPE)
+        self.all_gather_with(send, recv, AllGatherAlgo::Auto)
+    }
+
+    /// [`Typed::all_gather`] with the kernel chosen by the caller
+    /// ([`Communicator::all_gather_with`]); every rank must pass the same `algo`.
+    ///
+    /// ```
+    /// use aiv_comm::AllGatherAlgo;
+    /// let world = aiv_comm::World::sim(2)?;
+    /// let got = world.run(|comm| {
+    ///     let t = comm.typed();
+    ///     let send = t.htod_copy([comm.rank() as i32; 3])?;
+    ///     let mut recv = t.alloc_zeros::<i32>(6)?;
+    ///     t.all_gather_with(&send, &mut recv, AllGatherAlgo::Push)?;
+    ///     t.dtoh_sync_copy(&recv)
+    /// });
+    /// assert_eq!(got[1].as_ref().unwrap(), &[0, 0, 0, 1, 1, 1]);
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn all_gather_with<T: DeviceElement>(
+        &self,
+        send: &impl DeviceRead<T>,
+        recv: &mut impl DeviceWrite<T>,
+        algo: AllGatherAlgo,
+    ) -> Result<()> {
+        let want = times_size("all_gather", send.len(), self.size())?;
+        expect_len(
+            "all_gather",
+            "recv",
+            recv.len(),
+            want,
+            "size() * send.len()",
+        )?;
+        self.comm.all_gather_with(
+            send.as_buffer(),
+            recv.as_buffer(),
+            send.len(),
+            T::DTYPE,
+            algo,
+        )
     }
 
     /// AllGather in place: `buf` holds `size()` slots of `buf.len() / size()` elements, this

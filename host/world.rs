@@ -242,6 +242,9 @@ pub struct Communicator {
     /// GM of AlltoAllV's count exchange (this rank's row, every rank's rows), made at the
     /// first call.
     pub(crate) a2av_scratch: Mutex<Option<Arc<(ascendc_sys::GmBuffer, ascendc_sys::GmBuffer)>>>,
+    /// Tag of the last push-mode launch enqueued on this rank (0: none yet), which the next one
+    /// passes to its kernel (`AivPushArgs::prev_tag`, kernel/push.cpp).
+    pub(crate) push_prev: Mutex<i64>,
 }
 
 impl Communicator {
@@ -432,7 +435,8 @@ impl World {
                     ..DeviceConfig::default()
                 },
             )?;
-            hccl.push(dev.alloc(buffer)?);
+            // The HCCL buffer, then the push region only the push kernels use (kernel/push.cpp).
+            hccl.push(dev.alloc(buffer + crate::plan::PUSH_REGION_BYTES)?);
             sync.push(dev.alloc_sync(ffi::AIV_SYNC_AREA_BYTES as usize)?);
             devices.push(dev);
         }
@@ -467,6 +471,7 @@ impl World {
                 hd: Mutex::new(None),
                 batch: Mutex::new(Default::default()),
                 a2av_scratch: Mutex::new(None),
+                push_prev: Mutex::new(0),
             });
         }
         Ok(World { comms, shared })

@@ -138,6 +138,35 @@ struct AivCollArgs {
 /* AivCollArgs::flags / AivCollVArgs::flags. */
 #define AIV_COLL_DETERMINISTIC 1u /* reductions add in a fixed order (HCCL_DETERMINISTIC) */
 
+/* ---- push-mode one-shot collectives (kernel/push.cpp: aiv_all_gather_push,
+ *      aiv_all_reduce_push) ---- */
+
+/* Pairwise cells of the push protocol (SoftSync PAIR slots no other kernel of aiv-comm uses):
+ *   PAIR[s][AIV_PUSH_READY_SLOT + part] in r's area: "s pushed part `part` of this launch into
+ *                                         r's push region" (payload: s's call fingerprint);
+ *   PAIR[r][AIV_PUSH_ACK_SLOT] in s's area: "r has read everything s pushed into r's push
+ *                                         region in the launch with this tag". */
+#define AIV_PUSH_ACK_SLOT 39
+#define AIV_PUSH_READY_SLOT 40
+#define AIV_PUSH_MAX_PARTS 8
+
+/* One chunk of a push-mode AllGather or AllReduce. Every rank's HCCL buffer allocation holds,
+ * after its comm.hccl_bytes bytes (which the other kernels use), a push region that only these
+ * kernels touch: writer s's slot in rank r's region is comm.hccl[r] + region_off + s * slot_bytes. */
+struct AivPushArgs {
+    struct AivCommArgs comm;
+    uint64_t input;      /* GM: this chunk of my input */
+    uint64_t output;     /* GM: this chunk of my output (AllGather: of slot 0) */
+    uint64_t bytes;      /* chunk bytes per rank, at most slot_bytes */
+    uint64_t out_stride; /* AllGather: bytes between output slots */
+    uint64_t region_off; /* byte offset of the push region in every rank's HCCL buffer */
+    uint64_t slot_bytes; /* bytes of one writer's slot in a push region (a multiple of 32) */
+    int64_t prev_tag;    /* comm.tag of this communicator's previous push launch; 0: none */
+    uint32_t dtype;      /* AivDtype (AllReduce) */
+    uint32_t op;         /* AivReduceOp (AllReduce) */
+    int32_t fp[AIV_PAYLOAD_LANES]; /* the call's fingerprint, as AivCollArgs::fp */
+};
+
 /* One chunk of a collective whose per-rank parts are described per rank q (arrays indexed by
  * rank; byte offsets and lengths of this chunk's pieces):
  *   aiv_all_gather_v:   rank q's piece is recv_len[q] bytes; mine is at `input`, staged at the
