@@ -632,3 +632,37 @@ fn the_census_gives_all_gathers_protocol_figures() {
         }
     }
 }
+
+#[test]
+fn all_gather_algo_picks_push_or_seed_000s_staging_and_pull() {
+    // Push (kernel/push.cpp): each rank writes its input into its peers' push regions and flags
+    // them, one sync round; pull (seed 000's staging + pull, what auto picks for AllGather):
+    // the staged flag, then the post-sync, two rounds. Both are checked element by element.
+    for (algo, rounds) in [
+        ("push", "1"),
+        ("pull", "2"),
+        ("staging", "2"),
+        ("auto", "2"),
+    ] {
+        let (code, out, err) = run_quick(&[
+            "all_gather",
+            "-b",
+            "3000",
+            "-e",
+            "96K",
+            "-f",
+            "32",
+            "-p",
+            "3",
+            "--algo",
+            algo,
+        ]);
+        assert_eq!(code, 0, "{algo}: {out}\n{err}");
+        let rows = data_rows(&out);
+        assert_eq!(rows.len(), 2, "{algo}: {out}");
+        for r in &rows {
+            assert_eq!((&*r[OOP_WRONG], &*r[IP_WRONG]), ("0", "0"), "{algo}: {out}");
+            assert_eq!(r[ROUNDS], rounds, "{algo}: {out}");
+        }
+    }
+}

@@ -30,7 +30,8 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use aiv_comm::{
-    AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer, ReduceOp, World,
+    AllGatherAlgo, AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer,
+    ReduceOp, World,
 };
 use ascendc_sys::{Census, GmTraffic, RankCensus};
 use half::{bf16, f16};
@@ -59,8 +60,10 @@ struct Call<'a> {
     op: ReduceOp,
     /// Root rank (collectives with [`Collective::rooted`]).
     root: u32,
-    /// AllReduce kernel (collectives with [`Collective::takes_algo`]).
-    algo: AllReduceAlgo,
+    /// AllReduce kernel (`--algo` of all_reduce).
+    ar_algo: AllReduceAlgo,
+    /// AllGather kernel (`--algo` of all_gather).
+    ag_algo: AllGatherAlgo,
 }
 
 /// Every rank's input: `input(rank, i)` is element `i` of `rank`'s send buffer.
@@ -126,8 +129,8 @@ struct Collective {
     rooted: bool,
     /// Reduces (`-o` applies; others print `none` and refuse `-o`).
     reduces: bool,
-    /// Takes `--algo`.
-    takes_algo: bool,
+    /// The kernels `--algo` chooses among (`auto` first), if the collective takes it.
+    algos: Option<&'static str>,
     /// Fewest ranks it runs on.
     min_ranks: usize,
     /// Needs a sub-stream per rank (passed as [`Call::side`]).
@@ -169,7 +172,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: false,
-        takes_algo: false,
+        algos: Some("auto pull push"),
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {
@@ -195,7 +198,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "2(n-1)/n",
         rooted: false,
         reduces: true,
-        takes_algo: true,
+        algos: Some("auto one_shot two_shot hd push"),
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {
@@ -225,7 +228,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: true,
-        takes_algo: false,
+        algos: None,
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {
@@ -251,7 +254,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "1",
         rooted: true,
         reduces: false,
-        takes_algo: false,
+        algos: None,
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {
@@ -277,7 +280,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: false,
-        takes_algo: false,
+        algos: None,
         min_ranks: 1,
         // The library refuses overlapping send and recv (AlltoAll has no in-place form).
         in_place: None,
@@ -300,7 +303,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: false,
-        takes_algo: false,
+        algos: None,
         min_ranks: 1,
         in_place: None,
         side_stream: false,
@@ -322,7 +325,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: false,
-        takes_algo: false,
+        algos: None,
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {
@@ -352,7 +355,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: true,
-        takes_algo: false,
+        algos: None,
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {
@@ -378,7 +381,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "1",
         rooted: false,
         reduces: false,
-        takes_algo: false,
+        algos: None,
         min_ranks: 2,
         side_stream: true,
         // A rank's send and recv run on two streams at once: in place, the recv could
@@ -481,12 +484,13 @@ fn two_n_minus_1_over_n(n: usize) -> f64 {
 }
 
 fn run_all_gather(c: &Call) -> aiv_comm::Result<()> {
-    c.comm.all_gather(c.send, c.recv, c.count, c.dtype)
+    c.comm
+        .all_gather_with(c.send, c.recv, c.count, c.dtype, c.ag_algo)
 }
 
 fn run_all_reduce(c: &Call) -> aiv_comm::Result<()> {
     c.comm
-        .all_reduce_with(c.send, c.recv, c.count, c.dtype, c.op, c.algo)
+        .all_reduce_with(c.send, c.recv, c.count, c.dtype, c.op, c.ar_algo)
 }
 
 fn run_reduce_scatter(c: &Call) -> aiv_comm::Result<()> {
@@ -666,7 +670,10 @@ struct Opts {
     /// `AIV_PERF_INJECT_WRONG=1`: rank 0 flips one byte of what it read back before comparing
     /// (a self-test of the check, the `#wrong` count and exit status 1).
     inject_wrong: bool,
-    algo: AllReduceAlgo,
+    /// `--algo` as given (parsed for the collective once it is known).
+    algo: Option<String>,
+    ar_algo: AllReduceAlgo,
+    ag_algo: AllGatherAlgo,
     json: bool,
     twin_checks: bool,
     timeout: Option<Duration>,
@@ -706,7 +713,8 @@ options:
                             aiv_comm::plan::BLOCKS_PER_PEER)
   AIV_PERF_INJECT_WRONG=1   self-test of the check: rank 0 flips a byte of its result
                             as read back, so #wrong is 1 and the exit status 1
-      --algo ALGO           all_reduce kernel: auto (default) one_shot two_shot hd
+      --algo ALGO           kernel: all_reduce auto (default) one_shot two_shot hd push;
+                            all_gather auto (default) pull (staging + pull, seed 000's) push
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed)
       --json                one JSON object on stdout instead of the table
@@ -797,8 +805,8 @@ fn collective_usage(c: &Collective) -> String {
             "checked, then ignored (root prints -1)"
         }
     );
-    if c.takes_algo {
-        s += "  --algo         auto one_shot two_shot hd\n";
+    if let Some(a) = c.algos {
+        s += &format!("  --algo         {a}\n");
     }
     if c.min_ranks > 1 {
         s += &format!("  ranks          at least {}\n", c.min_ranks);
@@ -960,14 +968,15 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         buffsize_mb: None,
         blocks_per_peer: None,
         inject_wrong: false,
-        algo: AllReduceAlgo::Auto,
+        algo: None,
+        ar_algo: AllReduceAlgo::Auto,
+        ag_algo: AllGatherAlgo::Auto,
         json: false,
         twin_checks: false,
         timeout: None,
         timeout_source: TimeoutSource::Default,
     };
     let mut op_given = false;
-    let mut algo_given = false;
     let mut timeout_flag = None;
     let mut i = 1;
     while i < args.len() {
@@ -1025,10 +1034,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
                 }
                 o.blocks_per_peer = Some(k as u32);
             }
-            "--algo" => {
-                o.algo = val.parse()?;
-                algo_given = true;
-            }
+            "--algo" => o.algo = Some(val.to_string()),
             _ => unreachable!("every value flag is matched"),
         }
         i += 2;
@@ -1080,8 +1086,12 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     if op_given && !coll.reduces {
         return Err(format!("{} does not reduce: -o does not apply", coll.name));
     }
-    if algo_given && !coll.takes_algo {
-        return Err(format!("--algo does not apply to {}", coll.name));
+    if let Some(a) = &o.algo {
+        match coll.name {
+            "all_reduce" => o.ar_algo = a.parse()?,
+            "all_gather" => o.ag_algo = a.parse()?,
+            _ => return Err(format!("--algo does not apply to {}", coll.name)),
+        }
     }
     if coll.reduces && (o.dtype.reduce_code().is_none() || o.op.code().is_none()) {
         return Err(format!(
@@ -1360,7 +1370,8 @@ fn measure(
         dtype: o.dtype,
         op: o.op,
         root: o.root as u32,
-        algo: o.algo,
+        ar_algo: o.ar_algo,
+        ag_algo: o.ag_algo,
     };
     let send_elems = (o.coll.send_elems)(r, count, o.ranks);
     let input = o
