@@ -134,13 +134,38 @@ pub struct Chunk {
     pub index: usize,
 }
 
-/// The AllReduce kernel for a call of `bytes` per rank: push-mode on 2 ranks from
-/// [`PUSH_ALL_REDUCE_MIN_BYTES`] to [`PUSH_ALL_REDUCE_MAX_BYTES`], else one-shot up to
-/// [`one_shot_limit`] and two-shot above.
+/// The AllReduce kernel for a call of `bytes` per rank: one-shot up to [`one_shot_limit`] and
+/// two-shot above. The push-mode kernel ([`Kind::AllReducePush`]) is never picked here: on the
+/// twin it is not faster when the machine is quiet, whatever it saves on the NPU.
+///
+/// On 2 ranks push AllReduce moves fewer bytes than one-shot (it sums in UB with the vector
+/// unit and stores the result once: reads 3 B, writes 2 B per rank, one-shot reads 3 B and
+/// writes 3 B) and has one flag round instead of two; on 3 or more ranks it reads (2n - 1) B per
+/// rank against two-shot's ~3 B. Measured first with two other builds running on the 2 cores
+/// (`cargo test --release --test push measure -- --ignored`, µs per op, medians of 5 samples,
+/// three runs), where push won on 2 ranks from 64 KiB:
+///
+/// | ranks | bytes/rank | one-shot | two-shot | push |
+/// |---|---|---|---|---|
+/// | 2 | 8 KiB | 28 34 25 | 28 42 29 | 30 34 24 |
+/// | 2 | 32 KiB | 71 36 42 | 85 71 43 | 67 63 45 |
+/// | 2 | 64 KiB | 96 102 99 | 97 92 109 | 84 97 92 |
+/// | 2 | 128 KiB | 155 152 146 | 98 124 101 | 83 100 73 |
+/// | 2 | 512 KiB | 486 342 461 | 313 189 183 | 150 145 165 |
+/// | 2 | 1 MiB | 547 504 545 | 419 379 700 | 337 318 431 |
+/// | 2 | 2 MiB | 1001 1024 1004 | 1085 704 722 | 575 527 550 |
+/// | 4 | 64 KiB | 436 465 463 | 283 287 295 | 345 534 340 |
+/// | 4 | 1 MiB | 5187 5329 5552 | 2186 2656 2398 | 4247 5168 4640 |
+/// | 8 | 64 KiB | 2636 | 1026 | 1682 |
+///
+/// then on a quiet machine, interleaved, medians of 7 runs of `aiv-perf all_reduce -b 64K -e 2M
+/// -f 8 -p 2 -c 1 -n 200 --algo ALGO` (2026-12-01): 64 KiB one-shot 32.3, two-shot 30.5, push
+/// 43.7 µs; 512 KiB one-shot 110, two-shot 130, push 158 µs. A guess, not profiled: under
+/// contention its single round means fewer polls competing for the cores, alone its in-UB
+/// reduction and two block barriers cost more than the round saves. So `Auto` keeps one-shot /
+/// two-shot, and push stays a choice (`AllReduceAlgo::Push`, `aiv-perf --algo push`).
 pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
-    if ranks == 2 && (PUSH_ALL_REDUCE_MIN_BYTES..=PUSH_ALL_REDUCE_MAX_BYTES).contains(&bytes) {
-        Kind::AllReducePush
-    } else if bytes <= one_shot_limit(ranks) {
+    if bytes <= one_shot_limit(ranks) {
         Kind::AllReduceOneShot
     } else {
         Kind::AllReduceTwoShot
@@ -172,34 +197,6 @@ pub fn all_gather_push(bytes: usize, ranks: usize) -> bool {
     let _ = (bytes, ranks);
     false
 }
-
-/// Per-rank AllReduce sizes (bytes) from which [`all_reduce_kind`] picks the push-mode kernel
-/// on 2 ranks, up to [`PUSH_ALL_REDUCE_MAX_BYTES`].
-///
-/// On 2 ranks push AllReduce moves fewer bytes than one-shot (it sums in UB with the vector
-/// unit and stores the result once: reads 3 B, writes 2 B per rank, one-shot reads 3 B and
-/// writes 3 B) and has one flag round instead of two; from 64 KiB it is the fastest kernel on the
-/// twin, below that all three are within noise. On 3 or more ranks two-shot stays faster (push
-/// reads (2n - 1) B per rank; two-shot about 3 B), so push is never picked there. Measured as
-/// for [`all_gather_push`] (µs per op, three runs):
-///
-/// | ranks | bytes/rank | one-shot | two-shot | push |
-/// |---|---|---|---|---|
-/// | 2 | 8 KiB | 28 34 25 | 28 42 29 | 30 34 24 |
-/// | 2 | 32 KiB | 71 36 42 | 85 71 43 | 67 63 45 |
-/// | 2 | 64 KiB | 96 102 99 | 97 92 109 | 84 97 92 |
-/// | 2 | 128 KiB | 155 152 146 | 98 124 101 | 83 100 73 |
-/// | 2 | 512 KiB | 486 342 461 | 313 189 183 | 150 145 165 |
-/// | 2 | 1 MiB | 547 504 545 | 419 379 700 | 337 318 431 |
-/// | 2 | 2 MiB | 1001 1024 1004 | 1085 704 722 | 575 527 550 |
-/// | 4 | 64 KiB | 436 465 463 | 283 287 295 | 345 534 340 |
-/// | 4 | 1 MiB | 5187 5329 5552 | 2186 2656 2398 | 4247 5168 4640 |
-/// | 8 | 64 KiB | 2636 | 1026 | 1682 |
-pub const PUSH_ALL_REDUCE_MIN_BYTES: usize = 64 << 10;
-
-/// Largest per-rank AllReduce (bytes) [`all_reduce_kind`] sends to the push-mode kernel (2 MiB:
-/// the largest size measured, within one push slot on 2 ranks).
-pub const PUSH_ALL_REDUCE_MAX_BYTES: usize = 2 << 20;
 
 /// Largest per-rank AllReduce (bytes) that uses the one-shot kernel on `ranks` ranks:
 /// unlimited on 1-2 ranks (one add, nothing to order), and
@@ -346,11 +343,8 @@ mod tests {
     #[test]
     fn one_shot_crossover_shrinks_with_ranks() {
         assert_eq!(all_reduce_kind(1 << 30, 2), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind((64 << 10) - 4, 2), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind(64 << 10, 2), Kind::AllReducePush);
-        assert_eq!(all_reduce_kind(2 << 20, 2), Kind::AllReducePush);
-        assert_eq!(all_reduce_kind((2 << 20) + 4, 2), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind(64 << 10, 3), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind(64 << 10, 2), Kind::AllReduceOneShot);
+        assert_eq!(all_reduce_kind(2 << 20, 2), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind(64 << 10, 3), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind((64 << 10) + 1, 3), Kind::AllReduceTwoShot);
         assert_eq!(all_reduce_kind(64 << 10, 4), Kind::AllReduceOneShot);
