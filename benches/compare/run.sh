@@ -10,10 +10,13 @@
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
 #                                          # the report takes medians (the VM is noisy)
 #
+# NPS="2 4" / COLLS=all_reduce / OUT=dir restrict the cells and move the output (default: every
+# cell, benches/compare/out).
+#
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~4 minutes per rep here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=benches/compare/out
+out=${OUT:-benches/compare/out}
 mkdir -p "$out"
 
 if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
@@ -38,8 +41,8 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/twin_checked.jsonl"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
 reps=${REPS:-1}
-for np in 2 4 8; do
-    for coll in all_gather all_reduce; do
+for np in ${NPS:-2 4 8}; do
+    for coll in ${COLLS:-all_gather all_reduce}; do
         for s in $sizes; do
             for rep in $(seq "$reps"); do
                 echo "np=$np $coll per-rank $s (rep $rep of $reps)" >&2
