@@ -124,9 +124,9 @@ const GRANULE: usize = 64 * 1024;
 /// Shards of the recorded accesses.
 const SHARDS: usize = 64;
 
-/// The race checker's state of one twin. Three kinds of state, each under its own locks, never
-/// two held at once except in `forget` (group, then flags, then each shard in turn): the
-/// participants, the flag cells, the data accesses by address.
+/// The race checker's state of one twin. Three kinds of state, each under its own locks, and
+/// no lock is ever taken while another is held: the participants, the flag cells, the data
+/// accesses by address.
 pub(crate) struct RaceShadow {
     group: Mutex<Group>,
     flags: Padded<Mutex<Flags>>,
@@ -167,8 +167,7 @@ impl RaceShadow {
         self.flags.lock().map.retain(|cell, _| keep(cell));
         for shard in self.shards.iter() {
             let mut s = shard.lock();
-            // Segments end at granule boundaries and allocations start and end on them or
-            // inside one granule: split at both ends, then drop what lies between.
+            // Split at both ends (a segment may straddle either), then drop what lies between.
             split(&mut s.map, addr);
             split(&mut s.map, end);
             let keys: Vec<usize> = s.map.range(addr..end).map(|(k, _)| *k).collect();
