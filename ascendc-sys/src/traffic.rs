@@ -21,7 +21,7 @@ struct Slot {
     written: AtomicU64,
 }
 
-/// Devices (ranks 0..) whose per-core traffic is kept ([`Traffic::core`]).
+/// Devices (ranks 0..) whose per-core traffic is kept ([`crate::Twin::core_traffic`]).
 pub const TRACKED_DEVICES: usize = 64;
 /// Block indices per device whose traffic is kept.
 pub const TRACKED_CORES: usize = 64;
