@@ -9,9 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aiv_comm::{
-    AllGatherAlgo, AllReduceAlgo, Communicator, Config, DataType, Error, ReduceOp, World,
-};
+use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Communicator, Config, DataType, ReduceOp, World};
 use common::pattern;
 use common::reduce::{dec, enc, reference, value};
 
@@ -344,36 +342,12 @@ fn expect_mismatch(ranks: usize, odd_rank: u32, usual: Op, odd: Op) {
         "{usual:?} vs {odd:?}: took {:?} (a timeout, not a mismatch)",
         t0.elapsed()
     );
-    let mut named = false;
-    for (r, res) in res.iter().enumerate() {
-        let e = match res {
-            Err(e) => e,
-            Ok(()) => panic!("{usual:?} vs {odd:?}: rank {r} succeeded"),
-        };
-        let msg = e.to_string();
-        assert!(
-            msg.contains(" but rank ") && msg.contains("at the same point"),
-            "{usual:?} vs {odd:?}: rank {r}: {msg}"
-        );
-        if let Error::CollectiveMismatch {
-            rank,
-            peer,
-            mine,
-            theirs,
-            ..
-        } = e
-        {
-            assert_eq!(*rank, r as u32);
-            assert_ne!(mine, theirs);
-            assert!(*rank == odd_rank || *peer == odd_rank, "{msg}");
-            named = true;
-        }
-    }
-    assert!(
-        named,
-        "{usual:?} vs {odd:?}: no rank reported the mismatch itself"
+    common::mismatch::assert_mismatch_on_every_rank(
+        &w,
+        &res,
+        odd_rank,
+        &format!("{usual:?} vs {odd:?}"),
     );
-    assert!(w.comms().iter().all(|c| c.failure().is_some()));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod mismatch;
 pub mod reduce;
 
 use aiv_comm::ffi::{kernels, AivTwinTestArgs};
