@@ -13,7 +13,7 @@
 # NPS="2 4" / COLLS=all_reduce / OUT=dir restrict the cells and move the output (default: every
 # cell, benches/compare/out).
 #
-# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~4 minutes per rep here.
+# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~8 minutes per rep here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-benches/compare/out}
