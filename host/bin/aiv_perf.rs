@@ -1087,10 +1087,18 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         return Err(format!("{} does not reduce: -o does not apply", coll.name));
     }
     if let Some(a) = &o.algo {
+        if coll.algos.is_none() {
+            return Err(format!("--algo does not apply to {}", coll.name));
+        }
         match coll.name {
             "all_reduce" => o.ar_algo = a.parse()?,
             "all_gather" => o.ag_algo = a.parse()?,
-            _ => return Err(format!("--algo does not apply to {}", coll.name)),
+            _ => {
+                return Err(format!(
+                    "{} lists kernels that aiv-perf cannot parse",
+                    coll.name
+                ))
+            }
         }
     }
     if coll.reduces && (o.dtype.reduce_code().is_none() || o.op.code().is_none()) {
