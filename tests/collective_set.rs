@@ -12,7 +12,7 @@ use aiv_comm::{
     Communicator, Config, DataType, DeviceBuffer, Error, ReduceOp, SendRecvItem, World,
 };
 use common::pattern;
-use common::reduce::{dec, enc, reference, value, REDUCIBLE};
+use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
 
 const SENTINEL: u8 = 0xEE;
 
@@ -106,18 +106,8 @@ fn rs_case(
     });
     for (r, o) in outs.into_iter().enumerate() {
         let o = o.unwrap_or_else(|e| panic!("rank {r} of {n}: {e}"));
-        for j in 0..counts[r] {
-            let i = displs[r] + j;
-            let vals: Vec<f64> = (0..n)
-                .map(|q| dec(dtype, &inputs[q][i * es..(i + 1) * es]))
-                .collect();
-            let (want, tol) = reference(dtype, op, &vals);
-            let got = dec(dtype, &o[j * es..(j + 1) * es]);
-            assert!(
-                (got - want).abs() <= tol,
-                "rank {r} of {n}: element {j} of {counts:?} {dtype} {op} in_place {in_place}: got {got}, want {want}"
-            );
-        }
+        let what = format!("rank {r} of {n}, counts {counts:?}, in_place {in_place}");
+        assert_reduced(dtype, op, &inputs, displs[r], counts[r], &o, &what);
     }
 }
 

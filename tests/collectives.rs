@@ -7,7 +7,7 @@ mod common;
 
 use aiv_comm::{AllReduceAlgo, Config, DataType, DeviceBuffer, Error, ReduceOp, World};
 use common::pattern;
-use common::reduce::{dec, enc, reference, value, REDUCIBLE};
+use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
 
 fn world(ranks: usize, buffer: usize) -> World {
     World::sim_with(
@@ -120,17 +120,15 @@ fn all_reduce_algo_case(
     });
     for (r, o) in outs.into_iter().enumerate() {
         let o = o.unwrap_or_else(|e| panic!("rank {r}: {e}"));
-        for i in 0..count {
-            let vals: Vec<f64> = (0..n)
-                .map(|q| dec(dtype, &inputs[q][i * es..(i + 1) * es]))
-                .collect();
-            let (want, tol) = reference(dtype, op, &vals);
-            let got = dec(dtype, &o[i * es..(i + 1) * es]);
-            assert!(
-                (got - want).abs() <= tol,
-                "rank {r} of {n}: element {i} of {count} {dtype} {op}: got {got}, want {want} (tol {tol})"
-            );
-        }
+        assert_reduced(
+            dtype,
+            op,
+            &inputs,
+            0,
+            count,
+            &o,
+            &format!("rank {r} of {n}"),
+        );
     }
 }
 

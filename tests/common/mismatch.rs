@@ -1,17 +1,25 @@
 //! The rule a mismatched call must follow: an error on every rank, named by at least one.
 
+use std::time::Duration;
+
 use aiv_comm::{Error, World};
 
 /// Checks the results of one call on every rank of `w` where rank `odd_rank` made a different
-/// call (`what` describes the two, for messages): every rank failed with a message naming the
+/// call (`what` describes the two, for messages), which took `elapsed`: it ended well before
+/// any wait's deadline (a mismatch, not a timeout), every rank failed with a message naming the
 /// disagreement, at least one rank reported the mismatch itself (naming itself or the odd rank),
 /// and every communicator is failed now.
 pub fn assert_mismatch_on_every_rank(
     w: &World,
     res: &[aiv_comm::Result<()>],
+    elapsed: Duration,
     odd_rank: u32,
     what: &str,
 ) {
+    assert!(
+        elapsed < Duration::from_secs(10),
+        "{what}: took {elapsed:?} (a timeout, not a mismatch)"
+    );
     let mut named = false;
     for (r, res) in res.iter().enumerate() {
         let e = match res {

@@ -91,3 +91,31 @@ pub fn reference(dtype: DataType, op: ReduceOp, vals: &[f64]) -> (f64, f64) {
     };
     (acc, tol)
 }
+
+/// Checks that element `j` of `got` (`count` elements of `dtype`) is the `op` reduction over
+/// the ranks' `inputs` of their element `first + j`, within [`reference`]'s tolerance; `what`
+/// names the case (rank, sizes) in messages.
+pub fn assert_reduced(
+    dtype: DataType,
+    op: ReduceOp,
+    inputs: &[Vec<u8>],
+    first: usize,
+    count: usize,
+    got: &[u8],
+    what: &str,
+) {
+    let es = dtype.size();
+    for j in 0..count {
+        let i = first + j;
+        let vals: Vec<f64> = inputs
+            .iter()
+            .map(|x| dec(dtype, &x[i * es..(i + 1) * es]))
+            .collect();
+        let (want, tol) = reference(dtype, op, &vals);
+        let g = dec(dtype, &got[j * es..(j + 1) * es]);
+        assert!(
+            (g - want).abs() <= tol,
+            "{what}: element {j} of {count} {dtype} {op}: got {g}, want {want} (tol {tol})"
+        );
+    }
+}
