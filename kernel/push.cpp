@@ -30,7 +30,7 @@
  * READY): r always sees exactly this launch's tag there, never a later one.
  *
  * Fingerprints: the receiver checks that READY holds exactly this tag and this call's
- * fingerprint (else it records AIV_DIAG_MISMATCH, as WaitNv1Matching does, and traps). Block
+ * fingerprint (SoftSync::WaitMatching: else it records AIV_DIAG_MISMATCH and traps). Block
  * (rank, part) also stores the fingerprint in my broadcast cell `part` (Record1vN) first thing,
  * so that a peer running a pull kernel at this point (which polls that cell with
  * WaitNv1Matching) reports the mismatch instead of waiting for a cell push never writes.
@@ -82,7 +82,6 @@ struct Push {
     __gm__ const AivPushArgs *a;
     aiv::SoftSync *sync;
     const aiv::CopyStage *ub;
-    LocalTensor<int32_t> rec; /* AIV_DIAG_BYTES of UB for a mismatch record */
     int32_t rank;
     int32_t n;
     int64_t tag;
@@ -93,60 +92,11 @@ struct Push {
         return a->comm.hccl[owner] + a->region_off + static_cast<uint64_t>(writer) * a->slot_bytes;
     }
 
-    __aicore__ inline void SetWide(uint32_t lane, uint64_t v) const
-    {
-        rec.SetValue(lane, static_cast<int32_t>(v & 0xffffffffu));
-        rec.SetValue(lane + 1, static_cast<int32_t>(v >> 32));
-    }
-
-    /* Records AIV_DIAG_MISMATCH (the AivDiag layout of aiv_sync_layout.h, as SoftSync writes
-     * it) for the cell at `cell` from `peer`, whose lanes the last poll saw, and stops. */
-    __aicore__ inline void Mismatch(int32_t peer, uint32_t cell) const
-    {
-        const int32_t block = static_cast<int32_t>(GetBlockIdx());
-        rec.SetValue(0, AIV_DIAG_MAGIC);
-        rec.SetValue(1, AIV_DIAG_MISMATCH);
-        rec.SetValue(2, rank);
-        rec.SetValue(3, block);
-        rec.SetValue(4, peer);
-        rec.SetValue(5, 0);
-        SetWide(6, cell);
-        SetWide(8, static_cast<uint64_t>(tag));
-        SetWide(10, static_cast<uint64_t>(sync->SeenTag()));
-        SetWide(12, 0);
-        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
-            rec.SetValue(14 + i, sync->Seen(AIV_FLAG_PAYLOAD + i));
-        }
-        for (int32_t i = 14 + AIV_PAYLOAD_LANES; i < AIV_DIAG_BYTES / 4; i++) {
-            rec.SetValue(i, 0);
-        }
-        PipeBarrier<PIPE_ALL>(); // the scalar stores land before MTE3 reads the record
-        GlobalTensor<int32_t> out;
-        out.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(a->comm.diag + static_cast<uint64_t>(block) *
-                                                                                 AIV_DIAG_BYTES),
-                            AIV_DIAG_BYTES / 4);
-        DataCopy(out, rec, AIV_DIAG_BYTES / 4);
-        PipeBarrier<PIPE_ALL>(); // the record is in GM before the core stops
-        Trap();
-    }
-
     /* Waits until `from` has pushed part `part` of this launch to me, and checks it runs this
      * same call (tag and fingerprint). */
     __aicore__ inline bool WaitReady(int32_t from, int32_t part) const
     {
-        const uint32_t cell = aiv::SoftSync::PairCell(from, AIV_PUSH_READY_SLOT + part);
-        if (!sync->Poll(rank, cell, tag, AIV_DIAG_WAIT, from)) {
-            return false;
-        }
-        bool same = sync->SeenTag() == tag;
-        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
-            same = same && sync->Seen(AIV_FLAG_PAYLOAD + i) == a->fp[i];
-        }
-        if (!same) {
-            Mismatch(from, cell);
-            return false;
-        }
-        return true;
+        return sync->WaitMatching(from, tag, AIV_PUSH_READY_SLOT + part, a->fp);
     }
 
     /* Pushes [off, off + len) of my input into my slot of `peer`'s region, after peer's ACK of
@@ -158,8 +108,8 @@ struct Push {
             return false;
         }
         aiv::CpGM2GMTyped(Slot(peer, rank) + off, a->input + off, len, *ub, 0, AIV_OP_NONE);
-        // Store joins all pipes first: the pushed bytes are in peer's GM before READY.
-        return sync->Store(peer, aiv::SoftSync::PairCell(rank, AIV_PUSH_READY_SLOT + part), tag, a->fp);
+        // Record joins all pipes first: the pushed bytes are in peer's GM before READY.
+        return sync->Record(peer, tag, AIV_PUSH_READY_SLOT + part, a->fp);
     }
 };
 
@@ -233,9 +183,7 @@ extern "C" __global__ __aicore__ void aiv_all_gather_push(GM_ADDR argsAddr)
         return;
     }
     aiv::CommKernel k(&a->comm);
-    TBuf<TPosition::VECCALC> recBuf;
-    GetTPipePtr()->InitBuffer(recBuf, AIV_DIAG_BYTES);
-    const Push p{a, &k.sync, &k.ub, recBuf.Get<int32_t>(), a->comm.rank, a->comm.rank_size, a->comm.tag};
+    const Push p{a, &k.sync, &k.ub, a->comm.rank, a->comm.rank_size, a->comm.tag};
     const int32_t peer = pp.peer;
     const int32_t part = pp.part;
     uint64_t off = 0;
@@ -278,9 +226,7 @@ extern "C" __global__ __aicore__ void aiv_all_reduce_push(GM_ADDR argsAddr)
         return;
     }
     aiv::CommKernel k(&a->comm);
-    TBuf<TPosition::VECCALC> recBuf;
-    GetTPipePtr()->InitBuffer(recBuf, AIV_DIAG_BYTES);
-    const Push p{a, &k.sync, &k.ub, recBuf.Get<int32_t>(), a->comm.rank, a->comm.rank_size, a->comm.tag};
+    const Push p{a, &k.sync, &k.ub, a->comm.rank, a->comm.rank_size, a->comm.tag};
     const int32_t n = p.n;
     const int32_t peer = pp.peer;
     const int32_t part = pp.part;

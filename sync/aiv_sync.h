@@ -16,7 +16,8 @@
  *
  * Fingerprints: a collective stores its call's fingerprint (AivCollArgs.fp) in the payload lanes
  * of its broadcast cells, next to the tag; WaitNv1Matching checks that a peer's cell holds the
- * same call at the same tag. A peer running another call (another collective, count, dtype, op,
+ * same call at the same tag (WaitMatching does the same for a pairwise cell, which Record fills
+ * with a fingerprint when given one). A peer running another call (another collective, count, dtype, op,
  * algorithm or chunk) fails the wait on both sides with AIV_DIAG_MISMATCH instead of letting the
  * kernels mix data.
  *
@@ -104,9 +105,10 @@ public:
     __aicore__ inline int32_t Rank() const { return rank_; }
     __aicore__ inline int32_t RankSize() const { return rankSize_; }
 
-    __aicore__ inline bool Record(int32_t peer, int64_t tag, int32_t slot = 0)
+    /* Sets my cell `slot` in peer's area to `tag`, with `fp` (AIV_PAYLOAD_LANES lanes, or none). */
+    __aicore__ inline bool Record(int32_t peer, int64_t tag, int32_t slot = 0, __gm__ const int32_t *fp = nullptr)
     {
-        return Store(peer, PairCell(rank_, slot), tag);
+        return Store(peer, PairCell(rank_, slot), tag, fp);
     }
     __aicore__ inline bool Wait(int32_t peer, int64_t tag, int32_t slot = 0)
     {
@@ -125,18 +127,14 @@ public:
      * same call. A mismatch records AIV_DIAG_MISMATCH and fails. */
     __aicore__ inline bool WaitNv1Matching(int32_t peer, int64_t tag, int32_t slot, __gm__ const int32_t *fp)
     {
-        if (!WaitNv1(peer, tag, slot)) {
-            return false;
-        }
-        bool same = SeenTag() == tag;
-        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
-            same = same && Seen(AIV_FLAG_PAYLOAD + i) == fp[i];
-        }
-        if (!same) {
-            WriteDiag(AIV_DIAG_MISMATCH, peer, One2NCell(slot), tag, SeenTag(), 0);
-            return false;
-        }
-        return true;
+        return WaitNv1(peer, tag, slot) && SeenMatches(peer, One2NCell(slot), tag, fp);
+    }
+    /* Wait, then checks that my cell from peer holds exactly this tag and fingerprint `fp` (a
+     * Record with that fingerprint): the same call. A mismatch records AIV_DIAG_MISMATCH and
+     * fails. */
+    __aicore__ inline bool WaitMatching(int32_t peer, int64_t tag, int32_t slot, __gm__ const int32_t *fp)
+    {
+        return Wait(peer, tag, slot) && SeenMatches(peer, PairCell(peer, slot), tag, fp);
     }
 
     /* Chains a rank's own blocks: Done(tag) says "block me finished its step of this launch";
@@ -304,6 +302,20 @@ public:
     }
 
 private:
+    /* Whether the cell just polled (`cell`, written by `peer`) holds exactly `tag` and `fp`; if
+     * not, records AIV_DIAG_MISMATCH. */
+    __aicore__ inline bool SeenMatches(int32_t peer, uint32_t cell, int64_t tag, __gm__ const int32_t *fp)
+    {
+        bool same = SeenTag() == tag;
+        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+            same = same && Seen(AIV_FLAG_PAYLOAD + i) == fp[i];
+        }
+        if (!same) {
+            WriteDiag(AIV_DIAG_MISMATCH, peer, cell, tag, SeenTag(), 0);
+        }
+        return same;
+    }
+
     /* Atomically adds `n` to lane 0 of the counting cell at `offset` of `rank`'s area (the other
      * lanes of the count cell are zero: they add nothing). */
     __aicore__ inline bool AddToCount(int32_t rank, uint32_t offset, int32_t n)
