@@ -146,18 +146,32 @@ impl Communicator {
                 fp,
                 ..template
             };
-            let uses = vec![send.use_read(), recv.use_write()];
             let tag = self.reserve_tags(1)?;
-            let name = kernel.name();
-            self.main.task(name, name, uses, move |ctx| {
-                let args = ffi::AivCollArgs {
-                    comm: ctx.comm_args(tag),
-                    ..args
-                };
-                ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
-            });
+            self.enqueue_launch(kernel, blocks, tag, fp, send, recv, args);
         }
         Ok(())
+    }
+
+    /// Enqueues on the main stream one launch of `kernel` on `blocks` blocks with `args` (its
+    /// communicator arguments those of tag `tag`, filled in when it runs) and fingerprint `fp`;
+    /// `send` is claimed for reading and `recv` for writing until it has run.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn enqueue_launch<A: ffi::WithComm>(
+        &self,
+        kernel: &'static ascendc_sys::Kernel,
+        blocks: u32,
+        tag: i64,
+        fp: [i32; ffi::AIV_PAYLOAD_LANES as usize],
+        send: &DeviceBuffer,
+        recv: &DeviceBuffer,
+        args: A,
+    ) {
+        let uses = vec![send.use_read(), recv.use_write()];
+        let name = kernel.name();
+        self.main.task(name, name, uses, move |ctx| {
+            let args = args.with_comm(ctx.comm_args(tag));
+            ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
+        });
     }
 
     /// Enqueues one push-mode launch of `kernel` (kernel/push.cpp) per chunk of `kind` (a push
@@ -212,15 +226,7 @@ impl Communicator {
                 fp,
                 ..template
             };
-            let uses = vec![send.use_read(), recv.use_write()];
-            let name = kernel.name();
-            self.main.task(name, name, uses, move |ctx| {
-                let args = ffi::AivPushArgs {
-                    comm: ctx.comm_args(tag),
-                    ..args
-                };
-                ctx.launch_on(kernel, Blocks::Exactly(n * parts), &args, Some(&fp))
-            });
+            self.enqueue_launch(kernel, n * parts, tag, fp, send, recv, args);
         }
         Ok(())
     }

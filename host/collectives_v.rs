@@ -201,16 +201,8 @@ impl Communicator {
             }
             .encode();
             let args = ffi::AivCollVArgs { fp, ..fill(&c) };
-            let uses = vec![send.use_read(), recv.use_write()];
             let tag = self.reserve_tags(v.tags_per_launch)?;
-            let (kernel, name) = (v.kernel, v.kernel.name());
-            self.main.task(name, name, uses, move |ctx| {
-                let args = ffi::AivCollVArgs {
-                    comm: ctx.comm_args(tag),
-                    ..args
-                };
-                ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
-            });
+            self.enqueue_launch(v.kernel, blocks, tag, fp, send, recv, args);
         }
         Ok(())
     }

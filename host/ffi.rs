@@ -101,3 +101,21 @@ pod!(
     AivApiTestArgs,
     AivHandshakeArgs
 );
+
+/// A collective's argument struct: it carries the launch's communicator arguments in `comm`,
+/// which only the stream task that launches it can fill in ([`crate::link::StreamCtx::comm_args`]).
+pub(crate) trait WithComm: bytemuck::Pod + Send + 'static {
+    /// `self` with `comm` as its communicator arguments.
+    fn with_comm(self, comm: AivCommArgs) -> Self;
+}
+
+macro_rules! with_comm {
+    ($($t:ty),*) => {$(
+        impl WithComm for $t {
+            fn with_comm(self, comm: AivCommArgs) -> Self {
+                Self { comm, ..self }
+            }
+        }
+    )*};
+}
+with_comm!(AivCollArgs, AivCollVArgs, AivPushArgs);
