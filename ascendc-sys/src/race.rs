@@ -375,16 +375,11 @@ fn access_piece(
     // The common case: the access covers exactly one recorded segment (a buffer read or
     // rewritten whole, launch after launch). Check and update it where it is.
     #[cfg(test)]
-    let exact = if s.force_general {
-        None
-    } else {
-        s.map.get(&addr).filter(|g| g.end == end)
-    };
+    let fast = !s.force_general;
     #[cfg(not(test))]
-    let exact = s.map.get(&addr).filter(|g| g.end == end);
-    if let Some(seg) = exact {
+    let fast = true;
+    if let Some(seg) = s.map.get_mut(&addr).filter(|g| fast && g.end == end) {
         check(addr, seg, me, vc, write)?;
-        let seg = s.map.get_mut(&addr).expect("present");
         record(seg, me, write);
         return Ok(());
     }
