@@ -26,8 +26,7 @@ pub const TRACKED_DEVICES: usize = 64;
 /// Block indices per device whose traffic is kept.
 pub const TRACKED_CORES: usize = 64;
 
-/// One core's counters (blocks of one index run on one core at a time; launches of several
-/// streams may overlap, hence atomic adds).
+/// One core's counters as one worker saw them.
 #[derive(Default)]
 struct CoreSlot {
     read: AtomicU64,
@@ -35,60 +34,73 @@ struct CoreSlot {
 }
 
 /// The counters of one twin: a slot per worker thread (the only writer of its slot) and one
-/// shared slot for other threads, and a slot per (device, block index): what each core moved.
+/// shared slot for other threads, and per worker a slot per (device, block index): what each
+/// core moved is the sum over the workers.
+///
+/// Per worker, not shared: blocks 0..3 of a device share a cache line of core slots, and
+/// consecutive blocks run on different workers; shared slots needed locked adds and bounced
+/// that line between the workers on every DMA of a small collective.
 pub(crate) struct Traffic {
     slots: Box<[Slot]>,
+    /// `TRACKED_DEVICES * TRACKED_CORES` slots per worker, worker after worker.
     cores: Box<[CoreSlot]>,
+}
+
+/// Adds `read` and `written` to a pair of counters with a single writer (no locked
+/// instruction).
+fn add_single_writer(read_slot: &AtomicU64, written_slot: &AtomicU64, read: usize, written: usize) {
+    let r = read_slot.load(Ordering::Relaxed);
+    read_slot.store(r + read as u64, Ordering::Relaxed);
+    let w = written_slot.load(Ordering::Relaxed);
+    written_slot.store(w + written as u64, Ordering::Relaxed);
 }
 
 impl Traffic {
     pub fn new(workers: usize) -> Traffic {
         Traffic {
             slots: (0..workers + 1).map(|_| Slot::default()).collect(),
-            cores: (0..TRACKED_DEVICES * TRACKED_CORES)
+            cores: (0..workers * TRACKED_DEVICES * TRACKED_CORES)
                 .map(|_| CoreSlot::default())
                 .collect(),
         }
     }
 
     /// Adds one transfer of block `block` of a launch on device `rank`, made on worker
-    /// `worker`.
+    /// `worker` (the only thread that counts into that worker's slots).
     pub fn count_block(&self, worker: usize, rank: u32, block: u32, read: usize, written: usize) {
         self.count(Some(worker), read, written);
         let (r, b) = (rank as usize, block as usize);
         if r < TRACKED_DEVICES && b < TRACKED_CORES {
-            let slot = &self.cores[r * TRACKED_CORES + b];
-            slot.read.fetch_add(read as u64, Ordering::Relaxed);
-            slot.written.fetch_add(written as u64, Ordering::Relaxed);
+            let i = (worker * TRACKED_DEVICES + r) * TRACKED_CORES + b;
+            if let Some(slot) = self.cores.get(i) {
+                add_single_writer(&slot.read, &slot.written, read, written);
+            }
         }
     }
 
-    /// What the blocks of each index moved on device `rank` so far (empty beyond
-    /// [`TRACKED_DEVICES`]).
+    /// What the blocks of each index moved on device `rank` so far, over all workers (empty
+    /// beyond [`TRACKED_DEVICES`]).
     pub fn core(&self, rank: u32) -> Vec<GmTraffic> {
         let r = rank as usize;
         if r >= TRACKED_DEVICES {
             return Vec::new();
         }
-        self.cores[r * TRACKED_CORES..(r + 1) * TRACKED_CORES]
-            .iter()
-            .map(|s| GmTraffic {
-                read: s.read.load(Ordering::Relaxed),
-                written: s.written.load(Ordering::Relaxed),
-            })
-            .collect()
+        let mut out = vec![GmTraffic::default(); TRACKED_CORES];
+        for per_worker in self.cores.chunks_exact(TRACKED_DEVICES * TRACKED_CORES) {
+            let device = &per_worker[r * TRACKED_CORES..(r + 1) * TRACKED_CORES];
+            for (t, s) in out.iter_mut().zip(device) {
+                t.read += s.read.load(Ordering::Relaxed);
+                t.written += s.written.load(Ordering::Relaxed);
+            }
+        }
+        out
     }
 
     /// Adds one transfer, made on worker `worker` (None: another thread).
     pub fn count(&self, worker: Option<usize>, read: usize, written: usize) {
         match worker.and_then(|w| self.slots.get(w + 1)) {
-            Some(slot) => {
-                // The slot's only writer: a plain load and store (no locked instruction).
-                let r = slot.read.load(Ordering::Relaxed);
-                slot.read.store(r + read as u64, Ordering::Relaxed);
-                let w = slot.written.load(Ordering::Relaxed);
-                slot.written.store(w + written as u64, Ordering::Relaxed);
-            }
+            // The slot's only writer.
+            Some(slot) => add_single_writer(&slot.read, &slot.written, read, written),
             None => {
                 self.slots[0].read.fetch_add(read as u64, Ordering::Relaxed);
                 self.slots[0]
