@@ -128,6 +128,29 @@ fn plain_copy_every_length_class_and_offset_local() {
     }
 }
 
+/// Stores that bypass the host's caches (what a twin does once its running blocks have
+/// written more than its last-level cache, `TwinConfig::stream_after`) land the same bytes:
+/// here every store after a block's first one streams, over every length class and 32 source
+/// and destination offsets (the streaming copy aligns its destination to 16 bytes itself).
+#[test]
+fn streaming_stores_copy_every_length_and_offset_exactly() {
+    let twin = ascendc_sys::Twin::with_config(ascendc_sys::TwinConfig {
+        stream_after: 1,
+        ..ascendc_sys::TwinConfig::from_env()
+    });
+    let dev = twin
+        .device(0, ascendc_sys::DeviceConfig::default())
+        .unwrap();
+    let b = bufs(&dev, &dev);
+    for (i, len) in lengths().into_iter().enumerate() {
+        check_plain(&dev, &b, len, (i * 7) % 32, (i * 13) % 32, 1);
+    }
+    for d_o in 0..32 {
+        check_plain(&dev, &b, 2 * PIECE + 33, (d_o * 5) % 32, d_o, 1);
+        check_plain(&dev, &b, STAGE + 97, d_o, (d_o * 3) % 32, 3);
+    }
+}
+
 #[test]
 fn plain_copy_cross_rank_and_many_blocks() {
     let d = devices(2);

@@ -66,6 +66,10 @@ pub(crate) struct BlockCtx {
     /// When the current time slice started (read lazily, at the first clock check after the
     /// block got its worker).
     pub slice_start: Option<Instant>,
+    /// Bytes this block's DMA wrote to GM so far (whether its stores stream, mem.rs).
+    pub dma_written: u64,
+    /// The launch's streaming-store threshold ([`crate::TwinConfig::stream_after`]; 0 = never).
+    pub stream_after: u64,
 }
 
 /// The context of the block running on this thread (null outside blocks).

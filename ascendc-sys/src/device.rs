@@ -359,6 +359,9 @@ impl Device {
         let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed);
         let lazy_on = knobs.lazy.load(std::sync::atomic::Ordering::Relaxed);
         let jitter_us = knobs.jitter_us.load(std::sync::atomic::Ordering::Relaxed);
+        let stream_after = knobs
+            .stream_after
+            .load(std::sync::atomic::Ordering::Relaxed);
         let census = knobs
             .census
             .load(std::sync::atomic::Ordering::Relaxed)
@@ -407,6 +410,8 @@ impl Device {
                 tpipe: std::ptr::null_mut(),
                 vec_regs: crate::abi::AscTwinVecRegs::AT_KERNEL_START,
                 slice_start: None,
+                dma_written: 0,
+                stream_after,
             });
             let ctx = Box::into_raw(ctx);
             let ctx_addr = ctx as usize;

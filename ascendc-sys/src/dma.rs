@@ -375,9 +375,17 @@ fn store_bursts(
     }
     let twin = &ctx.twin;
     let meta = found.meta();
+    let atomic = ctx.atomic;
+    let total: usize = bursts.iter().map(|b| b.len).sum();
+    let streaming = atomic.is_none()
+        && mem::streams(
+            ctx.dma_written,
+            twin.pool.shared().running_blocks(),
+            ctx.stream_after,
+        );
+    ctx.dma_written = ctx.dma_written.saturating_add(total as u64);
     // One store of `len` bytes from `src` (UB, or the GM source of a deferred UB copy) to `dst`,
     // reducing when an atomic mode is set.
-    let atomic = ctx.atomic;
     let store = |dst: usize, src: usize, len: usize| {
         match atomic {
             // SAFETY: the GM and UB ranges were checked by `copy`, the alignment for the atomic
@@ -394,6 +402,11 @@ fn store_bursts(
                 )
             },
             // SAFETY: as above; a bulk store to data memory was checked for races by `copy`.
+            // SAFETY: as above.
+            None if streaming => unsafe {
+                mem::write_streaming(dst as *mut u8, src as *const u8, len)
+            },
+            // SAFETY: as above.
             None => unsafe { mem::write(dst as *mut u8, src as *const u8, len) },
         }
         twin.after_write(Some(meta), dst, len);

@@ -27,6 +27,13 @@ pub struct TwinConfig {
     pub watchdog: Option<Duration>,
     /// Worker threads running blocks (`AIV_TWIN_WORKERS`). Default: one per host CPU.
     pub workers: usize,
+    /// GM bytes after which DMA stores bypass the host's caches (non-temporal stores): once a
+    /// block has written `stream_after / running blocks` bytes, so that the running blocks
+    /// together have written about this much (`AIV_TWIN_STREAM_MIB`, in MiB; 0 = never).
+    /// Default: half the host's last-level cache as Linux reports it (else 16 MiB): on the
+    /// 32 MiB-L3 machine of BENCHMARKS.md, 16 MiB ran the 16-64 MiB collectives faster than
+    /// 32 MiB did and left the 1-4 MiB ones as they were. Only speed depends on it.
+    pub stream_after: u64,
 }
 
 impl Default for TwinConfig {
@@ -38,6 +45,7 @@ impl Default for TwinConfig {
             jitter_us: 0,
             watchdog: Some(DEFAULT_WATCHDOG),
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            stream_after: last_level_cache().unwrap_or(32 << 20) / 2,
         }
     }
 }
@@ -66,8 +74,41 @@ impl TwinConfig {
         if let Some(n) = num("AIV_TWIN_WORKERS") {
             c.workers = (n as usize).clamp(1, 256);
         }
+        if let Some(mib) = num("AIV_TWIN_STREAM_MIB") {
+            c.stream_after = mib.saturating_mul(1 << 20);
+        }
         c
     }
+}
+
+/// The size of CPU 0's highest-level cache, from Linux's sysfs (e.g. `32768K`).
+fn last_level_cache() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    let mut best: Option<(u32, u64)> = None;
+    for e in dir.flatten() {
+        let read = |f: &str| std::fs::read_to_string(e.path().join(f)).ok();
+        let (Some(level), Some(size)) = (read("level"), read("size")) else {
+            continue;
+        };
+        let Ok(level) = level.trim().parse::<u32>() else {
+            continue;
+        };
+        let size = size.trim();
+        let (digits, unit) = size.split_at(size.trim_end_matches(char::is_alphabetic).len());
+        let Ok(n) = digits.parse::<u64>() else {
+            continue;
+        };
+        let bytes = n.saturating_mul(match unit {
+            "K" => 1 << 10,
+            "M" => 1 << 20,
+            "G" => 1 << 30,
+            _ => 1,
+        });
+        if best.is_none_or(|(l, _)| level > l) {
+            best = Some((level, bytes));
+        }
+    }
+    best.map(|(_, b)| b).filter(|&b| b > 0)
 }
 
 /// The live knobs of a twin (changed through [`crate::Twin`]'s setters).
@@ -80,6 +121,8 @@ pub(crate) struct Knobs {
     pub watchdog_ms: AtomicU64,
     /// The sync census (census.rs); off unless turned on, never from the environment.
     pub census: AtomicBool,
+    /// [`TwinConfig::stream_after`].
+    pub stream_after: AtomicU64,
 }
 
 impl Knobs {
@@ -91,6 +134,7 @@ impl Knobs {
             jitter_us: AtomicU32::new(c.jitter_us),
             watchdog_ms: AtomicU64::new(period_ms(c.watchdog)),
             census: AtomicBool::new(false),
+            stream_after: AtomicU64::new(c.stream_after),
         }
     }
 
@@ -118,9 +162,11 @@ mod tests {
             "AIV_TWIN_WATCHDOG_MS" => Some("250".into()),
             "AIV_TWIN_JITTER_US" => Some(" 7 ".into()),
             "AIV_TWIN_LAZY" => Some("yes".into()),
+            "AIV_TWIN_STREAM_MIB" => Some("3".into()),
             _ => None,
         });
         assert!(c.hazard_check && !c.race_check && c.lazy_staging);
+        assert_eq!(c.stream_after, 3 << 20);
         assert_eq!(c.jitter_us, 7);
         assert_eq!(c.watchdog, Some(Duration::from_millis(250)));
         let off = TwinConfig::from_lookup(|k| (k == "AIV_TWIN_WATCHDOG_MS").then(|| "0".into()));

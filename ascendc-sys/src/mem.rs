@@ -353,6 +353,72 @@ pub(crate) unsafe fn write(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
+/// Whether the next DMA store of a block that has written `written` bytes to GM so far goes
+/// with non-temporal stores, while `running` blocks run (`after`: bytes, 0 = never).
+///
+/// The estimate: if every running block writes as much as this one has, the blocks together
+/// have written `written * running` bytes, and once that exceeds a good part of the host's
+/// last-level cache (`after`, [`crate::TwinConfig::stream_after`]) what they write now is
+/// evicted before anyone reads it again, so going through the cache only costs a read of each
+/// destination line and a write-back. Measured on a 2-core VM with 32 MiB of L3 (medians of 3
+/// interleaved runs): 16-64 MiB collectives at 2-8 ranks ran in 0.62-0.80x the time; 1-4 MiB
+/// ones, whose data the L3 keeps between copies, within the noise (0.85-1.15x).
+pub(crate) fn streams(written: u64, running: usize, after: u64) -> bool {
+    after != 0 && written.saturating_mul(running.max(1) as u64) >= after
+}
+
+/// [`write`] with non-temporal stores for the bulk (see [`streams`]); the sfence at the end
+/// orders them before the block's later stores (a flag that publishes them).
+///
+/// # Safety
+/// As [`write`].
+pub(crate) unsafe fn write_streaming(dst: *mut u8, src: *const u8, len: usize) {
+    if len <= SMALL_ACCESS {
+        // SAFETY: forwarded from the caller.
+        unsafe { write(dst, src, len) };
+        return;
+    }
+    fence(Ordering::Release);
+    // SAFETY: forwarded from the caller.
+    unsafe { stream_copy(dst, src, len) };
+}
+
+/// Copies `len` bytes with non-temporal stores (x86_64), then an sfence.
+///
+/// # Safety
+/// As `copy_nonoverlapping(src, dst, len)`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+    let head = dst.align_offset(16).min(len);
+    // SAFETY: forwarded from the caller; every range below lies inside [0, len).
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, head);
+        let mut i = head;
+        while i + 64 <= len {
+            let s = src.add(i) as *const __m128i;
+            let d = dst.add(i) as *mut __m128i;
+            let a = _mm_loadu_si128(s);
+            let b = _mm_loadu_si128(s.add(1));
+            let c = _mm_loadu_si128(s.add(2));
+            let e = _mm_loadu_si128(s.add(3));
+            _mm_stream_si128(d, a);
+            _mm_stream_si128(d.add(1), b);
+            _mm_stream_si128(d.add(2), c);
+            _mm_stream_si128(d.add(3), e);
+            i += 64;
+        }
+        std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+        _mm_sfence();
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+}
+
 /// Word-wise atomic acquire loads, ascending addresses (8-byte words where aligned).
 ///
 /// # Safety

@@ -266,6 +266,11 @@ impl PoolShared {
     }
 
     /// Number of workers.
+    /// Blocks started and not yet finished, over all launches of the twin.
+    pub fn running_blocks(&self) -> usize {
+        self.running.load(Ordering::Relaxed)
+    }
+
     pub fn workers(&self) -> usize {
         self.workers.len()
     }
