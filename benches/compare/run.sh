@@ -10,8 +10,8 @@
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
 #                                          # the report takes medians (the VM is noisy)
 #
-# NPS="2 4" / COLLS=all_reduce / OUT=dir restrict the cells and move the output (default: every
-# cell, benches/compare/out).
+# NPS="2 4" / COLLS=all_reduce / SIZES="65536" / OUT=dir restrict the cells and move the output
+# (default: every cell, benches/compare/out).
 #
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~8 minutes per rep here.
 set -euo pipefail
@@ -28,7 +28,7 @@ cc -O2 -pthread -o "$out/memcpy_bw" benches/compare/memcpy_bw.c
 cargo build --release --bin aiv-perf
 perf_bin=target/release/aiv-perf
 
-sizes="65536 1048576 16777216 67108864"
+sizes=${SIZES:-65536 1048576 16777216 67108864}
 iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each timed loop lasts
     # tens of ms at least, so start-up noise (threads waking, the previous run's processes
     # leaving) does not dominate a cell
