@@ -402,11 +402,10 @@ fn store_bursts(
                 )
             },
             // SAFETY: as above; a bulk store to data memory was checked for races by `copy`.
-            // SAFETY: as above.
             None if streaming => unsafe {
                 mem::write_streaming(dst as *mut u8, src as *const u8, len)
             },
-            // SAFETY: as above.
+            // SAFETY: as for the streaming store.
             None => unsafe { mem::write(dst as *mut u8, src as *const u8, len) },
         }
         twin.after_write(Some(meta), dst, len);

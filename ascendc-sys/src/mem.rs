@@ -391,7 +391,8 @@ pub(crate) unsafe fn write_streaming(dst: *mut u8, src: *const u8, len: usize) {
 unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
     use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
     let head = dst.align_offset(16).min(len);
-    // SAFETY: forwarded from the caller; every range below lies inside [0, len).
+    // SAFETY: forwarded from the caller; every range below lies inside [0, len), and every
+    // `_mm_stream_si128` target is `dst + head + 64k`, 16-byte aligned as it requires.
     unsafe {
         std::ptr::copy_nonoverlapping(src, dst, head);
         let mut i = head;

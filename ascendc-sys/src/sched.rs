@@ -265,12 +265,12 @@ impl PoolShared {
         t.saturating_duration_since(self.start).as_nanos() as u64
     }
 
-    /// Number of workers.
     /// Blocks started and not yet finished, over all launches of the twin.
     pub fn running_blocks(&self) -> usize {
         self.running.load(Ordering::Relaxed)
     }
 
+    /// Number of workers.
     pub fn workers(&self) -> usize {
         self.workers.len()
     }
