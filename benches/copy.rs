@@ -6,7 +6,8 @@
 //! * `launch`: 32 bytes per block on 1, 8 and 32 blocks, the fixed cost every small collective
 //!   pays per launch and per block before any data moves (the block's coroutine and context,
 //!   the TPipe set-up, the twin calls of a minimal copy). Divide the growth by the added
-//!   blocks for the cost per block.
+//!   blocks for the cost per block;
+//! * `offsets`: 64 KiB from and to ragged byte offsets (GM-to-GM copies at any distance).
 //!
 //! Run: `cargo bench --bench copy` (one group: `cargo bench --bench copy -- launch`).
 
@@ -14,7 +15,8 @@ use aiv_comm::ffi::{self, AivCopyArgs};
 use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-/// A source, a destination and the argument block of an `aiv_copy` of `size` bytes.
+/// A source, a destination and the argument block of an `aiv_copy` of `size` bytes, from byte
+/// `src_off` of the source buffer to byte `dst_off` of the destination buffer.
 struct CopyJob {
     /// Held (not read) so the kernel's source and destination outlive every launch.
     _src: GmBuffer,
@@ -24,13 +26,17 @@ struct CopyJob {
 
 impl CopyJob {
     fn new(dev: &Device, size: usize) -> CopyJob {
-        let src = dev.alloc(size).unwrap();
-        let dst = dev.alloc(size).unwrap();
-        src.fill(0, size, 0x5a).unwrap();
+        CopyJob::at(dev, size, 0, 0)
+    }
+
+    fn at(dev: &Device, size: usize, src_off: usize, dst_off: usize) -> CopyJob {
+        let src = dev.alloc(size + src_off).unwrap();
+        let dst = dev.alloc(size + dst_off).unwrap();
+        src.fill(0, size + src_off, 0x5a).unwrap();
         let args = dev.alloc(64).unwrap();
         let a = AivCopyArgs {
-            dst: dst.addr() as u64,
-            src: src.addr() as u64,
+            dst: dst.addr() as u64 + dst_off as u64,
+            src: src.addr() as u64 + src_off as u64,
             bytes: size as u64,
             dtype: 0,
             op: ffi::AIV_OP_NONE,
@@ -101,5 +107,23 @@ fn bench_launch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_copy, bench_launch);
+/// 64 KiB at source / destination byte offsets within page-aligned buffers: ragged GM offsets
+/// are what DataCopyPad is for, and the twin's GM-to-GM copy must not depend on them.
+fn bench_offsets(c: &mut Criterion) {
+    let twin = Twin::new();
+    let dev = twin.device(0, DeviceConfig::default()).unwrap();
+    let mut g = c.benchmark_group("offsets");
+    g.sample_size(20);
+    let size = 64 << 10;
+    g.throughput(Throughput::Bytes(size as u64));
+    for (so, d_o) in [(0usize, 0usize), (0, 16), (16, 0), (8, 40)] {
+        let job = CopyJob::at(&dev, size, so, d_o);
+        g.bench_function(format!("src+{so}_dst+{d_o}"), |b| {
+            b.iter(|| job.launch(&dev, 1))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_copy, bench_launch, bench_offsets);
 criterion_main!(benches);

@@ -93,7 +93,7 @@ fn materialize(s: &mut Snapshot) {
     if !s.done {
         // SAFETY: the GM range was bounds-checked when the DataCopy was issued and cannot have
         // been written or freed since (both materialise first); the UB range is the block's.
-        unsafe { std::ptr::copy_nonoverlapping(s.gm as *const u8, s.ub as *mut u8, s.len) };
+        unsafe { crate::mem::copy_bulk(s.ub as *mut u8, s.gm as *const u8, s.len) };
         std::sync::atomic::fence(Ordering::Acquire);
         s.retire();
     }
