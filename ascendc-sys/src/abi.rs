@@ -224,7 +224,7 @@ pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
     })
 }
 
-/// SetAtomicAdd/Max/Min<T> (op 1..=3, dtype code) and SetAtomicNone (op 0).
+/// `SetAtomicAdd/Max/Min<T>` (op 1..=3, dtype code) and `SetAtomicNone` (op 0).
 ///
 /// The mode is taken by each DataCopy to GM when it is issued. The AscendC docs (in-core sync,
 /// "synchronisation guaranteed by hardware") say these calls run on PIPE_S and that on Atlas

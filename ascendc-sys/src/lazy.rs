@@ -18,7 +18,7 @@
 //!
 //! Checkers (pipe hazards, GM races, traffic counters) see the DataCopy when it is issued, as
 //! before; only the moment the bytes move changes. `AIV_TWIN_LAZY=0` (or
-//! [`crate::set_lazy_staging`]) turns it off.
+//! [`crate::Twin::set_lazy_staging`]) turns it off.
 //!
 //! Locking: the global list and a snapshot's own lock are never held together; a writer first
 //! collects the snapshots it overlaps, then locks each one in turn, while a block copying from

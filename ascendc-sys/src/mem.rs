@@ -388,11 +388,11 @@ pub(crate) fn streams(written: u64, running: usize, after: u64) -> bool {
     after != 0 && written.saturating_mul(running.max(1) as u64) >= after
 }
 
-/// [`write`] with non-temporal stores for the bulk (see [`streams`]); the sfence at the end
+/// [`write()`] with non-temporal stores for the bulk (see [`streams`]); the sfence at the end
 /// orders them before the block's later stores (a flag that publishes them).
 ///
 /// # Safety
-/// As [`write`].
+/// As [`write()`].
 pub(crate) unsafe fn write_streaming(dst: *mut u8, src: *const u8, len: usize) {
     if len <= SMALL_ACCESS {
         // SAFETY: forwarded from the caller.
