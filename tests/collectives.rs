@@ -5,8 +5,10 @@
 
 mod common;
 
-use aiv_comm::{AllReduceAlgo, Config, DataType, DeviceBuffer, Error, ReduceOp, World};
-use common::pattern;
+use aiv_comm::{
+    AllGatherAlgo, AllReduceAlgo, Config, DataType, DeviceBuffer, Error, ReduceOp, World,
+};
+use common::gather::assert_all_gather;
 use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
 
 fn world(ranks: usize, buffer: usize) -> World {
@@ -19,41 +21,6 @@ fn world(ranks: usize, buffer: usize) -> World {
         },
     )
     .unwrap()
-}
-
-fn all_gather_case(w: &World, count: usize, dtype: DataType, in_place: bool) {
-    let n = w.size();
-    let es = dtype.size();
-    let inputs: Vec<Vec<u8>> = (0..n).map(|r| pattern(count * es, r as u64 + 17)).collect();
-    let expect: Vec<u8> = inputs.concat();
-    let outs = w.run(|comm| -> aiv_comm::Result<Vec<u8>> {
-        let r = comm.rank() as usize;
-        let recv = comm.alloc(count * es * n + 64)?;
-        recv.fill(0xEE)?;
-        let recv_main = recv.view(0, count * es * n)?;
-        let send = if in_place {
-            let s = recv.view(r * count * es, count * es)?;
-            s.write(0, &inputs[r])?;
-            s
-        } else {
-            comm.alloc_from(&inputs[r])?
-        };
-        comm.all_gather(&send, &recv_main, count, dtype)?;
-        comm.synchronize()?;
-        recv.to_vec::<u8>()
-    });
-    for (r, o) in outs.into_iter().enumerate() {
-        let o = o.unwrap_or_else(|e| panic!("rank {r}: {e}"));
-        assert_eq!(
-            &o[..expect.len()],
-            &expect[..],
-            "rank {r} of {n}, count {count} {dtype} in_place {in_place}"
-        );
-        assert!(
-            o[expect.len()..].iter().all(|&b| b == 0xEE),
-            "rank {r} wrote past recv"
-        );
-    }
 }
 
 #[test]
@@ -69,7 +36,7 @@ fn all_gather_every_rank_count_and_size_class() {
             (buffer / 4 + 1, DataType::F32),
             (3 * buffer / 8 + 5, DataType::I64),
         ] {
-            all_gather_case(&w, count, dtype, ranks % 2 == 0);
+            assert_all_gather(&w, count, dtype, ranks % 2 == 0, AllGatherAlgo::Auto);
         }
     }
 }
@@ -78,8 +45,8 @@ fn all_gather_every_rank_count_and_size_class() {
 fn all_gather_every_type_in_and_out_of_place() {
     let w = world(5, 16 * 1024);
     for dtype in DataType::ALL {
-        all_gather_case(&w, 5000, dtype, false);
-        all_gather_case(&w, 777, dtype, true);
+        assert_all_gather(&w, 5000, dtype, false, AllGatherAlgo::Auto);
+        assert_all_gather(&w, 777, dtype, true, AllGatherAlgo::Auto);
     }
 }
 
@@ -232,7 +199,7 @@ fn two_worlds_at_once() {
         });
         s.spawn(|| {
             for _ in 0..20 {
-                all_gather_case(&b, 3000, DataType::U8, false);
+                assert_all_gather(&b, 3000, DataType::U8, false, AllGatherAlgo::Auto);
             }
         });
     });
@@ -700,8 +667,8 @@ fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
             },
         )
         .unwrap();
-        all_gather_case(&w, 40_003, DataType::U8, false);
-        all_gather_case(&w, 7001, DataType::F32, true);
+        assert_all_gather(&w, 40_003, DataType::U8, false, AllGatherAlgo::Auto);
+        assert_all_gather(&w, 7001, DataType::F32, true, AllGatherAlgo::Auto);
         for algo in [AllReduceAlgo::OneShot, AllReduceAlgo::TwoShot] {
             all_reduce_algo_case(&w, 30_011, DataType::F32, ReduceOp::Sum, false, algo);
             all_reduce_algo_case(&w, 5003, DataType::I16, ReduceOp::Min, true, algo);

@@ -10,7 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Communicator, Config, DataType, ReduceOp, World};
-use common::pattern;
+use common::gather::assert_all_gather;
 use common::reduce::{assert_reduced, enc, value};
 
 fn world(ranks: usize, blocks_per_peer: Option<u32>) -> World {
@@ -25,42 +25,6 @@ fn world(ranks: usize, blocks_per_peer: Option<u32>) -> World {
         },
     )
     .unwrap()
-}
-
-fn gather_case(w: &World, count: usize, dtype: DataType, in_place: bool, algo: AllGatherAlgo) {
-    let n = w.size();
-    let es = dtype.size();
-    let inputs: Vec<Vec<u8>> = (0..n)
-        .map(|r| pattern(count * es, r as u64 * 31 + count as u64))
-        .collect();
-    let expect = inputs.concat();
-    let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
-        let r = c.rank() as usize;
-        let recv = c.alloc(count * es * n + 64)?;
-        recv.fill(0xEE)?;
-        let main = recv.view(0, count * es * n)?;
-        let send = if in_place {
-            let s = recv.view(r * count * es, count * es)?;
-            s.write(0, &inputs[r])?;
-            s
-        } else {
-            c.alloc_from(&inputs[r])?
-        };
-        c.all_gather_with(&send, &main, count, dtype, algo)?;
-        c.synchronize()?;
-        recv.to_vec::<u8>()
-    });
-    for (r, o) in outs.into_iter().enumerate() {
-        let o = o.unwrap_or_else(|e| panic!("rank {r}: {e}"));
-        assert!(
-            o[..expect.len()] == expect[..],
-            "rank {r} of {n}: {count} x {dtype} in place {in_place} {algo:?}"
-        );
-        assert!(
-            o[expect.len()..].iter().all(|&b| b == 0xEE),
-            "rank {r} wrote past recv"
-        );
-    }
 }
 
 /// Runs one AllReduce on every rank; checks the result against the host reference and that
@@ -114,7 +78,7 @@ fn push_all_gather_is_right_on_every_rank_count_and_size() {
         .into_iter()
         .enumerate()
         {
-            gather_case(&w, count, dtype, i % 2 == 1, AllGatherAlgo::Push);
+            assert_all_gather(&w, count, dtype, i % 2 == 1, AllGatherAlgo::Push);
         }
     }
 }
@@ -124,13 +88,13 @@ fn push_all_gather_with_several_parts_and_chunks() {
     // Forced 3 blocks per peer: every part's flags, the barrier before the ACK.
     let w = world(4, Some(3));
     for count in [5usize, 777, 40_000] {
-        gather_case(&w, count, DataType::F32, false, AllGatherAlgo::Push);
-        gather_case(&w, count, DataType::F32, true, AllGatherAlgo::Push);
+        assert_all_gather(&w, count, DataType::F32, false, AllGatherAlgo::Push);
+        assert_all_gather(&w, count, DataType::F32, true, AllGatherAlgo::Push);
     }
     // More than one push slot per rank (8 ranks: 1 MiB slots): two chunks, 2 blocks per peer.
     let w = world(8, None);
     let count = aiv_comm::plan::push_slot_bytes(8) + 100;
-    gather_case(&w, count, DataType::U8, false, AllGatherAlgo::Push);
+    assert_all_gather(&w, count, DataType::U8, false, AllGatherAlgo::Push);
 }
 
 #[test]
