@@ -141,6 +141,14 @@ __aicore__ inline void ReduceAdd(uint64_t out, const uint64_t *src, int32_t n, u
     }
 }
 
+/* Whether Reduce sums in UB with vector Add (SUM of f32, f16, i32, i16: the cases of its switch);
+ * otherwise it stores rank 0's piece and reduces the others into it with atomics. */
+__aicore__ inline bool SumsInUb(const __gm__ AivPushArgs *a)
+{
+    return a->op == AIV_OP_SUM &&
+           (a->dtype == AIV_DT_F32 || a->dtype == AIV_DT_F16 || a->dtype == AIV_DT_I32 || a->dtype == AIV_DT_I16);
+}
+
 /* The reduce of one sub-slice: `src` in rank order (see the protocol above). */
 __aicore__ inline void Reduce(const Push &p, uint64_t out, const uint64_t *src, uint64_t bytes)
 {
@@ -148,7 +156,7 @@ __aicore__ inline void Reduce(const Push &p, uint64_t out, const uint64_t *src, 
         return;
     }
     const __gm__ AivPushArgs *a = p.a;
-    if (a->op == AIV_OP_SUM) {
+    if (SumsInUb(a)) {
         switch (a->dtype) {
         case AIV_DT_F32:
             ReduceAdd<float>(out, src, p.n, bytes, *p.ub);
@@ -257,9 +265,7 @@ extern "C" __global__ __aicore__ void aiv_all_reduce_push(GM_ADDR argsAddr)
     for (int32_t s = 0; s < n; s++) {
         src[s] = p.Slot(p.rank, s) + at;
     }
-    const bool atomicPath = !(a->op == AIV_OP_SUM && (a->dtype == AIV_DT_F32 || a->dtype == AIV_DT_F16 ||
-                                                      a->dtype == AIV_DT_I32 || a->dtype == AIV_DT_I16));
-    if (inPlace && atomicPath && p.rank != 0) {
+    if (inPlace && !SumsInUb(a) && p.rank != 0) {
         // The store of rank 0's piece overwrites my input: keep my piece in my own slot first.
         aiv::CpGM2GMTyped(src[p.rank], a->input + at, sl, k.ub, 0, AIV_OP_NONE);
     } else {
