@@ -81,8 +81,14 @@ impl TwinConfig {
     }
 }
 
-/// The size of CPU 0's highest-level cache, from Linux's sysfs (e.g. `32768K`).
+/// The size of CPU 0's highest-level cache, from Linux's sysfs (e.g. `32768K`). Read once per
+/// process: a fact of the host, not a setting (every `TwinConfig::default` asks for it).
 fn last_level_cache() -> Option<u64> {
+    static SIZE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(read_last_level_cache)
+}
+
+fn read_last_level_cache() -> Option<u64> {
     let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
     let mut best: Option<(u32, u64)> = None;
     for e in dir.flatten() {
