@@ -34,6 +34,8 @@
 //! `<<<>>>` launches (AscendC docs, PipeBarrier), so a kernel without it is correct as users
 //! build it; reporting it would be a false alarm. aiv-comm's own kernels put it in anyway.
 
+use smallvec::SmallVec;
+
 use crate::pipes::EVENT_IDS;
 
 /// Tracked pipes.
@@ -110,9 +112,14 @@ struct Seg {
 pub(crate) struct Hazards {
     vc: [Vc; 4],
     known: Vc,
-    segs: Vec<Seg>,
+    segs: SmallVec<[Seg; 16]>,
     /// Pending SetFlag snapshots, oldest first, keyed by (event, id); a kernel has few pending.
-    tokens: Vec<(usize, Vc)>,
+    tokens: SmallVec<[(usize, Vc); 8]>,
+    /// Index of the segment the last access started in: a hint (checked before use, so a
+    /// stale one costs a search, never a wrong answer). Polls touch one flag cell again and
+    /// again, and a search's dependent loads of a block's cold segment list were most of the
+    /// checker's cost in a small collective.
+    last: usize,
     /// Unordered overwrites with identical bytes (harmless, not reported).
     pub benign: u64,
     /// Tests: take the general path for every access (the reference the fast paths must
@@ -190,9 +197,15 @@ impl Hazards {
     /// A scalar load of `[start, end)` that knows `knows`: the checks of [`Hazards::access`]
     /// on the overlapped segments as they are (each clipped to the range, so messages name
     /// the bytes the general path's split would), recording nothing.
-    fn check_load(&self, start: usize, end: usize, knows: &Vc) -> Result<(), String> {
-        let lo = self.segs.partition_point(|s| s.end <= start);
-        let hi = self.segs.partition_point(|s| s.start < end);
+    fn check_load(&mut self, start: usize, end: usize, knows: &Vc) -> Result<(), String> {
+        let (lo, hi) = match self.segs.get(self.last) {
+            Some(s) if s.start <= start && end <= s.end => (self.last, self.last + 1),
+            _ => (
+                self.segs.partition_point(|s| s.end <= start),
+                self.segs.partition_point(|s| s.start < end),
+            ),
+        };
+        self.last = lo;
         let overlapped = &self.segs[lo..hi.max(lo)];
         if overlapped.iter().all(|s| s.w_time == 0) {
             return Err(stale(S, start, end));
@@ -322,11 +335,17 @@ impl Hazards {
         // An access of exactly one tracked segment (a flag cell polled again, a buffer
         // reloaded whole) needs no split: one search finds it.
         let exact = if self.fast_paths() {
-            let i = self.segs.partition_point(|s| s.end <= start);
-            self.segs
-                .get(i)
-                .is_some_and(|s| s.start == start && s.end == end)
-                .then_some(i)
+            let is_exact = |i: usize| {
+                self.segs
+                    .get(i)
+                    .is_some_and(|s| s.start == start && s.end == end)
+            };
+            if is_exact(self.last) {
+                Some(self.last)
+            } else {
+                let i = self.segs.partition_point(|s| s.end <= start);
+                is_exact(i).then_some(i)
+            }
         } else {
             None
         };
@@ -352,13 +371,14 @@ impl Hazards {
                 self.segs.partition_point(|s| s.start < end),
             )
         };
+        self.last = lo;
         if !write && self.segs[lo..hi].iter().all(|s| s.w_time == 0) {
             // Not one byte of what is read was written by this kernel: the NPU would return
             // whatever an earlier kernel left in UB. (Partly written ranges are accepted: a
             // kernel may move a whole 32-byte block of which it filled only a lane.)
             return Err(stale(pipe, start, end));
         }
-        let mut benign = smallvec::SmallVec::<[bool; 8]>::new();
+        let mut benign = SmallVec::<[bool; 8]>::new();
         for s in &self.segs[lo..hi] {
             match conflict(s, pipe, write, &knows) {
                 None => benign.push(false),
@@ -460,6 +480,7 @@ mod tests {
             // What UB holds, one value per byte from a small alphabet (so identical rewrites
             // happen).
             let mut ub = [0u8; 256];
+            let mut last = (0, 32);
             if rng.below(10) > 0 {
                 // Most kernels start by loading what they work on.
                 let (start, end) = (4 * rng.below(4) as usize, 256);
@@ -489,8 +510,21 @@ mod tests {
                     continue;
                 }
                 let kind = KINDS[rng.below(6) as usize];
-                let start = 4 * rng.below(60) as usize;
-                let end = (start + 4 * (1 + rng.below(12) as usize)).min(256);
+                // Kernels touch the same bytes again (a flag cell polled, a tile reloaded):
+                // a third of the accesses reuse the last range or a part of it, so that the
+                // last-segment hint is taken, and found stale, often.
+                let (start, end) = match rng.below(6) {
+                    0 => last,
+                    1 if last.1 - last.0 > 4 => {
+                        let a = last.0 + 4 * rng.below(((last.1 - last.0) / 4) as u64) as usize;
+                        (a, (a + 4).min(last.1))
+                    }
+                    _ => {
+                        let start = 4 * rng.below(60) as usize;
+                        (start, (start + 4 * (1 + rng.below(12) as usize)).min(256))
+                    }
+                };
+                last = (start, end);
                 let value = rng.below(2) as u8;
                 let mut new = ub;
                 let writes = matches!(
