@@ -129,49 +129,68 @@ pub(crate) struct Hazards {
 }
 
 /// Why an access to segment `s` by `pipe` (a write or not) that knows `knows` is not ordered
-/// after the accesses the segment records, or None when it is.
+/// after the accesses the segment records, or None when it is. Inlined (every access checks
+/// every segment it touches); the messages are built out of line.
+#[inline]
 fn conflict(s: &Seg, pipe: usize, write: bool, knows: &Vc) -> Option<String> {
     let writer_unknown =
         |w: usize, t: u32| t > 0 && w != pipe && !(pipe == S && w == SW) && knows[w] < t;
+    let last_unknown = writer_unknown(s.w_pipe, s.w_time);
     let prev_unknown = s.w_prev.is_some_and(|(w, t)| writer_unknown(w, t));
     let unordered_write = if write {
-        writer_unknown(s.w_pipe, s.w_time) || prev_unknown
+        last_unknown || prev_unknown
     } else {
         // A read needs the bytes from either write of them.
-        writer_unknown(s.w_pipe, s.w_time) && (s.w_prev.is_none() || prev_unknown)
+        last_unknown && (s.w_prev.is_none() || prev_unknown)
     };
     if unordered_write {
-        let w = if writer_unknown(s.w_pipe, s.w_time) {
+        let w = if last_unknown {
             s.w_pipe
         } else {
             s.w_prev.map_or(s.w_pipe, |(w, _)| w)
         };
-        return Some(format!(
-            "{} {} UB bytes {:#x}..{:#x} that {} wrote, with no SetFlag/WaitFlag or PipeBarrier ordering them ({} before {} on the NPU is not guaranteed)",
-            NAMES[pipe],
-            if write { "overwrites" } else { "reads" },
-            s.start,
-            s.end,
-            NAMES[w],
-            NAMES[w],
-            NAMES[pipe]
-        ));
+        return Some(unordered_write_message(s, pipe, write, w));
     }
     if write {
         if let Some(q) = [MTE2, MTE3, V]
             .into_iter()
             .find(|&q| q != pipe && s.reads[q] > knows[q])
         {
-            return Some(format!(
-                "{} overwrites UB bytes {:#x}..{:#x} that {} may still be reading, with no SetFlag/WaitFlag or PipeBarrier ordering them",
-                NAMES[pipe], s.start, s.end, NAMES[q]
-            ));
+            return Some(pending_read_message(s, pipe, q));
         }
     }
     None
 }
 
+/// The message of an access to `s` by `pipe` not ordered after writer `w`.
+#[cold]
+#[inline(never)]
+fn unordered_write_message(s: &Seg, pipe: usize, write: bool, w: usize) -> String {
+    format!(
+        "{} {} UB bytes {:#x}..{:#x} that {} wrote, with no SetFlag/WaitFlag or PipeBarrier ordering them ({} before {} on the NPU is not guaranteed)",
+        NAMES[pipe],
+        if write { "overwrites" } else { "reads" },
+        s.start,
+        s.end,
+        NAMES[w],
+        NAMES[w],
+        NAMES[pipe]
+    )
+}
+
+/// The message of a write of `s` by `pipe` not ordered after reader `q`.
+#[cold]
+#[inline(never)]
+fn pending_read_message(s: &Seg, pipe: usize, q: usize) -> String {
+    format!(
+        "{} overwrites UB bytes {:#x}..{:#x} that {} may still be reading, with no SetFlag/WaitFlag or PipeBarrier ordering them",
+        NAMES[pipe], s.start, s.end, NAMES[q]
+    )
+}
+
 /// The message of a read of `[start, end)` by `pipe` none of whose bytes the kernel wrote.
+#[cold]
+#[inline(never)]
 fn stale(pipe: usize, start: usize, end: usize) -> String {
     format!(
         "{} reads UB bytes {:#x}..{:#x}, none of which this kernel has written (stale data from an earlier kernel)",
