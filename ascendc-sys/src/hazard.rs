@@ -117,8 +117,8 @@ pub(crate) struct Hazards {
     tokens: SmallVec<[(usize, Vc); 8]>,
     /// Index of the segment the last access started in: a hint (checked before use, so a
     /// stale one costs a search, never a wrong answer). Polls touch one flag cell again and
-    /// again, and a search's dependent loads of a block's cold segment list were most of the
-    /// checker's cost in a small collective.
+    /// again, and the dependent loads of a search through a block's cold segment list were
+    /// most of `access`'s time in a checked small collective.
     last: usize,
     /// Unordered overwrites with identical bytes (harmless, not reported).
     pub benign: u64,
@@ -352,7 +352,7 @@ impl Hazards {
             return self.check_load(start, end, &knows);
         }
         // An access of exactly one tracked segment (a flag cell polled again, a buffer
-        // reloaded whole) needs no split: one search finds it.
+        // reloaded whole) needs no split: the hint or one search finds it.
         let exact = if self.fast_paths() {
             let is_exact = |i: usize| {
                 self.segs
