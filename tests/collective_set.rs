@@ -8,13 +8,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aiv_comm::{
-    Communicator, Config, DataType, DeviceBuffer, Error, ReduceOp, SendRecvItem, World,
-};
-use common::pattern;
+use aiv_comm::{Config, DataType, DeviceBuffer, Error, ReduceOp, SendRecvItem, World};
 use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
-
-const SENTINEL: u8 = 0xEE;
+use common::{guarded, pattern, SENTINEL};
 
 fn world(ranks: usize, buffer: usize) -> World {
     World::sim_with(
@@ -26,15 +22,6 @@ fn world(ranks: usize, buffer: usize) -> World {
         },
     )
     .unwrap()
-}
-
-/// A buffer of `len` bytes plus 64 bytes of sentinel, filled with the sentinel; returns the whole
-/// allocation and the view of its first `len` bytes.
-fn guarded(c: &Communicator, len: usize) -> (DeviceBuffer, DeviceBuffer) {
-    let all = c.alloc(len + 64).unwrap();
-    all.fill(SENTINEL).unwrap();
-    let main = all.view(0, len).unwrap();
-    (all, main)
 }
 
 /// Per-rank segments (displacement, count) of `counts`, laid out in reverse rank order with a
@@ -79,12 +66,12 @@ fn rs_case(
     let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
         let r = c.rank() as usize;
         let rb = counts[r] * es;
-        let (send_all, send) = guarded(c, total * es);
+        let (send_all, send) = guarded(c, total * es)?;
         send.write(0, &inputs[r])?;
         let (recv_all, recv) = if in_place {
             (send_all.clone(), send.view(displs[r] * es, rb)?)
         } else {
-            guarded(c, rb)
+            guarded(c, rb)?
         };
         if uniform {
             c.reduce_scatter(&send, &recv, counts[r], dtype, op)?;
@@ -181,7 +168,7 @@ fn agv_case(w: &World, counts: &[usize], dtype: DataType, in_place: bool) {
         .collect();
     let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
         let r = c.rank() as usize;
-        let (all, recv) = guarded(c, total * es);
+        let (all, recv) = guarded(c, total * es)?;
         let send = if in_place {
             let s = recv.view(displs[r] * es, counts[r] * es)?;
             s.write(0, &inputs[r])?;
@@ -237,7 +224,7 @@ fn bcast_case(w: &World, count: usize, dtype: DataType, root: u32, in_place: boo
     let es = dtype.size();
     let data = pattern(count * es, 7 + root as u64);
     let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
-        let (all, recv) = guarded(c, count * es);
+        let (all, recv) = guarded(c, count * es)?;
         let is_root = c.rank() == root;
         if in_place {
             if is_root {
@@ -325,7 +312,7 @@ fn a2a_case(w: &World, m: &[Vec<usize>], dtype: DataType, uniform: bool) {
     let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
         let r = c.rank() as usize;
         let send = c.alloc_from(&inputs[r])?;
-        let (all, recv) = guarded(c, recv_layout[r].1 * es);
+        let (all, recv) = guarded(c, recv_layout[r].1 * es)?;
         if uniform {
             c.all_to_all(&send, &recv, m[0][0], dtype)?;
         } else {
@@ -890,7 +877,7 @@ fn all_to_all_vc_packs_the_matrix_and_refuses_a_different_one() {
         let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
             let r = c.rank() as usize;
             let send = c.alloc_from(&inputs[r])?;
-            let (all, recv) = guarded(c, (0..ranks).map(|p| at(p, r)).sum::<usize>() * 2);
+            let (all, recv) = guarded(c, (0..ranks).map(|p| at(p, r)).sum::<usize>() * 2)?;
             c.all_to_all_vc(&send, &m, &recv, DataType::Bf16)?;
             c.synchronize()?;
             all.to_vec::<u8>()

@@ -3,7 +3,7 @@
 
 use aiv_comm::{AllGatherAlgo, DataType, World};
 
-use super::pattern;
+use super::{guarded, pattern, SENTINEL};
 
 /// Runs one AllGather of `count` elements of `dtype` per rank with `algo` on every rank of `w`
 /// (in place: each rank's input is its slot of the output) and checks every rank's output byte
@@ -23,9 +23,7 @@ pub fn assert_all_gather(
     let expect = inputs.concat();
     let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
         let r = c.rank() as usize;
-        let recv = c.alloc(count * es * n + 64)?;
-        recv.fill(0xEE)?;
-        let main = recv.view(0, count * es * n)?;
+        let (recv, main) = guarded(c, count * es * n)?;
         let send = if in_place {
             let s = recv.view(r * count * es, count * es)?;
             s.write(0, &inputs[r])?;
@@ -44,7 +42,7 @@ pub fn assert_all_gather(
             "rank {r} of {n}: {count} x {dtype} in place {in_place} {algo:?}"
         );
         assert!(
-            o[expect.len()..].iter().all(|&b| b == 0xEE),
+            o[expect.len()..].iter().all(|&b| b == SENTINEL),
             "rank {r} wrote past recv"
         );
     }

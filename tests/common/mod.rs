@@ -8,6 +8,21 @@ pub mod reduce;
 use aiv_comm::ffi::{kernels, AivTwinTestArgs};
 use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin, TwinError};
 
+/// The byte the tests fill a buffer's guard bytes (and the rest of it) with before a collective.
+pub const SENTINEL: u8 = 0xEE;
+
+/// A buffer of `len` bytes plus 64 bytes of guard, all filled with [`SENTINEL`]; returns the
+/// whole allocation and the view of its first `len` bytes (what the collective may write).
+pub fn guarded(
+    c: &aiv_comm::Communicator,
+    len: usize,
+) -> aiv_comm::Result<(aiv_comm::DeviceBuffer, aiv_comm::DeviceBuffer)> {
+    let all = c.alloc(len + 64)?;
+    all.fill(SENTINEL)?;
+    let main = all.view(0, len)?;
+    Ok((all, main))
+}
+
 /// A fresh simulated device of a twin of its own.
 pub fn device(rank: u32) -> Device {
     Twin::new()
