@@ -126,13 +126,25 @@ pub(crate) struct Hazards {
     /// agree with).
     #[cfg(test)]
     force_general: bool,
+    /// Tests: accesses the whole-segments path recorded.
+    #[cfg(test)]
+    whole_hits: u64,
 }
 
-/// Why an access to segment `s` by `pipe` (a write or not) that knows `knows` is not ordered
-/// after the accesses the segment records, or None when it is. Inlined (every access checks
-/// every segment it touches); the messages are built out of line.
-#[inline]
-fn conflict(s: &Seg, pipe: usize, write: bool, knows: &Vc) -> Option<String> {
+/// What an access is not ordered after.
+#[derive(Clone, Copy)]
+enum Unordered {
+    /// The (last or earlier) write of the bytes by this pipe.
+    Write(usize),
+    /// A pending read of the bytes by this pipe (the access writes).
+    Read(usize),
+}
+
+/// What an access to segment `s` by `pipe` (a write or not) that knows `knows` is not ordered
+/// after, or None when it is ordered after everything the segment records. Inlined (every
+/// access checks every segment it touches); the messages are built apart, by [`message`].
+#[inline(always)]
+fn conflict(s: &Seg, pipe: usize, write: bool, knows: &Vc) -> Option<Unordered> {
     let writer_unknown =
         |w: usize, t: u32| t > 0 && w != pipe && !(pipe == S && w == SW) && knows[w] < t;
     let last_unknown = writer_unknown(s.w_pipe, s.w_time);
@@ -144,47 +156,53 @@ fn conflict(s: &Seg, pipe: usize, write: bool, knows: &Vc) -> Option<String> {
         last_unknown && (s.w_prev.is_none() || prev_unknown)
     };
     if unordered_write {
-        let w = if last_unknown {
+        return Some(Unordered::Write(if last_unknown {
             s.w_pipe
         } else {
             s.w_prev.map_or(s.w_pipe, |(w, _)| w)
-        };
-        return Some(unordered_write_message(s, pipe, write, w));
+        }));
     }
     if write {
         if let Some(q) = [MTE2, MTE3, V]
             .into_iter()
             .find(|&q| q != pipe && s.reads[q] > knows[q])
         {
-            return Some(pending_read_message(s, pipe, q));
+            return Some(Unordered::Read(q));
         }
     }
     None
 }
 
-/// The message of an access to `s` by `pipe` not ordered after writer `w`.
+/// The report of an access to UB bytes `[start, end)` by `pipe` (a write or not) that is not
+/// ordered after `what`.
 #[cold]
 #[inline(never)]
-fn unordered_write_message(s: &Seg, pipe: usize, write: bool, w: usize) -> String {
+fn message(what: Unordered, start: usize, end: usize, pipe: usize, write: bool) -> String {
+    match what {
+        Unordered::Write(w) => unordered_write_message(start, end, pipe, write, w),
+        Unordered::Read(q) => pending_read_message(start, end, pipe, q),
+    }
+}
+
+/// The message of an access to `[start, end)` by `pipe` not ordered after writer `w`.
+fn unordered_write_message(start: usize, end: usize, pipe: usize, write: bool, w: usize) -> String {
     format!(
         "{} {} UB bytes {:#x}..{:#x} that {} wrote, with no SetFlag/WaitFlag or PipeBarrier ordering them ({} before {} on the NPU is not guaranteed)",
         NAMES[pipe],
         if write { "overwrites" } else { "reads" },
-        s.start,
-        s.end,
+        start,
+        end,
         NAMES[w],
         NAMES[w],
         NAMES[pipe]
     )
 }
 
-/// The message of a write of `s` by `pipe` not ordered after reader `q`.
-#[cold]
-#[inline(never)]
-fn pending_read_message(s: &Seg, pipe: usize, q: usize) -> String {
+/// The message of a write of `[start, end)` by `pipe` not ordered after reader `q`.
+fn pending_read_message(start: usize, end: usize, pipe: usize, q: usize) -> String {
     format!(
         "{} overwrites UB bytes {:#x}..{:#x} that {} may still be reading, with no SetFlag/WaitFlag or PipeBarrier ordering them",
-        NAMES[pipe], s.start, s.end, NAMES[q]
+        NAMES[pipe], start, end, NAMES[q]
     )
 }
 
@@ -230,13 +248,8 @@ impl Hazards {
             return Err(stale(S, start, end));
         }
         for s in overlapped {
-            let clipped = Seg {
-                start: s.start.max(start),
-                end: s.end.min(end),
-                ..*s
-            };
-            if let Some(msg) = conflict(&clipped, S, false, knows) {
-                return Err(msg);
+            if let Some(what) = conflict(s, S, false, knows) {
+                return Err(message(what, s.start.max(start), s.end.min(end), S, false));
             }
         }
         Ok(())
@@ -345,29 +358,86 @@ impl Hazards {
                 self.vc[p]
             }
         };
-        if pipe == S && self.fast_paths() {
+        if !self.fast_paths() {
+            return self.access_general(pipe, write, &knows, (start, end), None, identical);
+        }
+        if pipe == S {
             // A scalar load records nothing: check the segments it overlaps where they lie,
             // without splitting them (polls read a lane of a cell a DMA just filled whole; a
             // split there would be merged back by the next fill, every poll).
             return self.check_load(start, end, &knows);
         }
-        // An access of exactly one tracked segment (a flag cell polled again, a buffer
-        // reloaded whole) needs no split: the hint or one search finds it.
-        let exact = if self.fast_paths() {
-            let is_exact = |i: usize| {
-                self.segs
-                    .get(i)
-                    .is_some_and(|s| s.start == start && s.end == end)
-            };
-            if is_exact(self.last) {
-                Some(self.last)
-            } else {
-                let i = self.segs.partition_point(|s| s.end <= start);
-                is_exact(i).then_some(i)
-            }
-        } else {
-            None
+        // An access of whole tracked segments (a flag cell polled again, a buffer reloaded
+        // whole, a cell stored after lanes of it were set) needs no split: the hint or one
+        // search finds the first, a short walk the last. When it is also ordered after what
+        // they record (the common case by far), it is recorded here; else the general path
+        // decides (a stale read, an identical rewrite, a report).
+        let segs: &mut [Seg] = &mut self.segs;
+        let lo = match segs.get(self.last) {
+            Some(s) if s.start == start => self.last,
+            _ => segs.partition_point(|s| s.end <= start),
         };
+        let mut hi = lo;
+        while segs
+            .get(hi)
+            .is_some_and(|s| s.start >= start && s.end < end)
+        {
+            hi += 1;
+        }
+        let whole = segs.get(hi).is_some_and(|s| s.end == end)
+            && segs.get(lo).is_some_and(|s| s.start == start);
+        if whole {
+            let ordered = (write || segs[lo..=hi].iter().any(|s| s.w_time > 0))
+                && segs[lo..=hi]
+                    .iter()
+                    .all(|s| conflict(s, pipe, write, &knows).is_none());
+            if ordered {
+                #[cfg(test)]
+                {
+                    self.whole_hits += 1;
+                }
+                self.last = lo;
+                self.vc[pipe][pipe] += 1;
+                let t = self.vc[pipe][pipe];
+                if write {
+                    // One state over the whole range: one segment.
+                    segs[lo] = Seg {
+                        start,
+                        end,
+                        w_pipe: pipe,
+                        w_time: t,
+                        w_prev: None,
+                        reads: [0; 3],
+                    };
+                    if hi > lo {
+                        self.segs.drain(lo + 1..=hi);
+                    }
+                } else {
+                    for s in &mut segs[lo..=hi] {
+                        s.reads[pipe] = t;
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let exact = (whole && hi == lo).then_some(lo);
+        self.access_general(pipe, write, &knows, (start, end), exact, identical)
+    }
+
+    /// [`Hazards::access`] of `[start, end)` by a recording pipe (any pipe, without the fast
+    /// paths) that knows `knows`: splits the tracked segments at the range's ends (unless
+    /// `exact` names the one segment the range is), checks each, counts identical rewrites,
+    /// records. Out of line: the lean path above is what polls and whole-buffer copies take.
+    #[inline(never)]
+    fn access_general(
+        &mut self,
+        pipe: usize,
+        write: bool,
+        knows: &Vc,
+        (start, end): (usize, usize),
+        exact: Option<usize>,
+        identical: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Result<(), String> {
         let (lo, hi) = if let Some(i) = exact {
             (i, i + 1)
         } else {
@@ -399,13 +469,13 @@ impl Hazards {
         }
         let mut benign = SmallVec::<[bool; 8]>::new();
         for s in &self.segs[lo..hi] {
-            match conflict(s, pipe, write, &knows) {
+            match conflict(s, pipe, write, knows) {
                 None => benign.push(false),
                 Some(_) if write && identical(s.start, s.end) => {
                     self.benign += 1;
                     benign.push(true);
                 }
-                Some(msg) => return Err(msg),
+                Some(what) => return Err(message(what, s.start, s.end, pipe, write)),
             }
         }
         if pipe == S {
@@ -490,6 +560,7 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut reports = std::collections::BTreeMap::<String, usize>::new();
         let mut fast_loads = 0;
+        let mut whole_hits = 0;
         for _case in 0..10_000 {
             let mut fast = Hazards::default();
             let mut general = Hazards {
@@ -565,6 +636,8 @@ mod tests {
                 if kind == Access::ScalarRead {
                     fast_loads += 1;
                 }
+                whole_hits += fast.whole_hits;
+                fast.whole_hits = 0;
                 if let Some(v) = verdict(&f) {
                     *reports
                         .entry(v.split_once(',').map_or(v.clone(), |x| x.0.to_string()))
@@ -575,6 +648,7 @@ mod tests {
             }
         }
         assert!(fast_loads > 10_000, "{fast_loads} scalar loads {reports:?}");
+        assert!(whole_hits > 1_000, "{whole_hits} whole-segment records");
         // Every kind of report came up, scalar loads' among them.
         for (who, what) in [
             ("S reads", "that MTE2 wrote"),
