@@ -839,3 +839,20 @@ fn a_block_that_overflows_its_stack_is_a_named_fault_and_the_device_goes_on() {
     let sum = (16 * 17 / 2) as u8; // 0 + 1 + ... + 16
     assert_eq!((out[0], out[64], out[128]), (sum, sum, sum));
 }
+
+/// A Unified Buffer size the twin cannot model is refused when the device is made, with the
+/// limit in the message, at both ends of the range.
+#[test]
+fn ub_sizes_outside_the_documented_range_are_refused() {
+    let make = |ub_bytes: usize| {
+        ascendc_sys::Twin::new().device(0, ascendc_sys::DeviceConfig { cores: 1, ub_bytes })
+    };
+    for bad in [0, 992, 1000, ascendc_sys::MAX_UB_BYTES + 32] {
+        match make(bad) {
+            Err(TwinError::Config(m)) => assert!(m.contains("ub_bytes"), "{m}"),
+            other => panic!("ub_bytes {bad}: {other:?}"),
+        }
+    }
+    make(1024).unwrap();
+    make(ascendc_sys::MAX_UB_BYTES).unwrap();
+}

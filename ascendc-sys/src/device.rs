@@ -23,6 +23,9 @@ pub type KernelFn = unsafe extern "C" fn(*mut u8);
 pub const DEFAULT_CORES: u32 = 48;
 /// Unified Buffer bytes per AIV core on Atlas A2 (192 KB).
 pub const UB_BYTES: usize = 192 * 1024;
+/// Largest Unified Buffer a [`DeviceConfig`] may ask for (1 GiB, thousands of times any
+/// Ascend core's): the twin's checkers keep UB offsets in 32 bits.
+pub const MAX_UB_BYTES: usize = 1 << 30;
 /// UB bytes AscendC uses for its own temporaries at the top of the Unified Buffer on Atlas A2:
 /// 8 KB for Select, AddDeqRelu and some advanced APIs (from 184 KB, `TOTAL_VEC_LOCAL_SIZE`),
 /// unless the kernel is compiled with `--cce-disable-asc-reserved-ubuf` (AscendC docs, NPU
@@ -38,7 +41,8 @@ pub const SYSTEM_CYCLE_HZ: u64 = 50_000_000;
 pub struct DeviceConfig {
     /// AIV cores (max `block_dim` of a launch). Default [`DEFAULT_CORES`].
     pub cores: u32,
-    /// Unified Buffer bytes per core. Default [`UB_BYTES`].
+    /// Unified Buffer bytes per core: a multiple of 32 from 1024 to [`MAX_UB_BYTES`]. Default
+    /// [`UB_BYTES`].
     pub ub_bytes: usize,
 }
 
@@ -115,9 +119,10 @@ impl Device {
                 config.cores
             )));
         }
-        if config.ub_bytes < 1024 || !config.ub_bytes.is_multiple_of(32) {
+        if !(1024..=MAX_UB_BYTES).contains(&config.ub_bytes) || !config.ub_bytes.is_multiple_of(32)
+        {
             return Err(TwinError::Config(format!(
-                "ub_bytes must be a multiple of 32 and at least 1024, got {}",
+                "ub_bytes must be a multiple of 32 from 1024 to {MAX_UB_BYTES}, got {}",
                 config.ub_bytes
             )));
         }

@@ -94,17 +94,55 @@ pub(crate) enum Access {
     ScalarRead,
 }
 
+/// A range of UB bytes with one state: offsets in the core's UB (at most
+/// [`crate::MAX_UB_BYTES`], which `Device::new` enforces, so they fit 32 bits), pipes as
+/// indices. 32 bytes, so that a block's inline list fits in half a KiB, its checker state
+/// in the allocator's small-size cache, and two segments in a cache line.
 #[derive(Clone, Copy, PartialEq)]
 struct Seg {
-    start: usize,
-    end: usize,
-    w_pipe: usize,
+    start: u32,
+    end: u32,
     w_time: u32,
     /// An earlier write of the same bytes that a later identical write did not wait for: it may
     /// still land, so a write of other bytes must be ordered after it too (a read is fine
-    /// after either: both store the same bytes).
-    w_prev: Option<(usize, u32)>,
+    /// after either: both store the same bytes). Its time, 0 for none, and pipe.
+    w_prev_time: u32,
     reads: [u32; 3],
+    w_pipe: u8,
+    w_prev_pipe: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Seg>() == 32);
+
+impl Seg {
+    /// `[start, end)` last written by `w_pipe` at `w_time` (0: never), no reads pending.
+    fn written(start: usize, end: usize, w_pipe: usize, w_time: u32) -> Seg {
+        Seg {
+            start: start as u32,
+            end: end as u32,
+            w_time,
+            w_prev_time: 0,
+            reads: [0; 3],
+            w_pipe: w_pipe as u8,
+            w_prev_pipe: 0,
+        }
+    }
+    /// First byte.
+    fn start(&self) -> usize {
+        self.start as usize
+    }
+    /// One past the last byte.
+    fn end(&self) -> usize {
+        self.end as usize
+    }
+    /// The pipe of the last write.
+    fn w_pipe(&self) -> usize {
+        self.w_pipe as usize
+    }
+    /// The earlier write still pending, as (pipe, time).
+    fn w_prev(&self) -> Option<(usize, u32)> {
+        (self.w_prev_time > 0).then_some((self.w_prev_pipe as usize, self.w_prev_time))
+    }
 }
 
 /// Per-block checker state.
@@ -147,19 +185,19 @@ enum Unordered {
 fn conflict(s: &Seg, pipe: usize, write: bool, knows: &Vc) -> Option<Unordered> {
     let writer_unknown =
         |w: usize, t: u32| t > 0 && w != pipe && !(pipe == S && w == SW) && knows[w] < t;
-    let last_unknown = writer_unknown(s.w_pipe, s.w_time);
-    let prev_unknown = s.w_prev.is_some_and(|(w, t)| writer_unknown(w, t));
+    let last_unknown = writer_unknown(s.w_pipe(), s.w_time);
+    let prev_unknown = s.w_prev().is_some_and(|(w, t)| writer_unknown(w, t));
     let unordered_write = if write {
         last_unknown || prev_unknown
     } else {
         // A read needs the bytes from either write of them.
-        last_unknown && (s.w_prev.is_none() || prev_unknown)
+        last_unknown && (s.w_prev().is_none() || prev_unknown)
     };
     if unordered_write {
         return Some(Unordered::Write(if last_unknown {
-            s.w_pipe
+            s.w_pipe()
         } else {
-            s.w_prev.map_or(s.w_pipe, |(w, _)| w)
+            s.w_prev().map_or(s.w_pipe(), |(w, _)| w)
         }));
     }
     if write {
@@ -216,6 +254,13 @@ fn stale(pipe: usize, start: usize, end: usize) -> String {
     )
 }
 
+// A block's checker state is boxed per block run: at this size glibc's per-thread cache
+// (requests up to 1032 bytes) serves it; at 1344 bytes (64-byte segments) every block run went
+// through malloc's slow paths, 6M instructions per checked 8-rank 64 KiB AllReduce run of 122
+// operations.
+#[cfg(not(test))]
+const _: () = assert!(std::mem::size_of::<Hazards>() <= 1024);
+
 impl Hazards {
     /// Whether accesses may take the paths that skip splitting (always, but in tests that
     /// compare them with the general path).
@@ -236,10 +281,10 @@ impl Hazards {
     /// the bytes the general path's split would), recording nothing.
     fn check_load(&mut self, start: usize, end: usize, knows: &Vc) -> Result<(), String> {
         let (lo, hi) = match self.segs.get(self.last) {
-            Some(s) if s.start <= start && end <= s.end => (self.last, self.last + 1),
+            Some(s) if s.start() <= start && end <= s.end() => (self.last, self.last + 1),
             _ => (
-                self.segs.partition_point(|s| s.end <= start),
-                self.segs.partition_point(|s| s.start < end),
+                self.segs.partition_point(|s| s.end() <= start),
+                self.segs.partition_point(|s| s.start() < end),
             ),
         };
         self.last = lo;
@@ -249,7 +294,13 @@ impl Hazards {
         }
         for s in overlapped {
             if let Some(what) = conflict(s, S, false, knows) {
-                return Err(message(what, s.start.max(start), s.end.min(end), S, false));
+                return Err(message(
+                    what,
+                    s.start().max(start),
+                    s.end().min(end),
+                    S,
+                    false,
+                ));
             }
         }
         Ok(())
@@ -318,11 +369,11 @@ impl Hazards {
 
     /// Makes sure a segment boundary exists at `x`.
     fn split(&mut self, x: usize) {
-        let i = self.segs.partition_point(|s| s.end <= x);
-        if i < self.segs.len() && self.segs[i].start < x {
+        let i = self.segs.partition_point(|s| s.end() <= x);
+        if i < self.segs.len() && self.segs[i].start() < x {
             let mut right = self.segs[i];
-            right.start = x;
-            self.segs[i].end = x;
+            right.start = x as u32;
+            self.segs[i].end = x as u32;
             self.segs.insert(i + 1, right);
         }
     }
@@ -374,18 +425,18 @@ impl Hazards {
         // decides (a stale read, an identical rewrite, a report).
         let segs: &mut [Seg] = &mut self.segs;
         let lo = match segs.get(self.last) {
-            Some(s) if s.start == start => self.last,
-            _ => segs.partition_point(|s| s.end <= start),
+            Some(s) if s.start() == start => self.last,
+            _ => segs.partition_point(|s| s.end() <= start),
         };
         let mut hi = lo;
         while segs
             .get(hi)
-            .is_some_and(|s| s.start >= start && s.end < end)
+            .is_some_and(|s| s.start() >= start && s.end() < end)
         {
             hi += 1;
         }
-        let whole = segs.get(hi).is_some_and(|s| s.end == end)
-            && segs.get(lo).is_some_and(|s| s.start == start);
+        let whole = segs.get(hi).is_some_and(|s| s.end() == end)
+            && segs.get(lo).is_some_and(|s| s.start() == start);
         if whole {
             let ordered = (write || segs[lo..=hi].iter().any(|s| s.w_time > 0))
                 && segs[lo..=hi]
@@ -401,14 +452,7 @@ impl Hazards {
                 let t = self.vc[pipe][pipe];
                 if write {
                     // One state over the whole range: one segment.
-                    segs[lo] = Seg {
-                        start,
-                        end,
-                        w_pipe: pipe,
-                        w_time: t,
-                        w_prev: None,
-                        reads: [0; 3],
-                    };
+                    segs[lo] = Seg::written(start, end, pipe, t);
                     if hi > lo {
                         self.segs.drain(lo + 1..=hi);
                     }
@@ -442,22 +486,15 @@ impl Hazards {
             (i, i + 1)
         } else {
             // Make the tracked list cover [start, end).
-            if self.segs.last().is_none_or(|s| s.end < end) {
-                let from = self.segs.last().map_or(0, |s| s.end);
-                self.segs.push(Seg {
-                    start: from,
-                    end: end.max(from),
-                    w_pipe: 0,
-                    w_time: 0,
-                    w_prev: None,
-                    reads: [0; 3],
-                });
+            if self.segs.last().is_none_or(|s| s.end() < end) {
+                let from = self.segs.last().map_or(0, |s| s.end());
+                self.segs.push(Seg::written(from, end.max(from), 0, 0));
             }
             self.split(start);
             self.split(end);
             (
-                self.segs.partition_point(|s| s.end <= start),
-                self.segs.partition_point(|s| s.start < end),
+                self.segs.partition_point(|s| s.end() <= start),
+                self.segs.partition_point(|s| s.start() < end),
             )
         };
         self.last = lo;
@@ -471,11 +508,11 @@ impl Hazards {
         for s in &self.segs[lo..hi] {
             match conflict(s, pipe, write, knows) {
                 None => benign.push(false),
-                Some(_) if write && identical(s.start, s.end) => {
+                Some(_) if write && identical(s.start(), s.end()) => {
                     self.benign += 1;
                     benign.push(true);
                 }
-                Some(what) => return Err(message(what, s.start, s.end, pipe, write)),
+                Some(what) => return Err(message(what, s.start(), s.end(), pipe, write)),
             }
         }
         if pipe == S {
@@ -488,21 +525,15 @@ impl Hazards {
                 if same {
                     // The bytes did not change: readers still pending stay pending, and an
                     // earlier writer this one did not wait for may still land.
-                    let pending = s.w_time > 0 && s.w_pipe != pipe && knows[s.w_pipe] < s.w_time;
+                    let pending =
+                        s.w_time > 0 && s.w_pipe() != pipe && knows[s.w_pipe()] < s.w_time;
                     if pending {
-                        s.w_prev = Some((s.w_pipe, s.w_time));
+                        (s.w_prev_pipe, s.w_prev_time) = (s.w_pipe, s.w_time);
                     }
-                    s.w_pipe = pipe;
+                    s.w_pipe = pipe as u8;
                     s.w_time = t;
                 } else {
-                    *s = Seg {
-                        start: s.start,
-                        end: s.end,
-                        w_pipe: pipe,
-                        w_time: t,
-                        w_prev: None,
-                        reads: [0; 3],
-                    };
+                    *s = Seg::written(s.start(), s.end(), pipe, t);
                 }
             }
             self.coalesce(lo, hi);

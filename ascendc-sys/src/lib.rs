@@ -66,8 +66,8 @@ mod twin;
 pub use atomics::{AtomicOp, AtomicType};
 pub use census::{Census, RankCensus};
 pub use device::{
-    Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, SYSTEM_CYCLE_HZ, UB_BYTES,
-    UB_RESERVED_BYTES,
+    Device, DeviceConfig, GmBuffer, KernelFn, DEFAULT_CORES, MAX_UB_BYTES, SYSTEM_CYCLE_HZ,
+    UB_BYTES, UB_RESERVED_BYTES,
 };
 pub use dma::POISON;
 pub use error::{FaultKind, KernelFault, TwinError};
