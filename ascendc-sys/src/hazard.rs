@@ -428,43 +428,42 @@ impl Hazards {
             Some(s) if s.start() == start => self.last,
             _ => segs.partition_point(|s| s.end() <= start),
         };
-        let mut hi = lo;
-        while segs
-            .get(hi)
-            .is_some_and(|s| s.start() >= start && s.end() < end)
-        {
-            hi += 1;
-        }
-        let whole = segs.get(hi).is_some_and(|s| s.end() == end)
-            && segs.get(lo).is_some_and(|s| s.start() == start);
-        if whole {
-            let ordered = (write || segs[lo..=hi].iter().any(|s| s.w_time > 0))
-                && segs[lo..=hi]
-                    .iter()
-                    .all(|s| conflict(s, pipe, write, &knows).is_none());
-            if ordered {
-                #[cfg(test)]
-                {
-                    self.whole_hits += 1;
+        // `lo..hi`: the segments from the one `start` opens to the one `end` closes, if both
+        // are boundaries (`whole`); one pass checks them as it goes.
+        let (mut hi, mut whole, mut written, mut ordered) = (lo, false, write, true);
+        if segs.get(lo).is_some_and(|s| s.start() == start) {
+            for s in &segs[lo..] {
+                hi += 1;
+                written |= s.w_time > 0;
+                ordered &= conflict(s, pipe, write, &knows).is_none();
+                if s.end() >= end {
+                    whole = s.end() == end;
+                    break;
                 }
-                self.last = lo;
-                self.vc[pipe][pipe] += 1;
-                let t = self.vc[pipe][pipe];
-                if write {
-                    // One state over the whole range: one segment.
-                    segs[lo] = Seg::written(start, end, pipe, t);
-                    if hi > lo {
-                        self.segs.drain(lo + 1..=hi);
-                    }
-                } else {
-                    for s in &mut segs[lo..=hi] {
-                        s.reads[pipe] = t;
-                    }
-                }
-                return Ok(());
             }
         }
-        let exact = (whole && hi == lo).then_some(lo);
+        if whole && written && ordered {
+            #[cfg(test)]
+            {
+                self.whole_hits += 1;
+            }
+            self.last = lo;
+            self.vc[pipe][pipe] += 1;
+            let t = self.vc[pipe][pipe];
+            if write {
+                // One state over the whole range: one segment.
+                segs[lo] = Seg::written(start, end, pipe, t);
+                if hi > lo + 1 {
+                    self.segs.drain(lo + 1..hi);
+                }
+            } else {
+                for s in &mut segs[lo..hi] {
+                    s.reads[pipe] = t;
+                }
+            }
+            return Ok(());
+        }
+        let exact = (whole && hi == lo + 1).then_some(lo);
         self.access_general(pipe, write, &knows, (start, end), exact, identical)
     }
 
