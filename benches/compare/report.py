@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Turns the raw output of benches/compare/run.sh into a markdown table (stdout) and busbw.svg.
 
-Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt.
+Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt, and
+(run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
+just before each MPI and twin run, shown per cell as a range.
 Traffic: what the twin's kernels moved in GM, all ranks together, as copy bandwidth (aiv-perf's
 dmabw: (GM bytes the DMA read + GM bytes it wrote) / 2 per second, measured by the twin's
 counters), as a fraction of the 2-thread memcpy bandwidth (bytes copied per second by both
@@ -54,6 +56,14 @@ try:
 except FileNotFoundError:
     pass
 checked = {k: median_row(v) for k, v in checked_all.items()}
+# Cross-core round trips before the cell's runs: MPI, twin, twin checked (absent before).
+corelat = {}
+try:
+    for line in open(f"{out}/corelat.txt"):
+        coll, n, size, _kind, ns = line.split()
+        corelat.setdefault((coll, int(n), int(size)), []).append(float(ns))
+except FileNotFoundError:
+    pass
 reps = max(len(v) for v in twin_all.values())
 print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
 print()
@@ -69,6 +79,8 @@ targets = []
 cols = "| collective | ranks | per-rank size | MPI time (us) | twin time (us) | MPI busbw (GB/s) | twin busbw (GB/s) | twin/MPI busbw | 2-thread memcpy (GB/s) | twin DMA (GB/s) | twin traffic / memcpy | wrong (MPI, twin) |"
 if checked:
     cols += " twin time, checkers on (us) | checkers on / off |"
+if corelat:
+    cols += " CPU-to-CPU round trip before the runs (ns) |"
 print(cols)
 print("|---" * (cols.count("|") - 1) + "|")
 for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
@@ -91,6 +103,9 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
             line += f" {ct:.1f} | {ct / tt if tt else 0:.2f}x |"
         else:
             line += " - | - |"
+    if corelat:
+        ns = corelat.get(key, [])
+        line += f" {min(ns):.0f}-{max(ns):.0f} |" if ns else " - |"
     targets.append((coll, n, pr, mt, tt, mb, tb, m, dma, ct))
     print(line)
 

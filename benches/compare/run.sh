@@ -4,7 +4,9 @@
 # sizes 64 KiB, 1 MiB, 16 MiB, 64 MiB, 2/4/8 ranks (oversubscribed on 2 cores, like the twin),
 # run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size; the twin
 # runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
-# library's default, what tests run with), for the checkers' cost.
+# library's default, what tests run with), for the checkers' cost. Before each run it measures
+# how long the two CPUs take to hand a cache line back and forth (corelat.c), which on this VM
+# decides much of the twin's speed; the report gives the range per cell.
 #
 #   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
@@ -25,6 +27,7 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; th
 fi
 mpicc -O2 -o "$out/mpi_bench" benches/compare/mpi_bench.c
 cc -O2 -pthread -o "$out/memcpy_bw" benches/compare/memcpy_bw.c
+cc -O2 -pthread -o "$out/corelat" benches/compare/corelat.c
 cargo build --release --bin aiv-perf
 perf_bin=target/release/aiv-perf
 
@@ -39,6 +42,7 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/mpi.txt"
 : > "$out/twin.jsonl"
 : > "$out/twin_checked.jsonl"
+: > "$out/corelat.txt"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
 reps=${REPS:-1}
 for np in ${NPS:-2 4 8}; do
@@ -46,11 +50,16 @@ for np in ${NPS:-2 4 8}; do
         for s in $sizes; do
             for rep in $(seq "$reps"); do
                 echo "np=$np $coll per-rank $s (rep $rep of $reps)" >&2
+                if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
+                # How far apart the two CPUs are just before each run (corelat.c): the report
+                # shows the range per cell, as the VM's host moves them.
+                echo "$coll $np $total mpi $("$out/corelat")" >> "$out/corelat.txt"
                 mpirun --allow-run-as-root --oversubscribe -np "$np" "$out/mpi_bench" "$coll" "$s" >> "$out/mpi.txt"
                 sleep 0.5 # let the MPI processes' exit finish before the twin starts
-                if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
                 n=$(iters_for "$s")
+                echo "$coll $np $total off $("$out/corelat")" >> "$out/corelat.txt"
                 "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json >> "$out/twin.jsonl"
+                echo "$coll $np $total on $("$out/corelat")" >> "$out/corelat.txt"
                 "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json --twin-checks \
                     >> "$out/twin_checked.jsonl"
                 sleep 0.5
