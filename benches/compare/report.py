@@ -134,6 +134,41 @@ if targets:
     verdict("d. checkers on / off", [(label(t), t[9] / t[4], 1.3, False) for t in targets
                                      if t[9] is not None and (t[2] == 65536 or t[2] >= 1 << 20)])
 
+if corelat:
+    # The 64 KiB cells run by run (fixed costs dominate there, and so does the CPUs' placement),
+    # each time with the round trip measured just before it. run.sh writes corelat.txt as MPI,
+    # twin, checked twin per repetition, in the order of the other files.
+    runs = {}
+    def times(path, name):
+        for line in open(path):
+            d = json.loads(line)
+            for r in d["rows"]:
+                runs.setdefault((d["collective"], d["ranks"], r["size"]), {}).setdefault(
+                    name, []).append(r["out_of_place"]["time_us"])
+    times(f"{out}/twin.jsonl", "off")
+    times(f"{out}/twin_checked.jsonl", "on")
+    for key, v in mpi_all.items():  # keyed as the twin's cells (mpi_bench prints the same size)
+        runs.setdefault(key, {})["mpi"] = [x[0] for x in v]
+    lat = {}
+    for line in open(f"{out}/corelat.txt"):
+        coll, n, size, kind, ns = line.split()
+        lat.setdefault((coll, int(n), int(size), kind), []).append(ns)
+    print()
+    print("| collective | ranks | run | MPI time (us) (round trip before, ns) | twin time (us) (ns) | twin time, checkers on (us) (ns) |")
+    print("|---|---|---|---|---|---|")
+    for key in sorted(runs):
+        coll, n, size = key
+        if per_rank(coll, n, size) != 65536:
+            continue
+        r = runs[key]
+        for i in range(len(r.get("off", []))):
+            cells = []
+            for kind in ("mpi", "off", "on"):
+                t = r.get(kind, [])
+                ns = lat.get((coll, n, size, kind), [])
+                cells.append(f"{t[i]:.1f} ({ns[i]})" if i < len(t) and i < len(ns) else "-")
+            print(f"| {coll} | {n} | {i + 1} | " + " | ".join(cells) + " |")
+
 if census:
     # Kernel cost in NPU terms (BENCHMARKS.md has the floors beside them).
     print()
