@@ -418,11 +418,6 @@ impl Hazards {
             // split there would be merged back by the next fill, every poll).
             return self.check_load(start, end, &knows);
         }
-        // An access of whole tracked segments (a flag cell polled again, a buffer reloaded
-        // whole, a cell stored after lanes of it were set) needs no split: the hint or one
-        // search finds the first, a short walk the last. When it is also ordered after what
-        // they record (the common case by far), it is recorded here; else the general path
-        // decides (a stale read, an identical rewrite, a report).
         let tracked = self.segs.last().map_or(0, Seg::end);
         if write && start >= tracked {
             // Bytes the list does not reach yet (a block's first touch of a buffer or cell):
@@ -440,6 +435,11 @@ impl Hazards {
             self.last = self.segs.len() - 1;
             return Ok(());
         }
+        // An access of whole tracked segments (a flag cell polled again, a buffer reloaded
+        // whole, a cell stored after lanes of it were set) needs no split: the hint or one
+        // search finds the first, a short walk the last. When it is also ordered after what
+        // they record (the common case by far), it is recorded here; else the general path
+        // decides (a stale read, an identical rewrite, a report).
         let segs: &mut [Seg] = &mut self.segs;
         let lo = match segs.get(self.last) {
             Some(s) if s.start() == start => self.last,

@@ -2,10 +2,10 @@
 //!
 //! Every small GM read (a flag cell, a row of flags, a scalar) is remembered in a short history
 //! of (address, length, value hash). Reading a remembered range and finding the same value is
-//! not progress: the block yields its worker at once, and after a few such repeats parks on the range
-//! until it is written (or a short timeout passes, so deadlines and the watchdog stay live). A
-//! read of a new range, or of a changed value, is progress and restarts the count. With the
-//! history, a block that polls several flags in turn is recognised as spinning too.
+//! not progress: the block yields its worker at once, and after a few such repeats parks on the
+//! range until it is written (or a short timeout passes, so deadlines and the watchdog stay
+//! live). A read of a new range, or of a changed value, is progress and restarts the count.
+//! With the history, a block that polls several flags in turn is recognised as spinning too.
 
 use std::time::{Duration, Instant};
 

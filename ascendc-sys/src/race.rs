@@ -602,12 +602,6 @@ mod tests {
         }
     }
 
-    /// Random programs of three blocks (reads, writes and atomic stores of 32-byte multiples
-    /// over 256 bytes that straddle a granule boundary, so across two shards; flag stores and
-    /// loads on two cells; blocks ending and new ones starting) get the same verdict at every
-    /// step from the checker, from the checker without its exact-segment fast path (message
-    /// included) and from the byte-by-byte oracle (where, whom, what); and the cases include
-    /// every kind of report.
     /// The clock join (AVX2 where the CPU has it) is the element-wise max, at every pair of
     /// lengths around the vector width, values across the whole u32 range.
     #[test]
@@ -632,6 +626,12 @@ mod tests {
         }
     }
 
+    /// Random programs of three blocks (reads, writes and atomic stores of 32-byte multiples
+    /// over 256 bytes that straddle a granule boundary, so across two shards; flag stores and
+    /// loads on two cells; blocks ending and new ones starting) get the same verdict at every
+    /// step from the checker, from the checker without its exact-segment fast path (message
+    /// included) and from the byte-by-byte oracle (where, whom, what); and the cases include
+    /// every kind of report.
     #[test]
     fn fast_path_and_shards_agree_with_a_byte_by_byte_oracle() {
         const DATA: usize = 3 * GRANULE - 128;
