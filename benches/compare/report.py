@@ -3,7 +3,8 @@
 
 Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt, and
 (run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
-just before each MPI and twin run, shown per cell as a range.
+just before each MPI and twin run, shown per cell as a range and run by run for the 64 KiB
+cells.
 Traffic: what the twin's kernels moved in GM, all ranks together, as copy bandwidth (aiv-perf's
 dmabw: (GM bytes the DMA read + GM bytes it wrote) / 2 per second, measured by the twin's
 counters), as a fraction of the 2-thread memcpy bandwidth (bytes copied per second by both
