@@ -849,7 +849,10 @@ fn ub_sizes_outside_the_documented_range_are_refused() {
     };
     for bad in [0, 992, 1000, ascendc_sys::MAX_UB_BYTES + 32] {
         match make(bad) {
-            Err(TwinError::Config(m)) => assert!(m.contains("ub_bytes"), "{m}"),
+            Err(TwinError::Config(m)) => assert!(
+                m.contains("ub_bytes") && m.contains(&ascendc_sys::MAX_UB_BYTES.to_string()),
+                "{m}"
+            ),
             other => panic!("ub_bytes {bad}: {other:?}"),
         }
     }
