@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use aiv_comm::{Config, DataType, DeviceBuffer, Error, ReduceOp, SendRecvItem, World};
 use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
-use common::{guarded, pattern, SENTINEL};
+use common::{assert_guarded, guarded, pattern, SENTINEL};
 
 fn world(ranks: usize, buffer: usize) -> World {
     World::sim_with(
@@ -240,13 +240,10 @@ fn bcast_case(w: &World, count: usize, dtype: DataType, root: u32, in_place: boo
     });
     for (r, o) in outs.into_iter().enumerate() {
         let o = o.unwrap_or_else(|e| panic!("rank {r} of {n}: {e}"));
-        assert!(
-            o[..data.len()] == data[..],
-            "rank {r} of {n}: broadcast of {count} {dtype} from {root}"
-        );
-        assert!(
-            o[data.len()..].iter().all(|&b| b == SENTINEL),
-            "rank {r} wrote past recv"
+        assert_guarded(
+            &o,
+            &data,
+            &format!("rank {r} of {n}: broadcast of {count} {dtype} from {root}"),
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use aiv_comm::{AllGatherAlgo, DataType, World};
 
-use super::{guarded, pattern, SENTINEL};
+use super::{assert_guarded, guarded, pattern};
 
 /// Runs one AllGather of `count` elements of `dtype` per rank with `algo` on every rank of `w`
 /// (in place: each rank's input is its slot of the output) and checks every rank's output byte
@@ -37,13 +37,10 @@ pub fn assert_all_gather(
     });
     for (r, o) in outs.into_iter().enumerate() {
         let o = o.unwrap_or_else(|e| panic!("rank {r}: {e}"));
-        assert!(
-            o[..expect.len()] == expect[..],
-            "rank {r} of {n}: {count} x {dtype} in place {in_place} {algo:?}"
-        );
-        assert!(
-            o[expect.len()..].iter().all(|&b| b == SENTINEL),
-            "rank {r} wrote past recv"
+        assert_guarded(
+            &o,
+            &expect,
+            &format!("rank {r} of {n}: {count} x {dtype} in place {in_place} {algo:?}"),
         );
     }
 }

@@ -23,6 +23,16 @@ pub fn guarded(
     Ok((all, main))
 }
 
+/// What a [`guarded`] allocation held after the call: `want` at its start and [`SENTINEL`] in
+/// every byte after it. `what` names the rank and call in the failure message.
+pub fn assert_guarded(got: &[u8], want: &[u8], what: &str) {
+    assert!(got[..want.len()] == want[..], "{what}");
+    assert!(
+        got[want.len()..].iter().all(|&b| b == SENTINEL),
+        "{what}: wrote past recv"
+    );
+}
+
 /// A fresh simulated device of a twin of its own.
 pub fn device(rank: u32) -> Device {
     Twin::new()
