@@ -57,14 +57,18 @@ try:
 except FileNotFoundError:
     pass
 checked = {k: median_row(v) for k, v in checked_all.items()}
-# Cross-core round trips before the cell's runs: MPI, twin, twin checked (absent before).
-corelat = {}
+# Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off
+# (twin) or on (twin checked); absent in outputs of older run.sh.
+lat = {}
 try:
     for line in open(f"{out}/corelat.txt"):
-        coll, n, size, _kind, ns = line.split()
-        corelat.setdefault((coll, int(n), int(size)), []).append(float(ns))
+        coll, n, size, kind, ns = line.split()
+        lat.setdefault((coll, int(n), int(size), kind), []).append(ns)
 except FileNotFoundError:
     pass
+corelat = {}
+for (coll, n, size, _kind), v in lat.items():
+    corelat.setdefault((coll, n, size), []).extend(float(x) for x in v)
 reps = max(len(v) for v in twin_all.values())
 print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
 print()
@@ -150,10 +154,6 @@ if corelat:
     times(f"{out}/twin_checked.jsonl", "on")
     for key, v in mpi_all.items():  # keyed as the twin's cells (mpi_bench prints the same size)
         runs.setdefault(key, {})["mpi"] = [x[0] for x in v]
-    lat = {}
-    for line in open(f"{out}/corelat.txt"):
-        coll, n, size, kind, ns = line.split()
-        lat.setdefault((coll, int(n), int(size), kind), []).append(ns)
     print()
     print("| collective | ranks | run | MPI time (us) (round trip before, ns) | twin time (us) (ns) | twin time, checkers on (us) (ns) |")
     print("|---|---|---|---|---|---|")
