@@ -52,16 +52,16 @@
  *   my region), into the output: every rank computes the same bits;
  *   BarrierAll(tag + 1): every block of mine is past its reads of every slot; part 0 of each
  *   peer's blocks: ACK to that peer.
- * The reduce: a sum of f32, f16, i32 or i16 adds in UB with the vector unit (Add: every source
- * is loaded once and the result stored once, n reads + 1 write of the sub-slice); other types
- * and max/min reduce with the store-side atomics (one plain store of rank 0's piece, then one
- * atomic store per other rank: n reads + n writes), a fixed order as well. In place, the
- * atomic path first copies my own sub-slice into my region's slot rank (never written by a
- * peer), since the output store of rank 0's piece overwrites the input.
+ * The reduce is aiv::ReduceInOrder (reduce_in_order.h): in UB with vector Add for a sum of f32,
+ * f16, i32 or i16 (n reads + 1 write of the sub-slice), else with the store-side atomics (n
+ * reads + n writes), a fixed order either way. In place, the atomic path first copies my own
+ * sub-slice into my region's slot rank (never written by a peer), since the output store of
+ * rank 0's piece overwrites the input.
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
 #include "comm_kernel.h"
+#include "reduce_in_order.h"
 
 using namespace AscendC;
 
@@ -69,14 +69,6 @@ namespace {
 
 static_assert(AIV_PUSH_READY_SLOT + AIV_PUSH_MAX_PARTS <= AIV_PAIR_SLOTS, "push cells fit");
 static_assert(AIV_PUSH_ACK_SLOT < AIV_PUSH_READY_SLOT, "the ACK cell is not a READY cell");
-
-/* One pipe -> pipe dependency: the later pipe waits until the earlier one is done. */
-template <HardEvent e> __aicore__ inline void Order()
-{
-    const TEventID id = GetTPipePtr()->FetchEventID(e);
-    SetFlag<e>(id);
-    WaitFlag<e>(id);
-}
 
 struct Push {
     __gm__ const AivPushArgs *a;
@@ -112,74 +104,6 @@ struct Push {
         return sync->Record(peer, tag, AIV_PUSH_READY_SLOT + part, a->fp);
     }
 };
-
-/* out = src[0] + src[1] + ... + src[n-1] (in this order) over `bytes`, in UB with Add: the stage's
- * halves hold the accumulator and the next source. */
-template <typename T>
-__aicore__ inline void ReduceAdd(uint64_t out, const uint64_t *src, int32_t n, uint64_t bytes,
-                                 const aiv::CopyStage &stage)
-{
-    LocalTensor<T> acc = stage.ub.ReinterpretCast<T>();
-    LocalTensor<T> tmp = stage.ub[aiv::PIECE_BYTES].ReinterpretCast<T>();
-    for (uint64_t off = 0; off < bytes; off += aiv::PIECE_BYTES) {
-        const uint32_t len = static_cast<uint32_t>((bytes - off) < aiv::PIECE_BYTES ? (bytes - off) : aiv::PIECE_BYTES);
-        const int32_t count = static_cast<int32_t>(len / sizeof(T));
-        aiv::LoadPiece(acc, reinterpret_cast<__gm__ T *>(src[0] + off), len);
-        for (int32_t k = 1; k < n; k++) {
-            aiv::LoadPiece(tmp, reinterpret_cast<__gm__ T *>(src[k] + off), len);
-            Order<HardEvent::MTE2_V>(); // Add reads what both loads wrote
-            Add(acc, acc, tmp, count);
-            Order<HardEvent::V_MTE2>(); // the next load into tmp waits until Add has read it
-        }
-        if (n == 1) {
-            Order<HardEvent::MTE2_MTE3>(); // no Add ran: the store reads what MTE2 loaded
-        } else {
-            Order<HardEvent::V_MTE3>(); // the store reads what Add wrote
-        }
-        aiv::StorePiece(reinterpret_cast<__gm__ T *>(out + off), acc, len);
-        Order<HardEvent::MTE3_MTE2>(); // the next piece's load into acc waits for the store
-    }
-}
-
-/* Whether Reduce sums in UB with vector Add (SUM of f32, f16, i32, i16: the cases of its switch);
- * otherwise it stores rank 0's piece and reduces the others into it with atomics. */
-__aicore__ inline bool SumsInUb(const __gm__ AivPushArgs *a)
-{
-    return a->op == AIV_OP_SUM &&
-           (a->dtype == AIV_DT_F32 || a->dtype == AIV_DT_F16 || a->dtype == AIV_DT_I32 || a->dtype == AIV_DT_I16);
-}
-
-/* The reduce of one sub-slice: `src` in rank order (see the protocol above). */
-__aicore__ inline void Reduce(const Push &p, uint64_t out, const uint64_t *src, uint64_t bytes)
-{
-    if (bytes == 0) {
-        return;
-    }
-    const __gm__ AivPushArgs *a = p.a;
-    if (SumsInUb(a)) {
-        switch (a->dtype) {
-        case AIV_DT_F32:
-            ReduceAdd<float>(out, src, p.n, bytes, *p.ub);
-            return;
-        case AIV_DT_F16:
-            ReduceAdd<half>(out, src, p.n, bytes, *p.ub);
-            return;
-        case AIV_DT_I32:
-            ReduceAdd<int32_t>(out, src, p.n, bytes, *p.ub);
-            return;
-        case AIV_DT_I16:
-            ReduceAdd<int16_t>(out, src, p.n, bytes, *p.ub);
-            return;
-        default:
-            break;
-        }
-    }
-    // Atomic path: rank 0's piece, then every other rank's reduced into it, in rank order.
-    aiv::CpGM2GMTyped(out, src[0], bytes, *p.ub, a->dtype, AIV_OP_NONE);
-    for (int32_t k = 1; k < p.n; k++) {
-        aiv::CpGM2GMTyped(out, src[k], bytes, *p.ub, a->dtype, a->op);
-    }
-}
 
 } // namespace
 
@@ -265,13 +189,13 @@ extern "C" __global__ __aicore__ void aiv_all_reduce_push(GM_ADDR argsAddr)
     for (int32_t s = 0; s < n; s++) {
         src[s] = p.Slot(p.rank, s) + at;
     }
-    if (inPlace && !SumsInUb(a) && p.rank != 0) {
+    if (inPlace && !aiv::SumsInUb(a->dtype, a->op) && p.rank != 0) {
         // The store of rank 0's piece overwrites my input: keep my piece in my own slot first.
         aiv::CpGM2GMTyped(src[p.rank], a->input + at, sl, k.ub, 0, AIV_OP_NONE);
     } else {
         src[p.rank] = a->input + at;
     }
-    Reduce(p, a->output + at, src, sl);
+    aiv::ReduceInOrder(a->output + at, src, n, sl, a->dtype, a->op, k.ub);
     if (!k.sync.BarrierAll(p.tag + 1)) {
         return;
     }
