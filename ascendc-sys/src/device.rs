@@ -385,8 +385,16 @@ impl Device {
             });
             // Block b goes to worker b % workers: each launch spreads its blocks over all
             // workers, and in the collectives (block i works with peer i, block r of rank r does
-            // the local part) the ranks' local-part blocks land on different workers.
-            let worker = block as usize % workers;
+            // the local part) the ranks' local-part blocks land on different workers. A launch
+            // of fewer blocks than workers starts at worker rank * block_dim instead, so that
+            // the ranks' small launches (one-shot AllReduce runs one block) do not all queue
+            // on worker 0.
+            let first = if (block_dim as usize) < workers {
+                inner.rank as usize * block_dim as usize
+            } else {
+                0
+            };
+            let worker = (first + block as usize) % workers;
             let ctx = Box::new(BlockCtx {
                 twin: twin.clone(),
                 launch: launch.clone(),
