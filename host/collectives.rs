@@ -35,7 +35,8 @@ pub enum AllReduceAlgo {
     /// By size and rank count ([`crate::plan::all_reduce_kind`]).
     #[default]
     Auto,
-    /// Every block pulls one peer's whole chunk and reduces it into the output.
+    /// Every rank stages its chunk, then reduces every rank's staged chunk itself, in rank order
+    /// (one flag round and a post-sync; blocks are parts of the chunk, by size).
     OneShot,
     /// Reduce-scatter into slice owners' HCCL buffers, then all-gather of the slices.
     TwoShot,
@@ -121,17 +122,17 @@ impl Communicator {
         )?;
         let total = chunks.len() as u32;
         for c in chunks {
-            // What each pair of blocks moves: the chunk, a two-shot slice, or (one-shot, whose
-            // chain orders whole chunks) one block per peer whatever the size.
+            // What each pair of blocks moves: the chunk, or a two-shot slice. One-shot has no
+            // block per peer: its blocks are parts of the chunk, each reducing every rank's.
             let pair_bytes = match kind {
-                Kind::AllReduceOneShot => 0,
                 Kind::AllReduceTwoShot => c.count * es / n as usize,
                 _ => c.count * es,
             };
+            let parts = self.blocks_per_peer(pair_bytes);
             let blocks = if kind == Kind::AllReduceOneShot {
-                n
+                parts
             } else {
-                n * self.blocks_per_peer(pair_bytes)
+                n * parts
             };
             let fp = Call {
                 chunk: c.index as u32,
@@ -390,8 +391,8 @@ impl Communicator {
     /// Types f32, f16, bf16, i32, i16, i8 with sum, max or min (what the A2 atomic store units
     /// can do); anything else is refused before any launch. Integer sums wrap on overflow. In
     /// place (`send` and `recv` the same range) is allowed; other overlaps are refused.
-    /// Small calls use the one-shot kernel, large ones two-shot, and mid-sized ones on 2 ranks the
-    /// push-mode kernel ([`crate::plan::all_reduce_kind`]).
+    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::all_reduce_kind`]);
+    /// [`Communicator::all_reduce_with`] picks one.
     /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
     pub fn all_reduce(
         &self,

@@ -3,32 +3,23 @@
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
-/// AllReduce calls on 3 or 4 ranks of at most this many bytes per rank use the one-shot kernel
-/// (every block pulls one peer's whole chunk and reduces it into the output); larger ones the
-/// two-shot kernel (reduce-scatter into slice owners, then all-gather). One-shot moves about
-/// (ranks + 1) x the data per rank, two-shot about 3x but needs more flag rounds, so the
-/// crossover shrinks as ranks grow: with `n >= 3` ranks the limit is
-/// `min(ONE_SHOT_MAX_BYTES, ONE_SHOT_MAX_BYTES * 2 / (n - 2))` (64 KiB on 3 and 4 ranks, 21 KiB
-/// on 8, 9 KiB on 16); see [`one_shot_limit`].
+/// AllReduce calls of at most this many bytes per rank on 3 or more ranks use the one-shot
+/// kernel (every rank stages its chunk, then reduces every rank's staged chunk itself, in rank
+/// order); larger ones the two-shot kernel (reduce-scatter into slice owners, then all-gather).
+/// One-shot moves about (ranks + 1) x the data per rank, two-shot about 3x but with more flag
+/// rounds and n blocks per rank; see [`one_shot_limit`].
 ///
-/// Since one-shot applies its adds in one fixed order (so that every rank gets the same bits),
-/// its adds run one after another: on 3 ranks it no longer beats two-shot above 64 KiB
-/// (2026-12-01, 3 ranks, µs: 128 KiB one/two 128-224 / 95-184, 1 MiB 728-1088 / 480-557).
+/// Chosen from `aiv-perf all_reduce --algo one_shot|two_shot -c 1` on the twin (2026-12-02, 2
+/// cores, f32 sum, out-of-place µs per op, medians of 3 alternating runs), after one-shot became
+/// one block per part of the chunk (it was a chain of one block per peer, whose limit was
+/// 64 KiB x 2 / (n - 2): 21 KiB on 8 ranks):
 ///
-/// Chosen from `aiv-perf all_reduce --algo one_shot|two_shot` on the twin (2 cores, f32 sum,
-/// time per op in µs; single runs on a noisy VM, so only large gaps count). Earlier runs of
-/// 2026-11-30, before the scheduler work of the next session:
-///
-/// | ranks | 32 KiB one/two | 64 KiB one/two | 128-256 KiB one/two | 1 MiB one/two | 4 MiB one/two | 16 MiB one/two |
+/// | ranks | 16 KiB one/two | 64 KiB one/two | 128 KiB one/two | 256 KiB one/two | 1 MiB one/two | 4 MiB one/two |
 /// |---|---|---|---|---|---|---|
-/// | 2 | | | | 416 / 446 | | 9206 / 12115 |
-/// | 3 | | 104 / 113 | 291 / 330 (256K) | 986 / 1322 | 3209 / 3687 | 24957 / 16526 |
-/// | 4 | 111 / 210, 95 / 125 | 176 / 164 | 244 / 337, 194 / 148 (128K) | 1320 / 1144 | 5576 / 3724 | |
-/// | 8 | 444 / 396, 742 / 527 | 686 / 572 | 919 / 563, 914 / 527 (128K) | 4927 / 2754 | 21839 / 10274 | |
-///
-/// Two later runs (host tasks for streams), 32 / 64 / 128 KiB one/two: 4 ranks 110/112,
-/// 198/207, 353/279 and 179/148, 136/175, 237/188; 8 ranks 579/453, 713/552, 1312/611 and
-/// 404/443, 634/514, 1272/661.
+/// | 3 | | 121 / 145 | | 199 / 185 | 616 / 608 | 6801 / 3639 |
+/// | 4 | | 100 / 275 | 288 / 254 | 299 / 206 | 1426 / 972 | 10236 / 5967 |
+/// | 8 | | 328 / 438 | 584 / 503 | 1167 / 587 | 5507 / 2478 | 30311 / 8837 |
+/// | 16 | 558 / 1763 | 1158 / 1658 | | | | |
 pub const ONE_SHOT_MAX_BYTES: usize = 64 * 1024;
 
 /// Bytes of the push region that follows every rank's HCCL buffer (in the same allocation, past
@@ -143,7 +134,8 @@ pub struct Chunk {
 /// writes 3 B) and has one flag round instead of two; on 3 or more ranks it reads (2n - 1) B per
 /// rank against two-shot's ~3 B. Measured first with two other builds running on the 2 cores
 /// (`cargo test --release --test push measure -- --ignored`, µs per op, medians of 5 samples,
-/// three runs), where push won on 2 ranks from 64 KiB:
+/// three runs), where push won on 2 ranks from 64 KiB (the one-shot columns here and below are
+/// of the chain kernel one-shot replaced on 2026-12-02, see [`ONE_SHOT_MAX_BYTES`]):
 ///
 /// | ranks | bytes/rank | one-shot | two-shot | push |
 /// |---|---|---|---|---|
@@ -199,12 +191,12 @@ pub fn all_gather_push(bytes: usize, ranks: usize) -> bool {
 }
 
 /// Largest per-rank AllReduce (bytes) that uses the one-shot kernel on `ranks` ranks:
-/// unlimited on 1-2 ranks (one add, nothing to order), and
-/// `min(ONE_SHOT_MAX_BYTES, ONE_SHOT_MAX_BYTES * 2 / (ranks - 2))` from 3 on.
+/// unlimited on 1-2 ranks (one-shot moves no more than two-shot there and has fewer flag
+/// rounds: 1 MiB ~255 vs ~460 µs, 16 MiB within noise), [`ONE_SHOT_MAX_BYTES`] from 3 on.
 pub fn one_shot_limit(ranks: usize) -> usize {
     match ranks {
         0..=2 => usize::MAX,
-        n => (ONE_SHOT_MAX_BYTES * 2 / (n - 2)).min(ONE_SHOT_MAX_BYTES),
+        _ => ONE_SHOT_MAX_BYTES,
     }
 }
 
@@ -341,18 +333,14 @@ mod tests {
     }
 
     #[test]
-    fn one_shot_crossover_shrinks_with_ranks() {
+    fn one_shot_on_2_ranks_and_up_to_64_kib_from_3() {
         assert_eq!(all_reduce_kind(1 << 30, 2), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind(64 << 10, 2), Kind::AllReduceOneShot);
         assert_eq!(all_reduce_kind(2 << 20, 2), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind(64 << 10, 3), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind((64 << 10) + 1, 3), Kind::AllReduceTwoShot);
-        assert_eq!(all_reduce_kind(64 << 10, 4), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind((64 << 10) + 1, 4), Kind::AllReduceTwoShot);
-        // 8 ranks: 64 KiB x 2 / 6 = 21845 bytes.
-        assert_eq!(all_reduce_kind(21_845, 8), Kind::AllReduceOneShot);
-        assert_eq!(all_reduce_kind(21_846, 8), Kind::AllReduceTwoShot);
-        assert_eq!(all_reduce_kind(64 << 10, 8), Kind::AllReduceTwoShot);
+        for n in [3, 4, 8, 16, 32] {
+            assert_eq!(all_reduce_kind(64 << 10, n), Kind::AllReduceOneShot, "{n}");
+            assert_eq!(all_reduce_kind((64 << 10) + 1, n), Kind::AllReduceTwoShot, "{n}");
+        }
     }
 
     #[test]

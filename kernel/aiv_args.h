@@ -112,7 +112,7 @@ struct AivCopyArgs {
 
 /* AllReduce algorithms. */
 enum AivAllReduceAlgo {
-    AIV_AR_ONE_SHOT = 0, /* every block pulls one peer's chunk and reduces it into the output */
+    AIV_AR_ONE_SHOT = 0, /* every rank reduces every rank's staged chunk, in rank order */
     AIV_AR_TWO_SHOT = 1  /* reduce-scatter into slice owners' HCCL buffers, then all-gather */
 };
 

@@ -1,31 +1,39 @@
 /*
- * aiv_all_reduce: one chunk of AllReduce by atomic reduce on the store. Block `rank` does the
- * local part, block i != rank works with peer i: one block per rank for one-shot (block_dim =
- * rank_size), `parts` per rank for two-shot (block_dim = rank_size * parts, comm_kernel.h's
+ * aiv_all_reduce: one chunk of AllReduce, one-shot (AIV_AR_ONE_SHOT) or two-shot
+ * (AIV_AR_TWO_SHOT). Every rank computes the same bits: floating sums depend on the order of
+ * the adds, so every rank applies them in one fixed order, or takes the result from one place.
+ *
+ * One-shot (small chunks): every rank reduces every rank's whole chunk itself, in rank order
+ *   x_0 + x_1 + ... + x_{n-1}
+ * on every rank, so all ranks get the same bits. block_dim = parts (1 for small chunks, more by
+ * size, the host's plan::blocks_per_peer); block `part` does part `part` of the chunk
+ * (aiv::Split) from start to end, so the parts run side by side on the cores:
+ *   input part -> my HCCL buffer (A); Record1vN(tag, part, fp) ("my part is staged");
+ *   WaitNv1Matching(q, tag, part, fp) for every peer q; reduce part `part` of A_0 .. A_{n-1}
+ *   (every rank's staged copy, my own too) into my output with the store-side atomics (a copy
+ *   of A_0, then an atomic store of each other A_q; aiv::ReduceWithAtomics); then the
+ *   post-sync: Record(q, tag, part) to every peer ("I have read your part"), Wait(q, tag, part)
+ *   from every peer, so no rank reuses its HCCL buffer while a peer still reads it.
+ *   Ranks 0 and 1 start from their own input instead (x_0 + x_1 == x_1 + x_0 exactly): one load
+ *   of it stores both A and the output, and only the other ranks' A are added.
+ * Per rank and byte of the chunk: n + 1 GM reads and n + 1 writes (ranks 0 and 1: n reads),
+ * n - 1 of the writes atomic stores (which also read their destination); two flag rounds,
+ * 3 (n - 1) flag operations per block.
+ * The store-side atomics rather than vector Add in UB (reduce_in_order.h's UB path, n + 1
+ * reads and 2 writes): each CpGM2GM is double-buffered, so its loads overlap its stores, where
+ * the UB path waits for every load before its Add (and HCCL's small-data AIV AllReduce reduces
+ * with the store-side atomics too). On the twin the UB path was also slower: 64 KiB on 2 ranks,
+ * 661 K instructions per op against 438 K (its loads must land in UB, the atomics read GM).
+ * This replaced a chain of one block per peer, each adding one peer's chunk into the output
+ * after the previous block's add: the same order and bits, but n blocks per rank, a
+ * read-modify-write of the output per peer, and n dependent steps.
+ *
+ * Two-shot (large chunks): `parts` blocks per rank (block_dim = rank_size * parts, comm_kernel.h's
  * PeerPart: block (i, part) does what is described below for part `part` (aiv::Split) of every
  * slice, with broadcast cells 2 part and 2 part + 1, counting cell `part` and pair cell `part`).
- * Every rank computes the same bits: floating sums depend on the order of the adds, so every
- * rank applies them in one fixed order, or takes the result from one place.
- *
- * One-shot (small chunks): every rank sums the ranks' chunks itself, in the order
- *   x_a + x_b, then + x_2, + x_3, ... + x_{n-1}   with {a, b} = {0, 1}
- * (a + b == b + a exactly, so ranks 0 and 1 may start from their own input). The adds form a
- * chain over the blocks: block p adds x_p into my output after the block before it in the
- * order has finished its add (SoftSync::AfterBlock / Done). The chain is the small-message
- * path: one add of the whole chunk per block, no extra copies (measured against cutting the
- * chunk into slices that each block sums in rank order from every peer: that ran 2-2.5x slower
- * at 16-64 KiB on the twin, with n times the copy calls and two barriers per launch).
- *   block rank: input -> my HCCL buffer (A); for rank 0 or 1 also -> output (one load, two
- *               stores: the chain's start); Record1vN(tag, fp) ("A is staged"); for rank >= 2,
- *               later in the chain, add A_rank into the output.
- *   block 0 (on rank >= 2): WaitNv1Matching(0), WaitNv1(rank) (my A is staged, so my input may
- *               be overwritten in place); A_0 -> output (the chain's start).
- *   other block p: WaitNv1Matching(p); after the previous block of the chain, reduce peer p's
- *               A into my output (atomic store); post-sync Record(p) / Wait(p).
- *
- * Two-shot (large chunks): the chunk is cut into rank_size slices (32-byte multiples), slice s
- * owned by rank s, accumulated in B, the part of the owner's HCCL buffer after A. Every rank
- * copies every slice from its owner's B, so all ranks get the same bits.
+ * The chunk is cut into rank_size slices (32-byte multiples), slice s owned by rank s,
+ * accumulated in B, the part of the owner's HCCL buffer after A. Every rank copies every slice
+ * from its owner's B, so all ranks get the same bits.
  *   block rank: input -> A, my slice also -> B (one load, two stores); Record1vN(tag, 0, fp);
  *               Wait1vN(rank_size - 1) (every peer reduced into my B); B -> my output slice;
  *               Record1vN(tag, 1, fp) ("B is final");
@@ -36,29 +44,20 @@
  *
  * With AIV_COLL_DETERMINISTIC (HCCL_DETERMINISTIC) the adds into B follow one fixed order, my
  * own slice first and then the peers' in rank order (Done / AfterBlock between my blocks), so
- * that the bits do not depend on arrival order from run to run; one-shot's chain is fixed always.
+ * that the bits do not depend on arrival order from run to run; one-shot's order is fixed always.
  *
- * In place (input == output) works for both: the input is read only by block rank, and the
- * output is written only after block rank has staged the input.
+ * In place (input == output) works for both: one-shot reads only staged copies after staging;
+ * in two-shot the input is read only by block rank, and the output is written only after block
+ * rank has staged the input.
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
 #include "comm_kernel.h"
+#include "reduce_in_order.h"
 
 using namespace AscendC;
 
 namespace {
-
-/* The one-shot chain of `rank`: the block whose add comes before block p's (p is not the
- * chain's start). The order is a, b, 2, 3, ..., n-1 with a = rank for ranks 0 and 1 (else 0). */
-__aicore__ inline int32_t ChainPrev(int32_t rank, int32_t p)
-{
-    const int32_t a = rank <= 1 ? rank : 0;
-    if (p == 1 - a) {
-        return a;
-    }
-    return p == 2 ? 1 - a : p - 1;
-}
 
 /* The deterministic two-shot order of the adds into my B: my own slice (block rank) first,
  * then the peers' in rank order. The block whose add comes before block p's. */
@@ -74,52 +73,53 @@ __aicore__ inline int32_t TwoShotPrev(int32_t rank, int32_t p)
 __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
 {
     const int32_t rank = a->comm.rank;
-    const int32_t peer = static_cast<int32_t>(GetBlockIdx());
+    const int32_t n = a->comm.rank_size;
+    const int32_t part = static_cast<int32_t>(GetBlockIdx());
     const int64_t tag = a->comm.tag;
-    const uint64_t bytes = a->bytes;
-    const uint64_t mineA = a->comm.hccl[rank];
-    const int32_t start = rank <= 1 ? rank : 0; // the block that starts the chain
-    if (peer == rank) {
-        if (rank == start) {
-            // One load, two stores (A and the output). In place (input == output) the store to
-            // the output rewrites each piece with itself after it was loaded.
-            aiv::CpGM2GMDual(mineA, a->output, a->input, bytes, ub);
-            if (!sync.Record1vN(tag, 0, a->fp)) {
-                return;
-            }
-            sync.Done(tag);
-            return;
-        }
-        aiv::CpGM2GMTyped(mineA, a->input, bytes, ub, a->dtype, AIV_OP_NONE);
-        // Record1vN joins all pipes first: A is staged before the flag says so.
-        if (!sync.Record1vN(tag, 0, a->fp) || !sync.AfterBlock(ChainPrev(rank, rank), tag)) {
-            return;
-        }
-        aiv::CpGM2GMTyped(a->output, mineA, bytes, ub, a->dtype, a->op);
-        sync.Done(tag); // Store joins all pipes first: my add has landed
-        return;
-    }
-    if (!sync.WaitNv1Matching(peer, tag, 0, a->fp)) {
-        return;
-    }
-    const uint64_t theirs = a->comm.hccl[peer];
-    if (peer == start) {
-        // My own input is staged before the output (maybe the input itself) is overwritten.
-        if (!sync.WaitNv1(rank, tag)) {
-            return;
-        }
-        aiv::CpGM2GMTyped(a->output, theirs, bytes, ub, a->dtype, AIV_OP_NONE);
+    uint64_t off = 0;
+    uint64_t len = 0;
+    aiv::Split(a->bytes, static_cast<int32_t>(GetBlockNum()), part, off, len);
+    const uint64_t out = a->output + off;
+    const uint64_t mine = a->comm.hccl[rank] + off;
+    // x_0 + x_1 == x_1 + x_0 exactly: ranks 0 and 1 start the sum from their own input, staged and
+    // copied to the output with one load (in place the store rewrites each piece with itself).
+    const bool starts = rank <= 1;
+    if (starts) {
+        aiv::CpGM2GMDual(mine, out, a->input + off, len, ub);
     } else {
-        if (!sync.AfterBlock(ChainPrev(rank, peer), tag)) {
-            return;
-        }
-        aiv::CpGM2GMTyped(a->output, theirs, bytes, ub, a->dtype, a->op);
+        aiv::CpGM2GMTyped(mine, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
     }
-    if (!sync.Done(tag)) {
+    // Record1vN joins all pipes first: my part of A is staged before the flag says so.
+    if (!sync.Record1vN(tag, part, a->fp)) {
         return;
     }
-    if (sync.Record(peer, tag)) {
-        sync.Wait(peer, tag);
+    uint64_t src[AIV_MAX_RANKS];
+    int32_t count = 0;
+    for (int32_t q = 0; q < n; q++) {
+        if (q != rank && !sync.WaitNv1Matching(q, tag, part, a->fp)) {
+            return;
+        }
+        if (!starts || q != rank) {
+            src[count++] = a->comm.hccl[q] + off;
+        }
+    }
+    // The sources are staged copies, never the output: in place works (my input is staged by
+    // now), and no one writes them until the post-sync below has passed on every rank.
+    if (starts) {
+        aiv::AccumulateWithAtomics(out, src, count, len, a->dtype, a->op, ub);
+    } else {
+        aiv::ReduceWithAtomics(out, src, count, len, a->dtype, a->op, ub);
+    }
+    // Record joins all pipes first: my reads of every peer's A are done before it says so.
+    for (int32_t q = 0; q < n; q++) {
+        if (q != rank && !sync.Record(q, tag, part)) {
+            return;
+        }
+    }
+    for (int32_t q = 0; q < n; q++) {
+        if (q != rank && !sync.Wait(q, tag, part)) {
+            return;
+        }
     }
 }
 
@@ -196,15 +196,15 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
 extern "C" __global__ __aicore__ void aiv_all_reduce(GM_ADDR argsAddr)
 {
     __gm__ const AivCollArgs *a = reinterpret_cast<__gm__ const AivCollArgs *>(argsAddr);
+    if (a->algo == AIV_AR_ONE_SHOT) {
+        aiv::CommKernel k(&a->comm);
+        OneShot(a, k.sync, k.ub);
+        return;
+    }
     const aiv::PeerPart pp = aiv::BlockPeer(a->comm.rank_size);
-    // One-shot runs one block per rank (its chain orders whole chunks).
-    if (pp.Idle() || (a->algo == AIV_AR_ONE_SHOT && pp.part > 0)) {
+    if (pp.Idle()) {
         return;
     }
     aiv::CommKernel k(&a->comm);
-    if (a->algo == AIV_AR_ONE_SHOT) {
-        OneShot(a, k.sync, k.ub);
-    } else {
-        TwoShot(a, k.sync, k.ub, pp);
-    }
+    TwoShot(a, k.sync, k.ub, pp);
 }
