@@ -339,7 +339,11 @@ mod tests {
         assert_eq!(all_reduce_kind(2 << 20, 2), Kind::AllReduceOneShot);
         for n in [3, 4, 8, 16, 32] {
             assert_eq!(all_reduce_kind(64 << 10, n), Kind::AllReduceOneShot, "{n}");
-            assert_eq!(all_reduce_kind((64 << 10) + 1, n), Kind::AllReduceTwoShot, "{n}");
+            assert_eq!(
+                all_reduce_kind((64 << 10) + 1, n),
+                Kind::AllReduceTwoShot,
+                "{n}"
+            );
         }
     }
 
