@@ -30,6 +30,7 @@ pub const AIV_DIAG_BYTES: u32 = 96;
 pub const AIV_DIAG_AREA_BYTES: u32 = 4608;
 pub const AIV_DIAG_MAGIC: u32 = 1145651527;
 pub const AIV_COLL_DETERMINISTIC: u32 = 1;
+pub const AIV_COLL_BLOCK_PER_PART: u32 = 2;
 pub const AIV_PUSH_ACK_SLOT: u32 = 39;
 pub const AIV_PUSH_READY_SLOT: u32 = 40;
 pub const AIV_PUSH_MAX_PARTS: u32 = 8;

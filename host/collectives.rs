@@ -67,12 +67,18 @@ impl std::str::FromStr for AllReduceAlgo {
 /// Which AllGather kernel to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum AllGatherAlgo {
-    /// By size and rank count ([`crate::plan::all_gather_push`]).
+    /// By size and rank count ([`crate::plan::all_gather_push`]; so far always
+    /// [`AllGatherAlgo::PullParts`]).
     #[default]
     Auto,
     /// Seed 000's staging and pull: every rank stages its chunk in its own HCCL buffer, every
-    /// peer pulls it from there, then a pairwise post-sync (two flag rounds).
+    /// peer pulls it from there, then a pairwise post-sync (two flag rounds). One block per peer
+    /// (and part of the chunk, by size).
     Pull,
+    /// The same protocol, cells and copies as [`AllGatherAlgo::Pull`] on fewer blocks: one per
+    /// part of the chunk (one below 1 MiB), each staging its part and then pulling it from
+    /// every peer in turn. Ranks running `Pull` and `PullParts` work together.
+    PullParts,
     /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
     /// and flags it; the peer copies the slot into its output (one flag round; chunks of at
     /// most [`crate::plan::push_slot_bytes`]).
@@ -85,9 +91,10 @@ impl std::str::FromStr for AllGatherAlgo {
         match s {
             "auto" => Ok(AllGatherAlgo::Auto),
             "pull" | "staging" => Ok(AllGatherAlgo::Pull),
+            "pull_parts" => Ok(AllGatherAlgo::PullParts),
             "push" => Ok(AllGatherAlgo::Push),
             _ => Err(format!(
-                "unknown AllGather algorithm `{s}` (auto pull push)"
+                "unknown AllGather algorithm `{s}` (auto pull pull_parts push)"
             )),
         }
     }
@@ -129,11 +136,9 @@ impl Communicator {
                 _ => c.count * es,
             };
             let parts = self.blocks_per_peer(pair_bytes);
-            let blocks = if kind == Kind::AllReduceOneShot {
-                parts
-            } else {
-                n * parts
-            };
+            let per_part = kind == Kind::AllReduceOneShot
+                || template.flags & ffi::AIV_COLL_BLOCK_PER_PART != 0;
+            let blocks = if per_part { parts } else { n * parts };
             let fp = Call {
                 chunk: c.index as u32,
                 chunks: total,
@@ -341,9 +346,14 @@ impl Communicator {
         }
         let push = match algo {
             AllGatherAlgo::Auto => all_gather_push(bytes, n),
-            AllGatherAlgo::Pull => false,
+            AllGatherAlgo::Pull | AllGatherAlgo::PullParts => false,
             AllGatherAlgo::Push => true,
         };
+        // Auto's staging + pull runs on one block per part: it beat a block per peer and part
+        // at every size measured (aiv-perf all_gather --algo pull|pull_parts, 2026-12-02, µs
+        // per op, 3 runs each): 8 ranks 64 KiB per rank 237-265 vs 340-387, 4 ranks 1 MiB
+        // 1517-1855 vs 1994-2601, 2 ranks within noise from 64 KiB to 1 MiB.
+        let per_part = matches!(algo, AllGatherAlgo::Auto | AllGatherAlgo::PullParts);
         if push {
             let template = ffi::AivPushArgs {
                 out_stride: bytes as u64,
@@ -369,6 +379,11 @@ impl Communicator {
         let template = ffi::AivCollArgs {
             out_stride: bytes as u64,
             elem_size: es as u32,
+            flags: if per_part {
+                ffi::AIV_COLL_BLOCK_PER_PART
+            } else {
+                0
+            },
             ..Default::default()
         };
         let call = Call::of(CallOp::AllGather, count as u64, dtype, None);

@@ -137,6 +137,9 @@ struct AivCollArgs {
 
 /* AivCollArgs::flags / AivCollVArgs::flags. */
 #define AIV_COLL_DETERMINISTIC 1u /* reductions add in a fixed order (HCCL_DETERMINISTIC) */
+/* AllGather: block_dim = parts, block `part` pulls part `part` from every peer (all_gather.cpp),
+ * instead of one block per peer and part. */
+#define AIV_COLL_BLOCK_PER_PART 2u
 
 /* ---- push-mode one-shot collectives (kernel/push.cpp: aiv_all_gather_push,
  *      aiv_all_reduce_push) ---- */

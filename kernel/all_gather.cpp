@@ -10,6 +10,12 @@
  *                  that part of peer's HCCL buffer into output slot peer, then post-sync
  *                  Record(peer, tag, part) / Wait(peer, tag, part): neither of us reuses its HCCL
  *                  buffer (next chunk) while the other may still read it.
+ * With AIV_COLL_BLOCK_PER_PART the same protocol, cells and copies run on `parts` blocks
+ * (block_dim = parts): block `part` does what every block (q, part) above does for its part,
+ * the local copy first, then each peer's in turn from rank + 1 on (so that the ranks do not all
+ * read rank 0 first), then the post-sync with every peer. A rank running either layout works
+ * with a peer running the other. Fewer blocks: on the twin each costs a coroutine and its
+ * set-up; on the NPU a launch takes fewer cores, and a core's copies run one after another.
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
@@ -17,9 +23,55 @@
 
 using namespace AscendC;
 
+namespace {
+
+/* Block `part` of the AIV_COLL_BLOCK_PER_PART layout (see above). */
+__aicore__ inline void PerPart(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
+{
+    const int32_t rank = a->comm.rank;
+    const int32_t n = a->comm.rank_size;
+    const int32_t part = static_cast<int32_t>(GetBlockIdx());
+    const int64_t tag = a->comm.tag;
+    uint64_t off = 0;
+    uint64_t len = 0;
+    aiv::Split(a->bytes, static_cast<int32_t>(GetBlockNum()), part, off, len);
+    aiv::CpGM2GMDual(a->comm.hccl[rank] + off, a->output + static_cast<uint64_t>(rank) * a->out_stride + off,
+                     a->input + off, len, ub);
+    // Record1vN joins all pipes first: the staged data is in GM before the flag.
+    if (!sync.Record1vN(tag, part, a->fp)) {
+        return;
+    }
+    for (int32_t i = 1; i < n; i++) {
+        const int32_t q = (rank + i) % n;
+        if (!sync.WaitNv1Matching(q, tag, part, a->fp)) {
+            return;
+        }
+        aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(q) * a->out_stride + off, a->comm.hccl[q] + off, len, ub,
+                          0, AIV_OP_NONE);
+    }
+    // Post-sync. Record joins all pipes first: my reads of every peer's buffer are done.
+    for (int32_t i = 1; i < n; i++) {
+        if (!sync.Record((rank + i) % n, tag, part)) {
+            return;
+        }
+    }
+    for (int32_t i = 1; i < n; i++) {
+        if (!sync.Wait((rank + i) % n, tag, part)) {
+            return;
+        }
+    }
+}
+
+} // namespace
+
 extern "C" __global__ __aicore__ void aiv_all_gather(GM_ADDR argsAddr)
 {
     __gm__ const AivCollArgs *a = reinterpret_cast<__gm__ const AivCollArgs *>(argsAddr);
+    if ((a->flags & AIV_COLL_BLOCK_PER_PART) != 0u) {
+        aiv::CommKernel k(&a->comm);
+        PerPart(a, k.sync, k.ub);
+        return;
+    }
     const aiv::PeerPart pp = aiv::BlockPeer(a->comm.rank_size);
     if (pp.Idle()) {
         return;

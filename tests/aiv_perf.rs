@@ -531,10 +531,21 @@ fn broadcast_prints_its_root() {
 }
 
 #[test]
-fn all_gather_uses_one_core_per_peer() {
-    // The AllGather kernel runs one block per rank: block q moves peer q's piece.
-    let (code, out, err) =
-        run_quick(&["all_gather", "-b", "3K", "-e", "96K", "-f", "32", "-p", "3"]);
+fn all_gather_pull_uses_one_core_per_peer_and_pull_parts_one() {
+    // Pull runs one block per rank: block q moves peer q's piece.
+    let (code, out, err) = run_quick(&[
+        "all_gather",
+        "-b",
+        "3K",
+        "-e",
+        "96K",
+        "-f",
+        "32",
+        "-p",
+        "3",
+        "--algo",
+        "pull",
+    ]);
     assert_eq!(code, 0, "{out}\n{err}");
     let rows = data_rows(&out);
     assert_eq!(rows.len(), 2, "{out}");
@@ -546,6 +557,22 @@ fn all_gather_uses_one_core_per_peer() {
         let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
         assert!(
             kib >= 3.0 * per_rank_kib && kib < 3.0 * per_rank_kib + 4.0,
+            "{kib} KiB for {per_rank_kib} KiB per rank: {out}"
+        );
+    }
+    // PullParts (what auto picks) runs one block per rank below 1 MiB, moving all of it: its
+    // input read once and written twice, each peer's staged copy read and written once.
+    let (code, out, err) =
+        run_quick(&["all_gather", "-b", "3K", "-e", "96K", "-f", "32", "-p", "3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in &rows {
+        assert_eq!(row[CORES], "1", "{out}");
+        let per_rank_kib = row[SIZE].parse::<f64>().unwrap() / 3.0 / 1024.0;
+        let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
+        assert!(
+            kib >= 7.0 * per_rank_kib && kib < 7.0 * per_rank_kib + 4.0,
             "{kib} KiB for {per_rank_kib} KiB per rank: {out}"
         );
     }
@@ -594,7 +621,7 @@ fn a_wrong_element_is_counted_and_exits_1() {
 fn the_census_gives_all_gathers_protocol_figures() {
     // AllGather of S = 64 KiB per rank on 2 ranks (kernel/all_gather.cpp): each rank reads its
     // input and the peer's staged copy (2 S) and writes its staging copy, its slot and the
-    // peer's slot (3 S); its peer block waits for the peer's "staged" flag and then for its
+    // peer's slot (3 S); its block waits for the peer's "staged" flag and then for its
     // post-sync flag: 2 waits, 2 rounds. In place (input = my slot of the output) the same.
     let (code, out, err) = run_quick(&["all_gather", "-b", "128K", "-e", "128K", "-p", "2"]);
     assert_eq!(code, 0, "{out}\n{err}");
@@ -628,7 +655,8 @@ fn the_census_gives_all_gathers_protocol_figures() {
             assert_eq!(k["gm_data_written"], 3 * s, "{place}: {m}");
             // One 32-byte flag store per block: "staged" and "done reading".
             assert_eq!(k["gm_flag_written"], 64, "{place}: {m}");
-            assert_eq!((&k["blocks"], &k["depth"]), (&2.into(), &2.into()), "{m}");
+            // One block (PullParts), whose waits are two deep.
+            assert_eq!((&k["blocks"], &k["depth"]), (&1.into(), &2.into()), "{m}");
         }
     }
 }

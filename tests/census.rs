@@ -3,7 +3,7 @@
 //! the rounds, waits and data bytes it measures must be exactly those. Each test has its own
 //! world, hence its own twin and census table.
 
-use aiv_comm::{AllReduceAlgo, Config, DataType, ReduceOp, World};
+use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Config, DataType, ReduceOp, World};
 use ascendc_sys::{Census, GmTraffic};
 
 fn world(ranks: usize) -> World {
@@ -17,9 +17,9 @@ fn world(ranks: usize) -> World {
     .unwrap()
 }
 
-/// Runs one AllGather of `s` bytes per rank with the census on; returns the census and what
-/// each rank's cores moved meanwhile (the traffic counters).
-fn census_all_gather(w: &World, s: usize) -> (Census, Vec<GmTraffic>) {
+/// Runs one AllGather of `s` bytes per rank with `algo` and the census on; returns the census
+/// and what each rank's cores moved meanwhile (the traffic counters).
+fn census_all_gather(w: &World, s: usize, algo: AllGatherAlgo) -> (Census, Vec<GmTraffic>) {
     let n = w.comms().len();
     let bufs: Vec<_> = w
         .comms()
@@ -40,7 +40,7 @@ fn census_all_gather(w: &World, s: usize) -> (Census, Vec<GmTraffic>) {
     w.twin().set_census(true);
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
-        c.all_gather(i, o, s, DataType::U8).unwrap();
+        c.all_gather_with(i, o, s, DataType::U8, algo).unwrap();
         c.synchronize().unwrap();
     });
     w.twin().set_census(false);
@@ -59,82 +59,93 @@ fn census_all_gather(w: &World, s: usize) -> (Census, Vec<GmTraffic>) {
 
 #[test]
 fn all_gather_on_two_ranks_is_a_staged_flag_then_a_post_sync() {
-    // Rank r: block r stages its input and stores "staged" (cell depth 1); block p waits for
-    // p's "staged" (depth 1, a blocking wait), copies, stores "done reading" into p's cell
-    // (depth 2) and waits for p's (depth 2, blocking). Two rounds, two waits per rank, both
-    // blocking, two flag stores per rank (one 32-byte cell each).
-    let w = world(2);
-    let s = 64 << 10;
-    let (c, traffic) = census_all_gather(&w, s);
-    assert_eq!(c.rounds, 2, "{c:?}");
-    assert_eq!(c.ranks.len(), 2, "{c:?}");
-    for (r, rc) in c.ranks.iter().enumerate() {
-        assert_eq!((rc.launches, rc.blocks), (1, 2), "rank {r}: {rc:?}");
-        assert_eq!((rc.waits, rc.blocking_waits), (2, 2), "rank {r}: {rc:?}");
-        assert_eq!(
-            (rc.flag_stores, rc.flag_written),
-            (2, 64),
-            "rank {r}: {rc:?}"
-        );
-        assert_eq!(rc.depth, 2, "rank {r}: {rc:?}");
-        assert!(
-            rc.flag_loads >= 2 && rc.flag_read == 32 * rc.flag_loads,
-            "{rc:?}"
-        );
-        // Reads: my input, the peer's staged copy; writes: my staging copy, my slot, the
-        // peer's slot.
-        assert_eq!(
-            (rc.data_read, rc.data_written),
-            (2 * s as u64, 3 * s as u64)
-        );
-        // The census counts exactly what the traffic counters count, by memory kind.
-        let t = traffic[r];
-        assert_eq!(
-            (t.read, t.written),
-            (
-                rc.data_read + rc.flag_read,
-                rc.data_written + rc.flag_written
-            ),
-            "rank {r}"
-        );
+    // Rank r, Pull: block r stages its input and stores "staged" (cell depth 1); block p waits
+    // for p's "staged" (depth 1, a blocking wait), copies, stores "done reading" into p's cell
+    // (depth 2) and waits for p's (depth 2, blocking). PullParts: one block does all of it in
+    // that order. Either way two rounds, two waits per rank, both blocking, two flag stores per
+    // rank (one 32-byte cell each).
+    for (algo, blocks) in [(AllGatherAlgo::Pull, 2), (AllGatherAlgo::PullParts, 1)] {
+        let w = world(2);
+        let s = 64 << 10;
+        let (c, traffic) = census_all_gather(&w, s, algo);
+        assert_eq!(c.rounds, 2, "{algo:?} {c:?}");
+        assert_eq!(c.ranks.len(), 2, "{c:?}");
+        for (r, rc) in c.ranks.iter().enumerate() {
+            let at = format!("{algo:?} rank {r}: {rc:?}");
+            assert_eq!((rc.launches, rc.blocks), (1, blocks), "{at}");
+            assert_eq!((rc.waits, rc.blocking_waits), (2, 2), "{at}");
+            assert_eq!((rc.flag_stores, rc.flag_written), (2, 64), "{at}");
+            assert_eq!(rc.depth, 2, "{at}");
+            assert!(
+                rc.flag_loads >= 2 && rc.flag_read == 32 * rc.flag_loads,
+                "{at}"
+            );
+            // Reads: my input, the peer's staged copy; writes: my staging copy, my slot, the
+            // peer's slot.
+            assert_eq!(
+                (rc.data_read, rc.data_written),
+                (2 * s as u64, 3 * s as u64),
+                "{at}"
+            );
+            // The census counts exactly what the traffic counters count, by memory kind.
+            let t = traffic[r];
+            assert_eq!(
+                (t.read, t.written),
+                (
+                    rc.data_read + rc.flag_read,
+                    rc.data_written + rc.flag_written
+                ),
+                "{at}"
+            );
+        }
+        // Cells stored to: each rank's broadcast cell and one pair cell per rank.
+        assert_eq!(c.cells, 4, "{algo:?} {c:?}");
     }
-    // Cells stored to: each rank's broadcast cell and one pair cell per rank.
-    assert_eq!(c.cells, 4, "{c:?}");
 }
 
 #[test]
 fn all_gather_bytes_follow_the_protocol_exactly() {
     // Per rank: reads n S (my input once, each peer's staged copy), writes (n + 1) S (staging,
-    // my slot, n - 1 peer slots), whatever the split into blocks (1 MiB: two blocks per peer)
-    // and for ragged sizes (DataCopyPad moves exactly the bytes asked). The chain stays two
-    // rounds deep: more blocks run side by side, not after each other.
-    for (n, s) in [(3usize, 1000usize), (4, 64 << 10), (3, 1 << 20)] {
-        let w = world(n);
-        let (c, traffic) = census_all_gather(&w, s);
-        let s = s as u64;
-        assert_eq!(c.rounds, 2, "n {n} S {s}: {c:?}");
-        assert_eq!(c.ranks.len(), n);
-        for (r, rc) in c.ranks.iter().enumerate() {
-            assert_eq!(
-                (rc.data_read, rc.data_written),
-                (n as u64 * s, (n as u64 + 1) * s),
-                "n {n} S {s} rank {r}"
-            );
-            // Every block stores one cell; every peer block waits twice, both blocking.
-            let parts = rc.blocks / n as u64;
-            assert_eq!(rc.flag_written, 32 * rc.blocks, "n {n} S {s}: {rc:?}");
-            assert_eq!(rc.waits, 2 * (n as u64 - 1) * parts, "n {n} S {s}: {rc:?}");
-            assert_eq!(rc.blocking_waits, rc.waits, "n {n} S {s}: {rc:?}");
-            let t = traffic[r];
-            assert_eq!(t.read, rc.data_read + rc.flag_read, "n {n} S {s} rank {r}");
-            assert_eq!(t.written, rc.data_written + rc.flag_written);
-        }
-        if s == 1 << 20 {
-            assert_eq!(
-                c.ranks[0].blocks,
-                2 * n as u64,
-                "1 MiB: two blocks per peer"
-            );
+    // my slot, n - 1 peer slots), whatever the split into blocks (1 MiB: two parts) and for
+    // ragged sizes (DataCopyPad moves exactly the bytes asked). The chain stays two rounds
+    // deep: more blocks run side by side, not after each other. Pull runs a block per peer and
+    // part, PullParts a block per part: the same cells, flags and waits.
+    for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
+        for (n, s) in [(3usize, 1000usize), (4, 64 << 10), (3, 1 << 20)] {
+            let w = world(n);
+            let (c, traffic) = census_all_gather(&w, s, algo);
+            let s = s as u64;
+            let at = format!("{algo:?} n {n} S {s}");
+            assert_eq!(c.rounds, 2, "{at}: {c:?}");
+            assert_eq!(c.ranks.len(), n);
+            for (r, rc) in c.ranks.iter().enumerate() {
+                assert_eq!(
+                    (rc.data_read, rc.data_written),
+                    (n as u64 * s, (n as u64 + 1) * s),
+                    "{at} rank {r}"
+                );
+                let parts = match algo {
+                    AllGatherAlgo::Pull => rc.blocks / n as u64,
+                    _ => rc.blocks,
+                };
+                // One cell stored per peer and part ("staged", then one "done reading" per
+                // peer); two waits per peer and part.
+                assert_eq!(rc.flag_written, 32 * n as u64 * parts, "{at}: {rc:?}");
+                assert_eq!(rc.waits, 2 * (n as u64 - 1) * parts, "{at}: {rc:?}");
+                // Every Pull wait blocks (its block has nothing else to do); a PullParts block
+                // may find a later peer's flag already there.
+                if algo == AllGatherAlgo::Pull {
+                    assert_eq!(rc.blocking_waits, rc.waits, "{at}: {rc:?}");
+                } else {
+                    assert!(rc.blocking_waits <= rc.waits, "{at}: {rc:?}");
+                }
+                let t = traffic[r];
+                assert_eq!(t.read, rc.data_read + rc.flag_read, "{at} rank {r}");
+                assert_eq!(t.written, rc.data_written + rc.flag_written);
+                if s == 1 << 20 {
+                    assert_eq!(parts, 2, "{at}: 1 MiB, two parts");
+                }
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ mod common;
 use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, Config, DataType, DeviceBuffer, Error, ReduceOp, World,
 };
-use common::gather::assert_all_gather;
+use common::gather::{assert_all_gather, assert_all_gather_by};
 use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
 
 fn world(ranks: usize, buffer: usize) -> World {
@@ -656,6 +656,33 @@ fn a_panicking_rank_stops_its_peers_at_once() {
 }
 
 #[test]
+fn ranks_on_either_pull_layout_gather_together() {
+    // Pull (a block per peer and part) and PullParts (a block per part) share cells and
+    // copies, so a mix of them across ranks is one AllGather; several chunks, several parts.
+    for (ranks, parts) in [(2usize, 1u32), (3, 2), (5, 3)] {
+        let w = World::sim_with(
+            ranks,
+            Config {
+                buffer_bytes: Some(16 * 1024),
+                blocks_per_peer: Some(parts),
+                ..Config::default()
+            },
+        )
+        .unwrap();
+        for first in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
+            let other = if first == AllGatherAlgo::Pull {
+                AllGatherAlgo::PullParts
+            } else {
+                AllGatherAlgo::Pull
+            };
+            let by_rank = |r: usize| if r.is_multiple_of(2) { first } else { other };
+            assert_all_gather_by(&w, 10_007, DataType::U8, false, by_rank);
+            assert_all_gather_by(&w, 3001, DataType::F32, true, by_rank);
+        }
+    }
+}
+
+#[test]
 fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
     for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 4)] {
         let w = World::sim_with(
@@ -667,8 +694,10 @@ fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
             },
         )
         .unwrap();
-        assert_all_gather(&w, 40_003, DataType::U8, false, AllGatherAlgo::Auto);
-        assert_all_gather(&w, 7001, DataType::F32, true, AllGatherAlgo::Auto);
+        for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
+            assert_all_gather(&w, 40_003, DataType::U8, false, algo);
+            assert_all_gather(&w, 7001, DataType::F32, true, algo);
+        }
         for algo in [AllReduceAlgo::OneShot, AllReduceAlgo::TwoShot] {
             all_reduce_algo_case(&w, 30_011, DataType::F32, ReduceOp::Sum, false, algo);
             all_reduce_algo_case(&w, 5003, DataType::I16, ReduceOp::Min, true, algo);

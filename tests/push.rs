@@ -150,7 +150,11 @@ fn back_to_back_push_and_pull_calls_on_one_communicator() {
                 let want_g: Vec<f32> = (0..n)
                     .flat_map(|q| (0..count).map(move |i| v(q, i)))
                     .collect();
-                for algo in [AllGatherAlgo::Push, AllGatherAlgo::Pull] {
+                for algo in [
+                    AllGatherAlgo::Push,
+                    AllGatherAlgo::Pull,
+                    AllGatherAlgo::PullParts,
+                ] {
                     let send = c.alloc_from(&mine)?;
                     let recv = c.alloc(count * 4 * n)?;
                     c.all_gather_with(&send, &recv, count, DataType::F32, algo)?;
@@ -324,6 +328,10 @@ fn algorithms_parse_by_name() {
     assert_eq!("push".parse::<AllGatherAlgo>(), Ok(AllGatherAlgo::Push));
     assert_eq!("pull".parse::<AllGatherAlgo>(), Ok(AllGatherAlgo::Pull));
     assert_eq!("staging".parse::<AllGatherAlgo>(), Ok(AllGatherAlgo::Pull));
+    assert_eq!(
+        "pull_parts".parse::<AllGatherAlgo>(),
+        Ok(AllGatherAlgo::PullParts)
+    );
     assert_eq!("auto".parse::<AllGatherAlgo>(), Ok(AllGatherAlgo::Auto));
     assert!("one_shot".parse::<AllGatherAlgo>().is_err());
     assert_eq!("push".parse::<AllReduceAlgo>(), Ok(AllReduceAlgo::Push));

@@ -2,7 +2,7 @@
 //! and the comparison's traffic figures rest. The counters belong to the world's twin, so other
 //! tests running beside this one add nothing to them.
 
-use aiv_comm::{Config, DataType, ReduceOp, World};
+use aiv_comm::{AllGatherAlgo, Config, DataType, ReduceOp, World};
 
 #[test]
 fn dma_counters_match_what_the_kernels_move() {
@@ -72,13 +72,15 @@ fn dma_counters_match_what_the_kernels_move() {
 
 #[test]
 fn per_core_counters_show_which_cores_moved_what() {
-    per_core_case(1);
-    per_core_case(3);
+    for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
+        per_core_case(1, algo);
+        per_core_case(3, algo);
+    }
 }
 
-/// AllGather of 1 MiB per rank on 4 ranks with `parts` blocks per peer: block `p + 4 * j` moves
-/// part j of the transfer with peer p.
-fn per_core_case(parts: u32) {
+/// AllGather of 1 MiB per rank on 4 ranks with `parts` blocks per peer. Pull: block `p + 4 * j`
+/// moves part j of the transfer with peer p. PullParts: block j moves part j of every transfer.
+fn per_core_case(parts: u32, algo: AllGatherAlgo) {
     let w = World::sim_with(
         4,
         Config {
@@ -97,7 +99,7 @@ fn per_core_case(parts: u32) {
     let before: Vec<_> = (0..4).map(|r| w.twin().core_traffic(r)).collect();
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
-        c.all_gather(i, o, s, DataType::U8).unwrap();
+        c.all_gather_with(i, o, s, DataType::U8, algo).unwrap();
         c.synchronize().unwrap();
     });
     let slack = 64 * 1024; // flag cells and polls
@@ -107,10 +109,21 @@ fn per_core_case(parts: u32) {
         for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
             let (read, written) = (a.read - z.read, a.written - z.written);
             // Part j of 1 MiB in 32-byte blocks: 349_536, 349_536 and 349_504 bytes for 3.
-            let j = (b / 4) as u64;
+            let per_part = algo == AllGatherAlgo::PullParts;
+            let j = if per_part { b } else { b / 4 } as u64;
             let per = (s as u64).div_ceil(parts as u64).div_ceil(32) * 32;
             let s = per.min((s as u64).saturating_sub(j * per));
-            if b >= 4 * parts as usize {
+            if per_part && b < parts as usize {
+                // Input -> staging and my slot, then each peer's staging -> its slot.
+                assert!(
+                    read >= 4 * s && read < 4 * s + slack,
+                    "rank {r} block {b}: read {read}"
+                );
+                assert!(
+                    written >= 5 * s && written < 5 * s + slack,
+                    "rank {r} block {b}: wrote {written}"
+                );
+            } else if b >= if per_part { parts } else { 4 * parts } as usize {
                 assert_eq!((read, written), (0, 0), "rank {r}: block {b} is not used");
             } else if b as u32 % 4 == r {
                 // Input -> staging and my slot: one load, two stores.

@@ -172,7 +172,7 @@ const COLLECTIVES: &[Collective] = &[
         busbw_doc: "(n-1)/n",
         rooted: false,
         reduces: false,
-        algos: Some("auto pull push"),
+        algos: Some("auto pull pull_parts push"),
         min_ranks: 1,
         side_stream: false,
         in_place: Some(InPlace {

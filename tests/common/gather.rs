@@ -15,6 +15,17 @@ pub fn assert_all_gather(
     in_place: bool,
     algo: AllGatherAlgo,
 ) {
+    assert_all_gather_by(w, count, dtype, in_place, |_| algo);
+}
+
+/// [`assert_all_gather`] with rank r calling `algo_of(r)`.
+pub fn assert_all_gather_by(
+    w: &World,
+    count: usize,
+    dtype: DataType,
+    in_place: bool,
+    algo_of: impl Fn(usize) -> AllGatherAlgo + Sync,
+) {
     let n = w.size();
     let es = dtype.size();
     let inputs: Vec<Vec<u8>> = (0..n)
@@ -31,7 +42,7 @@ pub fn assert_all_gather(
         } else {
             c.alloc_from(&inputs[r])?
         };
-        c.all_gather_with(&send, &main, count, dtype, algo)?;
+        c.all_gather_with(&send, &main, count, dtype, algo_of(r))?;
         c.synchronize()?;
         recv.to_vec::<u8>()
     });
@@ -40,7 +51,10 @@ pub fn assert_all_gather(
         assert_guarded(
             &o,
             &expect,
-            &format!("rank {r} of {n}: {count} x {dtype} in place {in_place} {algo:?}"),
+            &format!(
+                "rank {r} of {n}: {count} x {dtype} in place {in_place} {:?}",
+                algo_of(r)
+            ),
         );
     }
 }
