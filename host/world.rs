@@ -54,7 +54,8 @@ pub struct Config {
     pub deterministic: Option<bool>,
     /// Blocks (cores) per peer of every collective launch,
     /// 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`] (capped at `min(cores, 48) / ranks`; one-shot
-    /// AllReduce runs this many blocks in all, each a part of the chunk). `None`: by the bytes each block pair moves
+    /// AllReduce and [`crate::AllGatherAlgo::PullParts`] run this many blocks in all, each a
+    /// part of the chunk). `None`: by the bytes each block pair moves
     /// ([`crate::plan::blocks_per_peer`]). Results are the same either way; this is for
     /// experiments and tests of the split.
     pub blocks_per_peer: Option<u32>,

@@ -25,8 +25,8 @@
  * with the store-side atomics too). On the twin the UB path was also slower: 64 KiB on 2 ranks,
  * 661 K instructions per op against 438 K (its loads must land in UB, the atomics read GM).
  * This replaced a chain of one block per peer, each adding one peer's chunk into the output
- * after the previous block's add: the same order and bits, but n blocks per rank, a
- * read-modify-write of the output per peer, and n dependent steps.
+ * after the previous block's add: the same order, bits and bytes, but n blocks per rank and
+ * n + 1 rounds (each add waited for the one before it through a flag).
  *
  * Two-shot (large chunks): `parts` blocks per rank (block_dim = rank_size * parts, comm_kernel.h's
  * PeerPart: block (i, part) does what is described below for part `part` (aiv::Split) of every

@@ -664,12 +664,14 @@ fn the_census_gives_all_gathers_protocol_figures() {
 #[test]
 fn all_gather_algo_picks_push_or_seed_000s_staging_and_pull() {
     // Push (kernel/push.cpp): each rank writes its input into its peers' push regions and flags
-    // them, one sync round; pull (seed 000's staging + pull, what auto picks for AllGather):
-    // the staged flag, then the post-sync, two rounds. Both are checked element by element.
+    // them, one sync round; pull (seed 000's staging + pull) and pull_parts (the same on one
+    // block per part, what auto picks for AllGather): the staged flag, then the post-sync, two
+    // rounds. All are checked element by element.
     for (algo, rounds) in [
         ("push", "1"),
         ("pull", "2"),
         ("staging", "2"),
+        ("pull_parts", "2"),
         ("auto", "2"),
     ] {
         let (code, out, err) = run_quick(&[
