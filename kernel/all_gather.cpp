@@ -30,11 +30,10 @@ __aicore__ inline void PerPart(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
 {
     const int32_t rank = a->comm.rank;
     const int32_t n = a->comm.rank_size;
-    const int32_t part = static_cast<int32_t>(GetBlockIdx());
     const int64_t tag = a->comm.tag;
     uint64_t off = 0;
     uint64_t len = 0;
-    aiv::Split(a->bytes, static_cast<int32_t>(GetBlockNum()), part, off, len);
+    const int32_t part = aiv::BlockPart(a->bytes, off, len);
     aiv::CpGM2GMDual(a->comm.hccl[rank] + off, a->output + static_cast<uint64_t>(rank) * a->out_stride + off,
                      a->input + off, len, ub);
     // Record1vN joins all pipes first: the staged data is in GM before the flag.
@@ -49,17 +48,7 @@ __aicore__ inline void PerPart(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
         aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(q) * a->out_stride + off, a->comm.hccl[q] + off, len, ub,
                           0, AIV_OP_NONE);
     }
-    // Post-sync. Record joins all pipes first: my reads of every peer's buffer are done.
-    for (int32_t i = 1; i < n; i++) {
-        if (!sync.Record((rank + i) % n, tag, part)) {
-            return;
-        }
-    }
-    for (int32_t i = 1; i < n; i++) {
-        if (!sync.Wait((rank + i) % n, tag, part)) {
-            return;
-        }
-    }
+    aiv::DoneWithEveryPeer(sync, rank, n, tag, part);
 }
 
 } // namespace

@@ -74,11 +74,10 @@ __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
 {
     const int32_t rank = a->comm.rank;
     const int32_t n = a->comm.rank_size;
-    const int32_t part = static_cast<int32_t>(GetBlockIdx());
     const int64_t tag = a->comm.tag;
     uint64_t off = 0;
     uint64_t len = 0;
-    aiv::Split(a->bytes, static_cast<int32_t>(GetBlockNum()), part, off, len);
+    const int32_t part = aiv::BlockPart(a->bytes, off, len);
     const uint64_t out = a->output + off;
     const uint64_t mine = a->comm.hccl[rank] + off;
     // x_0 + x_1 == x_1 + x_0 exactly: ranks 0 and 1 start the sum from their own input, staged and
@@ -110,17 +109,7 @@ __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     } else {
         aiv::ReduceWithAtomics(out, src, count, len, a->dtype, a->op, ub);
     }
-    // Record joins all pipes first: my reads of every peer's A are done before it says so.
-    for (int32_t q = 0; q < n; q++) {
-        if (q != rank && !sync.Record(q, tag, part)) {
-            return;
-        }
-    }
-    for (int32_t q = 0; q < n; q++) {
-        if (q != rank && !sync.Wait(q, tag, part)) {
-            return;
-        }
-    }
+    aiv::DoneWithEveryPeer(sync, rank, n, tag, part);
 }
 
 __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub,

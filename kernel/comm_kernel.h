@@ -78,6 +78,34 @@ __aicore__ inline void Split(uint64_t bytes, int32_t n, int32_t s, uint64_t &off
     len = (bytes - off) < per ? (bytes - off) : per;
 }
 
+/* In a launch whose blocks are parts of the chunk (block_dim = parts): this block's part of
+ * `bytes` (Split by GetBlockNum()), and its index. */
+__aicore__ inline int32_t BlockPart(uint64_t bytes, uint64_t &off, uint64_t &len)
+{
+    const int32_t part = static_cast<int32_t>(AscendC::GetBlockIdx());
+    Split(bytes, static_cast<int32_t>(AscendC::GetBlockNum()), part, off, len);
+    return part;
+}
+
+/* The post-sync of a block that has read part `slot` of every peer's HCCL buffer: Record(q, tag,
+ * slot) to every peer q ("done reading yours"; Record joins all pipes first, so the reads are
+ * done), then Wait(q, tag, slot) from every peer, so that no rank restages its buffer while a
+ * peer still reads it. Peers in turn from rank + 1 on. False if a wait failed. */
+__aicore__ inline bool DoneWithEveryPeer(SoftSync &sync, int32_t rank, int32_t n, int64_t tag, int32_t slot)
+{
+    for (int32_t i = 1; i < n; i++) {
+        if (!sync.Record((rank + i) % n, tag, slot)) {
+            return false;
+        }
+    }
+    for (int32_t i = 1; i < n; i++) {
+        if (!sync.Wait((rank + i) % n, tag, slot)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace aiv
 
 #endif /* AIV_COMM_KERNEL_H */

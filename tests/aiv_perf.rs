@@ -532,49 +532,37 @@ fn broadcast_prints_its_root() {
 
 #[test]
 fn all_gather_pull_uses_one_core_per_peer_and_pull_parts_one() {
-    // Pull runs one block per rank: block q moves peer q's piece.
-    let (code, out, err) = run_quick(&[
-        "all_gather",
-        "-b",
-        "3K",
-        "-e",
-        "96K",
-        "-f",
-        "32",
-        "-p",
-        "3",
-        "--algo",
-        "pull",
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let rows = data_rows(&out);
-    assert_eq!(rows.len(), 2, "{out}");
-    for row in &rows {
-        assert_eq!(row[CORES], "3", "{out}");
-        // The busiest core (a rank's own block: its input read once, written twice) moves about
-        // 3 x the per-rank input, in KiB per operation.
-        let per_rank_kib = row[SIZE].parse::<f64>().unwrap() / 3.0 / 1024.0;
-        let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
-        assert!(
-            kib >= 3.0 * per_rank_kib && kib < 3.0 * per_rank_kib + 4.0,
-            "{kib} KiB for {per_rank_kib} KiB per rank: {out}"
-        );
-    }
+    // Pull runs one block per rank: block q moves peer q's piece; the busiest core (a rank's
+    // own block: its input read once, written twice) moves about 3 x the per-rank input.
     // PullParts (what auto picks) runs one block per rank below 1 MiB, moving all of it: its
-    // input read once and written twice, each peer's staged copy read and written once.
-    let (code, out, err) =
-        run_quick(&["all_gather", "-b", "3K", "-e", "96K", "-f", "32", "-p", "3"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let rows = data_rows(&out);
-    assert_eq!(rows.len(), 2, "{out}");
-    for row in &rows {
-        assert_eq!(row[CORES], "1", "{out}");
-        let per_rank_kib = row[SIZE].parse::<f64>().unwrap() / 3.0 / 1024.0;
-        let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
-        assert!(
-            kib >= 7.0 * per_rank_kib && kib < 7.0 * per_rank_kib + 4.0,
-            "{kib} KiB for {per_rank_kib} KiB per rank: {out}"
-        );
+    // input read once and written twice, each peer's staged copy read and written once (7 x).
+    for (algo, cores, per_core) in [("pull", "3", 3.0), ("auto", "1", 7.0)] {
+        let (code, out, err) = run_quick(&[
+            "all_gather",
+            "-b",
+            "3K",
+            "-e",
+            "96K",
+            "-f",
+            "32",
+            "-p",
+            "3",
+            "--algo",
+            algo,
+        ]);
+        assert_eq!(code, 0, "{out}\n{err}");
+        let rows = data_rows(&out);
+        assert_eq!(rows.len(), 2, "{out}");
+        for row in &rows {
+            assert_eq!(row[CORES], cores, "{algo}: {out}");
+            // KiB per operation.
+            let per_rank_kib = row[SIZE].parse::<f64>().unwrap() / 3.0 / 1024.0;
+            let kib: f64 = row[GMB_PER_CORE].parse().unwrap();
+            assert!(
+                kib >= per_core * per_rank_kib && kib < per_core * per_rank_kib + 4.0,
+                "{algo}: {kib} KiB for {per_rank_kib} KiB per rank: {out}"
+            );
+        }
     }
 }
 
