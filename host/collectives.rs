@@ -314,7 +314,8 @@ impl Communicator {
     }
 
     /// [`Communicator::all_gather`] with the kernel chosen by the caller (`Auto` picks by size).
-    /// Every rank must pass the same `algo`.
+    /// Every rank must pass the same `algo`, except that ranks on [`AllGatherAlgo::Pull`],
+    /// [`AllGatherAlgo::PullParts`] and `Auto` (which runs `PullParts`) may be mixed.
     pub fn all_gather_with(
         &self,
         send: &DeviceBuffer,

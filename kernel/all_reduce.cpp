@@ -18,15 +18,16 @@
  *   of it stores both A and the output, and only the other ranks' A are added.
  * Per rank and byte of the chunk: n + 1 GM reads and n + 1 writes (ranks 0 and 1: n reads),
  * n - 1 of the writes atomic stores (which also read their destination); two flag rounds,
- * 3 (n - 1) flag operations per block.
+ * 3n - 2 flag operations per block (one Record1vN, n - 1 Records, 2 (n - 1) waits).
  * The store-side atomics rather than vector Add in UB (reduce_in_order.h's UB path, n + 1
  * reads and 2 writes): each CpGM2GM is double-buffered, so its loads overlap its stores, where
  * the UB path waits for every load before its Add (and HCCL's small-data AIV AllReduce reduces
  * with the store-side atomics too). On the twin the UB path was also slower: 64 KiB on 2 ranks,
- * 661 K instructions per op against 438 K (its loads must land in UB, the atomics read GM).
+ * 661 K instructions per op against 438 K for this kernel with atomics before ranks 0 and 1
+ * started from their own input (its loads must land in UB, the atomics read GM).
  * This replaced a chain of one block per peer, each adding one peer's chunk into the output
- * after the previous block's add: the same order, bits and bytes, but n blocks per rank and
- * n + 1 rounds (each add waited for the one before it through a flag).
+ * after the previous block's add: the same order, bits and bytes, but n blocks per rank and,
+ * from 3 ranks on, n + 1 rounds (each add waited for the one before it through a flag).
  *
  * Two-shot (large chunks): `parts` blocks per rank (block_dim = rank_size * parts, comm_kernel.h's
  * PeerPart: block (i, part) does what is described below for part `part` (aiv::Split) of every

@@ -65,7 +65,9 @@ __aicore__ inline bool SumsInUb(uint32_t dtype, uint32_t op)
 
 /* out = out op src[0] op ... op src[n-1], in order, with one atomic store per source (any
  * AivDtype and op). Each copy is double-buffered (CpGM2GM), so its loads and stores overlap,
- * where the UB path waits for each Add. */
+ * where the UB path waits for each Add. Each CpGM2GM returns only after its stores have
+ * completed (it waits for their MTE3_MTE2 flags), so the stores of one source reach `out` after
+ * those of the one before it. */
 __aicore__ inline void AccumulateWithAtomics(uint64_t out, const uint64_t *src, int32_t n, uint64_t bytes,
                                              uint32_t dtype, uint32_t op, const CopyStage &stage)
 {

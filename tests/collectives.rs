@@ -658,12 +658,13 @@ fn a_panicking_rank_stops_its_peers_at_once() {
 #[test]
 fn ranks_on_either_pull_layout_gather_together() {
     // Pull (a block per peer and part) and PullParts (a block per part) share cells and
-    // copies, so a mix of them across ranks is one AllGather; several chunks, several parts.
+    // copies, so a mix of them across ranks is one AllGather; several chunks (a 4 KiB buffer),
+    // several parts.
     for (ranks, parts) in [(2usize, 1u32), (3, 2), (5, 3)] {
         let w = World::sim_with(
             ranks,
             Config {
-                buffer_bytes: Some(16 * 1024),
+                buffer_bytes: Some(4096),
                 blocks_per_peer: Some(parts),
                 ..Config::default()
             },

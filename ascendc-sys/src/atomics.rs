@@ -238,7 +238,8 @@ macro_rules! bulk_loop {
 
 /// Plain-access reduce of one run inside a single locked page: [`reduce_bulk_portable`],
 /// compiled for AVX2 when the CPU has it (8 f32 lanes a step instead of baseline x86-64's 4;
-/// the same source, so the same bits, `avx2_bulk_reduce_gives_the_portable_bits` checks it).
+/// the same source, so the same bits: `avx2_bulk_reduce_gives_the_portable_bits` checks both
+/// against the element-wise loop of short stores).
 ///
 /// # Safety
 /// As [`reduce_bulk_portable`].
@@ -474,28 +475,37 @@ mod tests {
         ];
         for ty in types {
             for op in [AtomicOp::Add, AtomicOp::Max, AtomicOp::Min] {
-                // Lengths around the vector widths, and one page.
-                for elems in [1usize, 7, 8, 9, 31, 33, 1024 / ty.size()] {
+                // Lengths around the vector widths, and one 4 KiB page.
+                for elems in [1usize, 7, 8, 9, 31, 33, 4096 / ty.size()] {
                     let len = elems * ty.size();
                     let src = bulk_inputs(ty, len, 7 + elems as u64);
                     let dst = bulk_inputs(ty, len, 1000 + elems as u64);
-                    // u64 backing: aligned for every type.
+                    // u64 backing: aligned for every type. a: AVX2, b: portable, c: the
+                    // element-wise atomic loop the short stores take (the reference).
                     let mut a = vec![0u64; len.div_ceil(8)];
                     let mut b = a.clone();
-                    let (pa, pb) = (a.as_mut_ptr() as *mut u8, b.as_mut_ptr() as *mut u8);
-                    // SAFETY: a and b hold len bytes each, aligned to 8; src holds len bytes;
+                    let mut c = a.clone();
+                    let [pa, pb, pc] = [&mut a, &mut b, &mut c].map(|v| v.as_mut_ptr() as *mut u8);
+                    // SAFETY: a, b and c hold len bytes each, aligned to 8; src holds len bytes;
                     // nothing else touches them; the CPU has AVX2 (checked above).
-                    let (ra, rb) = unsafe {
-                        std::ptr::copy_nonoverlapping(dst.as_ptr(), pa, len);
-                        std::ptr::copy_nonoverlapping(dst.as_ptr(), pb, len);
+                    let (ra, rb, rc) = unsafe {
+                        for p in [pa, pb, pc] {
+                            std::ptr::copy_nonoverlapping(dst.as_ptr(), p, len);
+                        }
                         reduce_bulk_avx2(op, ty, pa as usize, src.as_ptr(), len);
                         reduce_bulk_portable(op, ty, pb as usize, src.as_ptr(), len);
+                        reduce_run(op, ty, pc as usize, src.as_ptr(), len);
                         (
                             std::slice::from_raw_parts(pa, len),
                             std::slice::from_raw_parts(pb, len),
+                            std::slice::from_raw_parts(pc, len),
                         )
                     };
-                    assert_eq!(ra, rb, "{ty:?} {op:?} {elems} elements");
+                    assert_eq!(ra, rb, "{ty:?} {op:?} {elems} elements: AVX2 vs portable");
+                    assert_eq!(
+                        rb, rc,
+                        "{ty:?} {op:?} {elems} elements: bulk vs element-wise"
+                    );
                     if elems >= 31 {
                         assert_ne!(ra, &dst[..], "{ty:?} {op:?} {elems}: nothing reduced");
                     }

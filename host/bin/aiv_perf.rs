@@ -710,11 +710,13 @@ options:
                             library's default (120 s)
       --buffsize MB         HCCL buffer per rank (default HCCL_BUFFSIZE, else 200)
       --blocks-per-peer K   cores per peer of every launch, 1..=8 (default: by size,
-                            aiv_comm::plan::BLOCKS_PER_PEER)
+                            aiv_comm::plan::BLOCKS_PER_PEER); one-shot all_reduce and
+                            all_gather pull_parts run K blocks in all, one per part
   AIV_PERF_INJECT_WRONG=1   self-test of the check: rank 0 flips a byte of its result
                             as read back, so #wrong is 1 and the exit status 1
       --algo ALGO           kernel: all_reduce auto (default) one_shot two_shot hd push;
-                            all_gather auto (default) pull (staging + pull, seed 000's) push
+                            all_gather auto (default: pull_parts) pull (staging + pull,
+                            seed 000's) pull_parts (the same, a block per part) push
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed)
       --json                one JSON object on stdout instead of the table
