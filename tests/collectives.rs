@@ -23,6 +23,19 @@ fn world(ranks: usize, buffer: usize) -> World {
     .unwrap()
 }
 
+/// A world with `buffer` bytes of HCCL buffer and `parts` blocks per peer forced.
+fn world_split(ranks: usize, buffer: usize, parts: u32) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(buffer),
+            blocks_per_peer: Some(parts),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
 #[test]
 fn all_gather_every_rank_count_and_size_class() {
     let buffer = 8 * 1024;
@@ -661,15 +674,7 @@ fn ranks_on_either_pull_layout_gather_together() {
     // copies, so a mix of them across ranks is one AllGather; several chunks (a 4 KiB buffer),
     // several parts.
     for (ranks, parts) in [(2usize, 1u32), (3, 2), (5, 3)] {
-        let w = World::sim_with(
-            ranks,
-            Config {
-                buffer_bytes: Some(4096),
-                blocks_per_peer: Some(parts),
-                ..Config::default()
-            },
-        )
-        .unwrap();
+        let w = world_split(ranks, 4096, parts);
         for first in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
             let other = if first == AllGatherAlgo::Pull {
                 AllGatherAlgo::PullParts
@@ -686,15 +691,7 @@ fn ranks_on_either_pull_layout_gather_together() {
 #[test]
 fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
     for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 4)] {
-        let w = World::sim_with(
-            ranks,
-            Config {
-                buffer_bytes: Some(64 * 1024),
-                blocks_per_peer: Some(parts),
-                ..Config::default()
-            },
-        )
-        .unwrap();
+        let w = world_split(ranks, 64 * 1024, parts);
         for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
             assert_all_gather(&w, 40_003, DataType::U8, false, algo);
             assert_all_gather(&w, 7001, DataType::F32, true, algo);
