@@ -103,17 +103,18 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
         c.synchronize().unwrap();
     });
     let slack = 64 * 1024; // flag cells and polls
+    let per_part = algo == AllGatherAlgo::PullParts;
+    let used = if per_part { parts } else { 4 * parts } as usize; // blocks of a launch
     for r in 0..4u32 {
         let after = w.twin().core_traffic(r);
         assert_eq!(after.len(), ascendc_sys::TRACKED_CORES);
         for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
             let (read, written) = (a.read - z.read, a.written - z.written);
             // Part j of 1 MiB in 32-byte blocks: 349_536, 349_536 and 349_504 bytes for 3.
-            let per_part = algo == AllGatherAlgo::PullParts;
             let j = if per_part { b } else { b / 4 } as u64;
             let per = (s as u64).div_ceil(parts as u64).div_ceil(32) * 32;
             let s = per.min((s as u64).saturating_sub(j * per));
-            if per_part && b < parts as usize {
+            if per_part && b < used {
                 // Input -> staging and my slot, then each peer's staging -> its slot.
                 assert!(
                     read >= 4 * s && read < 4 * s + slack,
@@ -123,7 +124,7 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
                     written >= 5 * s && written < 5 * s + slack,
                     "rank {r} block {b}: wrote {written}"
                 );
-            } else if b >= if per_part { parts } else { 4 * parts } as usize {
+            } else if b >= used {
                 assert_eq!((read, written), (0, 0), "rank {r}: block {b} is not used");
             } else if b as u32 % 4 == r {
                 // Input -> staging and my slot: one load, two stores.
