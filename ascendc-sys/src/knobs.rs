@@ -10,6 +10,15 @@ use std::time::Duration;
 /// Default stall watchdog period.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(30);
 
+/// Largest default [`TwinConfig::stream_after`] (64 MiB), whatever cache size the host reports.
+/// A virtual machine sees its host's whole last-level cache (480 MiB on the 2-vCPU Intel VM of
+/// BENCHMARKS.md) but gets a share of it: there, two threads' memcpy drops from 27 GB/s at
+/// 16 MiB per thread to 13 at 64 MiB, and with half the reported cache (240 MiB) as the
+/// threshold, nothing streamed and the 16-64 MiB collectives on 4 and 8 ranks ran 1.2-1.5x
+/// slower than with 32 or 64 MiB (64 MiB also left the 2-rank 16 MiB AllReduce alone, which
+/// 32 MiB slowed).
+pub const STREAM_AFTER_MAX: u64 = 64 << 20;
+
 /// Settings of a new twin. [`TwinConfig::from_env`] (what [`crate::Twin::new`] uses) reads the
 /// `AIV_TWIN_*` environment variables; [`TwinConfig::default`] ignores the environment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,9 +39,10 @@ pub struct TwinConfig {
     /// GM bytes after which DMA stores bypass the host's caches (non-temporal stores): once a
     /// block has written `stream_after / running blocks` bytes, so that the running blocks
     /// together have written about this much (`AIV_TWIN_STREAM_MIB`, in MiB; 0 = never).
-    /// Default: half the host's last-level cache as Linux reports it (else 16 MiB): on the
-    /// 32 MiB-L3 machine of BENCHMARKS.md, 16 MiB ran the 16-64 MiB collectives faster than
-    /// 32 MiB did and left the 1-4 MiB ones as they were. Only speed depends on it.
+    /// Default: half the host's last-level cache as Linux reports it (else 16 MiB), at most
+    /// [`STREAM_AFTER_MAX`]: on the 32 MiB-L3 machine of BENCHMARKS.md, 16 MiB ran the
+    /// 16-64 MiB collectives faster than 32 MiB did and left the 1-4 MiB ones as they were.
+    /// Only speed depends on it.
     pub stream_after: u64,
 }
 
@@ -45,7 +55,7 @@ impl Default for TwinConfig {
             jitter_us: 0,
             watchdog: Some(DEFAULT_WATCHDOG),
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            stream_after: last_level_cache().unwrap_or(32 << 20) / 2,
+            stream_after: (last_level_cache().unwrap_or(32 << 20) / 2).min(STREAM_AFTER_MAX),
         }
     }
 }
@@ -178,5 +188,14 @@ mod tests {
         let off = TwinConfig::from_lookup(|k| (k == "AIV_TWIN_WATCHDOG_MS").then(|| "0".into()));
         assert_eq!(off.watchdog, None);
         assert_eq!(TwinConfig::from_lookup(|_| None), TwinConfig::default());
+    }
+
+    #[test]
+    fn the_default_streaming_threshold_is_capped_whatever_the_host_reports() {
+        let d = TwinConfig::default().stream_after;
+        assert!(d > 0 && d <= STREAM_AFTER_MAX, "{d}");
+        if let Some(llc) = last_level_cache() {
+            assert_eq!(d, (llc / 2).min(STREAM_AFTER_MAX));
+        }
     }
 }
