@@ -52,9 +52,11 @@ enum AivTwinTestMode {
     AIV_TT_DOUBLE_SET = 23,      /* SetFlag<MTE2_MTE3>(1) twice, then one WaitFlag */
     AIV_TT_SET_NO_WAIT = 24,     /* SetFlag<MTE3_MTE2>(2) never waited for */
     AIV_TT_EVENT_ID_8 = 25,      /* SetFlag/WaitFlag with event id 8 (A2 has EVENT_ID0..7) */
-    AIV_TT_POLL_PAIR = 26        /* poll lane 0 of the cells src and src + 32 in turn, by DataCopy,
+    AIV_TT_POLL_PAIR = 26,       /* poll lane 0 of the cells src and src + 32 in turn, by DataCopy,
                                     until both reach `expected` or the deadline; write what each
                                     showed to dst[block] lanes 0 and 1 */
+    AIV_TT_SPIN = 27             /* read GetSystemCycle until deadline_cycles have passed (a block
+                                    that runs without polling GM), then write 1 to dst[block] */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

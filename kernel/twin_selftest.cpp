@@ -302,6 +302,14 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
         DataCopy(out, cell, 8);
         break;
     }
+    case AIV_TT_SPIN: {
+        const int64_t start = GetSystemCycle();
+        while (!Expired(start, a->deadline_cycles)) {
+        }
+        LocalTensor<int32_t> cell = ub.ReinterpretCast<int32_t>();
+        PutCell(a->dst + static_cast<uint64_t>(GetBlockIdx()) * 32, 1, cell);
+        break;
+    }
     case AIV_TT_HAZ_RAW_DMA:
         DataCopy(ub, Gm(a->src, 64), 64);
         DataCopy(Gm(a->dst, 64), ub, 64); // missing SetFlag/WaitFlag<MTE2_MTE3>

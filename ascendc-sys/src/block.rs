@@ -104,6 +104,8 @@ impl BlockCtx {
         }
         let pool = self.twin.pool.shared();
         pool.check_stall();
+        // Tasks parked on this worker whose deadline passed want it back too.
+        pool.serve_deadlines(self.worker);
         if pool.others_waiting(self.worker) {
             self.suspend(Req::Yield);
         } else {

@@ -347,7 +347,7 @@ impl Device {
                 kind: FaultKind::PeerAborted { reason },
             })
         };
-        if let Some(reason) = twin.aborted.lock().clone() {
+        if let Some(reason) = twin.aborted_reason() {
             return Err(refused(reason));
         }
         let (taken, ubs) = self.take_cores(name, min, max);

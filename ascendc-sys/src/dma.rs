@@ -380,7 +380,7 @@ fn store_bursts(
     let streaming = atomic.is_none()
         && mem::streams(
             ctx.dma_written,
-            twin.pool.shared().running_blocks(),
+            || twin.pool.shared().running_blocks(),
             ctx.stream_after,
         );
     ctx.dma_written = ctx.dma_written.saturating_add(total as u64);

@@ -384,9 +384,21 @@ pub(crate) unsafe fn write(dst: *mut u8, src: *const u8, len: usize) {
 /// destination line and a write-back. Measured on a 2-core VM with 32 MiB of L3 (medians of 3
 /// interleaved runs): 16-64 MiB collectives at 2-8 ranks ran in 0.62-0.80x the time; 1-4 MiB
 /// ones, whose data the L3 keeps between copies, within the noise (0.85-1.15x).
-pub(crate) fn streams(written: u64, running: usize, after: u64) -> bool {
-    after != 0 && written.saturating_mul(running.max(1) as u64) >= after
+///
+/// `running` is asked only when it can matter: a block that has written less than `after /`
+/// [`STREAM_RUNNING_BOUND`] does not stream (counting the running blocks reads a counter of
+/// every worker, which the others write at every block start and end).
+pub(crate) fn streams(written: u64, running: impl FnOnce() -> usize, after: u64) -> bool {
+    if after == 0 || written.saturating_mul(STREAM_RUNNING_BOUND) < after {
+        return false;
+    }
+    written.saturating_mul(running().max(1) as u64) >= after
 }
+
+/// The running blocks [`streams`] assumes at most before it counts them: more than 8 devices'
+/// worth of A2 cores (48 each). With more blocks running, a block streams somewhat later than
+/// the estimate says (only speed depends on it).
+pub(crate) const STREAM_RUNNING_BOUND: u64 = 512;
 
 /// [`write()`] with non-temporal stores for the bulk (see [`streams`]); the sfence at the end
 /// orders them before the block's later stores (a flag that publishes them).

@@ -108,11 +108,40 @@ struct Task {
 // it points to is owned by the task and used only by the coroutine and the finish callback.
 unsafe impl Send for Task {}
 
+/// One worker thread's run queue, and the scheduler's bookkeeping of the tasks that run on it.
+///
+/// Everything a launch touches on its way through the pool lives here, with the worker its
+/// blocks run on, not in one place for the whole pool: the parked tasks, block stacks, running
+/// and live counts. With 2 workers, a pool-wide lock or counter written by both at every launch
+/// moves its cache line between the cores each time, and measured on a 2-rank 2 KiB AllGather,
+/// that made every step of a launch 2-4x slower while the other worker ran than while it idled.
+/// Other workers touch a worker's state only to hand it work: pushing a task, waking a task
+/// parked there.
 struct Worker {
     queue: Mutex<VecDeque<Box<Task>>>,
     cv: Condvar,
     /// Tasks in `queue`, readable without the lock.
     queued: AtomicUsize,
+    /// Tasks of this worker parked on a range (or a host signal).
+    waiters: Mutex<Waiters>,
+    /// Entries in `waiters`, readable without the lock.
+    parked: AtomicUsize,
+    /// Earliest deadline in `waiters`, ns since the pool's start (u64::MAX: none).
+    next_deadline: AtomicU64,
+    /// Stacks of this worker's finished tasks, for its next ones.
+    stacks: Mutex<Vec<GuardedStack>>,
+    /// Blocks placed on this worker and not finished.
+    running: AtomicUsize,
+    /// Their statuses (for the watchdog).
+    live: Mutex<Vec<Arc<BlockStatus>>>,
+}
+
+/// The parked tasks of one worker.
+#[derive(Default)]
+struct Waiters {
+    list: Vec<Waiter>,
+    /// Id of the next waiter (ids are unique per worker).
+    next_id: u64,
 }
 
 /// How long an idle worker yields for new work before sleeping: work usually arrives from the
@@ -147,19 +176,8 @@ struct Watch {
 
 /// State shared by the workers of one pool.
 pub(crate) struct PoolShared {
-    workers: Vec<Worker>,
-    waiters: Padded<Mutex<Vec<Waiter>>>,
-    parked: Padded<AtomicUsize>,
-    /// Parked host tasks (included in `parked`).
-    host_parked: Padded<AtomicUsize>,
-    waiter_ids: AtomicU64,
-    /// Earliest park deadline, ns since `start` (u64::MAX: none).
-    next_deadline: Padded<AtomicU64>,
+    workers: Box<[Padded<Worker>]>,
     start: Instant,
-    stacks: Mutex<Vec<GuardedStack>>,
-    /// Blocks alive (started, not finished).
-    running: Padded<AtomicUsize>,
-    live: Mutex<Vec<Arc<BlockStatus>>>,
     /// Progress events per worker (slot 0: other threads).
     progress: Box<[Padded<AtomicU64>]>,
     watch: Mutex<Watch>,
@@ -195,21 +213,21 @@ impl Pool {
         let now = Instant::now();
         let shared = Arc::new(PoolShared {
             workers: (0..n)
-                .map(|_| Worker {
-                    queue: Mutex::new(VecDeque::new()),
-                    cv: Condvar::new(),
-                    queued: AtomicUsize::new(0),
+                .map(|_| {
+                    Padded(Worker {
+                        queue: Mutex::new(VecDeque::new()),
+                        cv: Condvar::new(),
+                        queued: AtomicUsize::new(0),
+                        waiters: Mutex::new(Waiters::default()),
+                        parked: AtomicUsize::new(0),
+                        next_deadline: AtomicU64::new(u64::MAX),
+                        stacks: Mutex::new(Vec::new()),
+                        running: AtomicUsize::new(0),
+                        live: Mutex::new(Vec::new()),
+                    })
                 })
                 .collect(),
-            waiters: Padded(Mutex::new(Vec::new())),
-            parked: Padded(AtomicUsize::new(0)),
-            host_parked: Padded(AtomicUsize::new(0)),
-            waiter_ids: AtomicU64::new(0),
-            next_deadline: Padded(AtomicU64::new(u64::MAX)),
             start: now,
-            stacks: Mutex::new(Vec::new()),
-            running: Padded(AtomicUsize::new(0)),
-            live: Mutex::new(Vec::new()),
             progress: (0..=n).map(|_| Padded(AtomicU64::new(0))).collect(),
             watch: Mutex::new(Watch {
                 last_sum: 0,
@@ -267,7 +285,10 @@ impl PoolShared {
 
     /// Blocks started and not yet finished, over all launches of the twin.
     pub fn running_blocks(&self) -> usize {
-        self.running.load(Ordering::Relaxed)
+        self.workers
+            .iter()
+            .map(|w| w.running.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Number of workers.
@@ -275,8 +296,10 @@ impl PoolShared {
         self.workers.len()
     }
 
-    fn take_stack(&self) -> GuardedStack {
-        self.stacks
+    /// A stack for a task that will run on `worker` (from the stacks its finished tasks left).
+    fn take_stack(&self, worker: usize) -> GuardedStack {
+        self.workers[worker]
+            .stacks
             .lock()
             .pop()
             .unwrap_or_else(|| GuardedStack::new().expect("cannot allocate a block stack"))
@@ -306,11 +329,12 @@ impl PoolShared {
         finish: Box<dyn FnOnce(i32) + Send>,
     ) {
         let worker = affinity % self.workers.len();
-        let stack = self.take_stack();
+        let stack = self.take_stack(worker);
         let guard = stack.guard();
         let co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| body(y));
-        self.running.fetch_add(1, Ordering::SeqCst);
-        self.live.lock().push(status.clone());
+        let w = &self.workers[worker];
+        w.running.fetch_add(1, Ordering::SeqCst);
+        w.live.lock().push(status.clone());
         self.progress();
         self.push(
             worker,
@@ -332,7 +356,7 @@ impl PoolShared {
     /// See [`crate::Twin::spawn_host_task`].
     pub fn spawn_host(self: &Arc<Self>, affinity: usize, f: Box<dyn FnOnce() + Send>) {
         let worker = affinity % self.workers.len();
-        let stack = self.take_stack();
+        let stack = self.take_stack(worker);
         let co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| {
             HOST_YIELDER.with(|h| h.set(y as *const Yielder<(), Req>));
             // Unwinding out of the coroutine would take the worker thread down with it; the
@@ -377,7 +401,13 @@ impl PoolShared {
         fence(Ordering::SeqCst);
         match meta {
             Some(m) if m.parked.load(Ordering::SeqCst) == 0 => return false,
-            None if self.parked.load(Ordering::SeqCst) == 0 => return false,
+            None if self
+                .workers
+                .iter()
+                .all(|w| w.parked.load(Ordering::SeqCst) == 0) =>
+            {
+                return false
+            }
             _ => {}
         }
         let end = addr + len.max(1);
@@ -389,32 +419,39 @@ impl PoolShared {
         self.release(|_| true);
     }
 
+    /// Resumes the tasks `pred` picks, on every worker that has parked tasks.
     fn release(&self, pred: impl Fn(&Waiter) -> bool) -> bool {
-        let mut woken: SmallVec<[Waiter; 8]> = SmallVec::new();
-        {
-            let mut w = self.waiters.lock();
-            let mut i = 0;
-            while i < w.len() {
-                if pred(&w[i]) {
-                    woken.push(w.swap_remove(i));
-                } else {
-                    i += 1;
+        let mut any = false;
+        for (i, w) in self.workers.iter().enumerate() {
+            // A task parking on this worker counts itself before its last look at the value
+            // (see `park`), so a worker counted empty here has nothing this write must wake.
+            if w.parked.load(Ordering::SeqCst) == 0 {
+                continue;
+            }
+            let mut woken: SmallVec<[Waiter; 8]> = SmallVec::new();
+            {
+                let mut ws = w.waiters.lock();
+                let mut j = 0;
+                while j < ws.list.len() {
+                    if pred(&ws.list[j]) {
+                        woken.push(ws.list.swap_remove(j));
+                    } else {
+                        j += 1;
+                    }
                 }
             }
-        }
-        let any = !woken.is_empty();
-        for x in woken {
-            self.unparked(&x);
-            self.push(x.task.worker, x.task);
+            any |= !woken.is_empty();
+            for x in woken {
+                self.unparked(i, &x);
+                self.push(x.task.worker, x.task);
+            }
         }
         any
     }
 
-    fn unparked(&self, x: &Waiter) {
-        self.parked.fetch_sub(1, Ordering::SeqCst);
-        if let Kind::Host { .. } = x.task.kind {
-            self.host_parked.fetch_sub(1, Ordering::SeqCst);
-        }
+    /// `x`, parked on `worker`, is no longer.
+    fn unparked(&self, worker: usize, x: &Waiter) {
+        self.workers[worker].parked.fetch_sub(1, Ordering::SeqCst);
         if let Some(m) = &x.meta {
             m.parked.fetch_sub(1, Ordering::SeqCst);
         }
@@ -429,21 +466,22 @@ impl PoolShared {
             until,
             meta,
         } = req;
-        let id = self.waiter_ids.fetch_add(1, Ordering::Relaxed);
         let aborted = match &t.kind {
             Kind::Block { aborted, .. } => Some(aborted.clone()),
             Kind::Host { .. } => None,
         };
-        self.parked.fetch_add(1, Ordering::SeqCst);
-        if aborted.is_none() {
-            self.host_parked.fetch_add(1, Ordering::SeqCst);
-        }
+        // A task parks with the worker it runs on (this thread).
+        let wi = t.worker;
+        let w = &self.workers[wi];
+        w.parked.fetch_add(1, Ordering::SeqCst);
         if let Some(m) = &meta {
             m.parked.fetch_add(1, Ordering::SeqCst);
         }
-        {
-            let mut w = self.waiters.lock();
-            w.push(Waiter {
+        let id = {
+            let mut ws = w.waiters.lock();
+            let id = ws.next_id;
+            ws.next_id += 1;
+            ws.list.push(Waiter {
                 id,
                 addr,
                 len: len.max(1),
@@ -451,9 +489,14 @@ impl PoolShared {
                 task: t,
                 meta,
             });
-            self.next_deadline
-                .fetch_min(self.ns(until), Ordering::SeqCst);
-        }
+            // The deadline changes only under this lock (`wake_expired` takes it too): no
+            // read-modify-write when it is not earlier.
+            let ns = self.ns(until);
+            if ns < w.next_deadline.load(Ordering::SeqCst) {
+                w.next_deadline.store(ns, Ordering::SeqCst);
+            }
+            id
+        };
         // Pairs with the fence in `notify`: either the writer sees us registered, or we see its
         // store now.
         fence(Ordering::SeqCst);
@@ -467,39 +510,58 @@ impl PoolShared {
             crate::poll::hash_bytes(&now[..len]) != hash
         };
         if changed || aborted.is_some_and(|a| a.load(Ordering::SeqCst)) {
-            let mut w = self.waiters.lock();
-            if let Some(i) = w.iter().position(|x| x.id == id) {
-                let x = w.swap_remove(i);
-                drop(w);
-                self.unparked(&x);
+            let mut ws = w.waiters.lock();
+            if let Some(i) = ws.list.iter().position(|x| x.id == id) {
+                let x = ws.list.swap_remove(i);
+                drop(ws);
+                self.unparked(wi, &x);
                 self.push(x.task.worker, x.task);
             }
         }
     }
 
-    /// Resumes parked tasks whose deadline has passed and sets `next_deadline` to the next one.
-    fn wake_expired(&self) {
+    /// Resumes the tasks parked on `worker` whose deadline has passed and sets its
+    /// `next_deadline` to the next one.
+    fn wake_expired(&self, worker: usize) {
         let now = Instant::now();
         let mut next: Option<Instant> = None;
         let mut woken = Vec::new();
+        let w = &self.workers[worker];
         {
-            let mut w = self.waiters.lock();
+            let mut ws = w.waiters.lock();
             let mut i = 0;
-            while i < w.len() {
-                if w[i].until <= now {
-                    woken.push(w.swap_remove(i));
+            while i < ws.list.len() {
+                if ws.list[i].until <= now {
+                    woken.push(ws.list.swap_remove(i));
                 } else {
-                    next = Some(next.map_or(w[i].until, |n| n.min(w[i].until)));
+                    let u = ws.list[i].until;
+                    next = Some(next.map_or(u, |n| n.min(u)));
                     i += 1;
                 }
             }
-            self.next_deadline
+            w.next_deadline
                 .store(next.map_or(u64::MAX, |t| self.ns(t)), Ordering::SeqCst);
         }
         for x in woken {
-            self.unparked(&x);
+            self.unparked(worker, &x);
             self.push(x.task.worker, x.task);
         }
+    }
+
+    /// Resumes the tasks parked on `worker` whose deadline has passed, if any has.
+    pub fn serve_deadlines(&self, worker: usize) {
+        if self.ns(Instant::now()) >= self.workers[worker].next_deadline.load(Ordering::SeqCst) {
+            self.wake_expired(worker);
+        }
+    }
+
+    /// The earliest park deadline of any worker, ns since `start` (u64::MAX: none).
+    fn earliest_deadline(&self) -> u64 {
+        self.workers
+            .iter()
+            .map(|w| w.next_deadline.load(Ordering::SeqCst))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 
     /// True when another task waits for the calling worker.
@@ -523,7 +585,7 @@ impl PoolShared {
             .map(|c| c.load(Ordering::Relaxed))
             .sum();
         let mut w = self.watch.lock();
-        if sum != w.last_sum || self.running.load(Ordering::SeqCst) == 0 || ms == 0 {
+        if sum != w.last_sum || self.running_blocks() == 0 || ms == 0 {
             w.last_sum = sum;
             w.since = now;
             return;
@@ -537,17 +599,26 @@ impl PoolShared {
         w.since = now;
         drop(w);
         let parked: Vec<(*const BlockStatus, usize, usize)> = self
-            .waiters
-            .lock()
+            .workers
             .iter()
-            .filter_map(|x| match &x.task.kind {
-                Kind::Block { status, .. } => Some((Arc::as_ptr(status), x.addr, x.len)),
-                Kind::Host { .. } => None,
+            .flat_map(|w| {
+                w.waiters
+                    .lock()
+                    .list
+                    .iter()
+                    .filter_map(|x| match &x.task.kind {
+                        Kind::Block { status, .. } => Some((Arc::as_ptr(status), x.addr, x.len)),
+                        Kind::Host { .. } => None,
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect();
-        let stuck: Vec<Stuck> = self
-            .live
-            .lock()
+        let live: Vec<Arc<BlockStatus>> = self
+            .workers
+            .iter()
+            .flat_map(|w| w.live.lock().clone())
+            .collect();
+        let stuck: Vec<Stuck> = live
             .iter()
             .map(|s| Stuck {
                 status: s.clone(),
@@ -596,9 +667,7 @@ fn worker_main(index: usize, p: Arc<PoolShared>) {
     let _alt = guard::AltStack::new();
     let w = &p.workers[index];
     loop {
-        if p.ns(Instant::now()) >= p.next_deadline.load(Ordering::SeqCst) {
-            p.wake_expired();
-        }
+        p.serve_deadlines(index);
         if w.queued.load(Ordering::Acquire) == 0 {
             let spin_until = Instant::now() + IDLE_SPIN;
             let mut i = 0u32;
@@ -618,8 +687,8 @@ fn worker_main(index: usize, p: Arc<PoolShared>) {
                 if p.shutdown.load(Ordering::SeqCst) {
                     break;
                 }
-                // Sleep until work arrives or the earliest park deadline.
-                let next = p.next_deadline.load(Ordering::SeqCst);
+                // Sleep until work arrives or the earliest park deadline of any worker.
+                let next = p.earliest_deadline();
                 let now = p.ns(Instant::now());
                 if now < next {
                     let wait = Duration::from_nanos(next - now).min(IDLE_SLEEP);
@@ -632,7 +701,18 @@ fn worker_main(index: usize, p: Arc<PoolShared>) {
         };
         match task {
             Some(t) => run(&p, t),
-            None => p.check_stall(),
+            None => {
+                // Idle: let the watchdog look (before waking anything below: a task woken at
+                // its deadline is back in a queue for a moment, and would look like a spinning
+                // block rather than a parked one), then serve the other workers' deadlines too,
+                // in case one of them is busy with a block that runs without yielding (the woken
+                // task then waits in its queue, and that block gives way at the end of its time
+                // slice).
+                p.check_stall();
+                for j in 0..p.workers.len() {
+                    p.serve_deadlines(j);
+                }
+            }
         }
     }
     WORKER.with(|w| w.set((std::ptr::null(), 0)));
@@ -667,16 +747,17 @@ fn run(p: &Arc<PoolShared>, mut t: Box<Task>) {
 }
 
 fn finish(p: &PoolShared, t: Task, rc: i32) {
-    let Task { co, kind, .. } = t;
-    p.stacks.lock().push(co.into_stack());
+    let Task { co, kind, worker } = t;
+    let w = &p.workers[worker];
+    w.stacks.lock().push(co.into_stack());
     let Kind::Block {
         mut finish, status, ..
     } = kind
     else {
         return;
     };
-    p.running.fetch_sub(1, Ordering::SeqCst);
-    p.live.lock().retain(|s| !Arc::ptr_eq(s, &status));
+    w.running.fetch_sub(1, Ordering::SeqCst);
+    w.live.lock().retain(|s| !Arc::ptr_eq(s, &status));
     p.progress();
     drop(status);
     if let Some(f) = finish.take() {
@@ -720,10 +801,35 @@ impl HostSignal {
             new
         };
         self.cv.notify_all();
-        let pools: SmallVec<[Arc<PoolShared>; 2]> =
-            self.pools.lock().iter().filter_map(Weak::upgrade).collect();
-        for p in pools {
-            if p.notify(self.value.as_ptr() as usize, 8, None) {
+        // The pool of the calling worker is alive while it runs (its thread holds an Arc), so
+        // it is used without upgrading its Weak: the upgrade's reference count is a cache line
+        // every worker would write at every launch's end. Other pools are upgraded.
+        let own = worker().map_or(std::ptr::null(), |(p, _)| p);
+        let mut wake_own = false;
+        let others: SmallVec<[Arc<PoolShared>; 2]> = self
+            .pools
+            .lock()
+            .iter()
+            .filter_map(|w| {
+                if std::ptr::eq(w.as_ptr(), own) {
+                    wake_own = true;
+                    None
+                } else {
+                    w.upgrade()
+                }
+            })
+            .collect();
+        let addr = self.value.as_ptr() as usize;
+        if wake_own {
+            // SAFETY: `own` is the pool of the worker running this code, which holds an Arc to
+            // it for as long as it runs.
+            let p = unsafe { &*own };
+            if p.notify(addr, 8, None) {
+                p.progress();
+            }
+        }
+        for p in others {
+            if p.notify(addr, 8, None) {
                 p.progress();
             }
         }

@@ -7,7 +7,7 @@
 //! memory, a knob set on one does not change the other, and a stall in one is reported while
 //! the other runs.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,7 @@ use crate::error::{FaultKind, TwinError};
 use crate::knobs::{period_ms, Knobs, TwinConfig};
 use crate::launch::LaunchShared;
 use crate::meta::RegionMeta;
+use crate::padded::Padded;
 use crate::race::RaceShadow;
 use crate::sched::{Pool, Stuck};
 use crate::traffic::{GmTraffic, Traffic};
@@ -34,6 +35,9 @@ pub struct Twin {
     pub(crate) inner: Arc<TwinInner>,
 }
 
+/// The running launches one worker (or the other threads) started.
+type Launches = Vec<Weak<LaunchShared>>;
+
 pub(crate) struct TwinInner {
     pub id: u64,
     pub knobs: Knobs,
@@ -44,10 +48,14 @@ pub(crate) struct TwinInner {
     pub traffic: Traffic,
     /// The sync census (census.rs): built by the first launch with the census on.
     pub census: Arc<crate::census::Shared>,
-    /// Launches running now (for [`Twin::abort`] and the watchdog).
-    pub launches: Mutex<Vec<Weak<LaunchShared>>>,
+    /// Launches running now (for [`Twin::abort`]), by the worker that started them (slot 0:
+    /// other threads): every launch registers itself, and a list the workers all wrote would
+    /// move between their cores at every launch.
+    launches: Box<[Padded<Mutex<Launches>>]>,
     /// Why the twin was aborted, if it was.
     pub aborted: Mutex<Option<String>>,
+    /// `aborted` is set (read by every launch without taking the lock).
+    aborted_flag: AtomicBool,
     /// Launches waiting for free cores, for stall reports: (rank, kernel, cores wanted).
     pub core_waits: Mutex<Vec<(u32, &'static str, u32)>>,
     /// Origin of `GetSystemCycle`.
@@ -96,8 +104,11 @@ impl Twin {
                 stripes: Stripes::default(),
                 traffic: Traffic::new(config.workers.max(1)),
                 census: Arc::default(),
-                launches: Mutex::new(Vec::new()),
+                launches: (0..=config.workers.max(1))
+                    .map(|_| Padded::default())
+                    .collect(),
                 aborted: Mutex::new(None),
+                aborted_flag: AtomicBool::new(false),
                 core_waits: Mutex::new(Vec::new()),
                 epoch: Instant::now(),
                 console: crate::console::Console::default(),
@@ -284,11 +295,26 @@ impl TwinInner {
         }
     }
 
+    /// Why the twin was aborted, if it was (without a lock while it was not).
+    pub fn aborted_reason(&self) -> Option<String> {
+        if !self.aborted_flag.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.aborted.lock().clone()
+    }
+
     /// Registers a launch that starts now; Err(reason) if the twin was aborted.
     pub fn start_launch(&self, l: &Arc<LaunchShared>) -> Result<(), String> {
-        let mut a = self.launches.lock();
-        if let Some(r) = self.aborted.lock().clone() {
-            return Err(r);
+        let pool = Arc::as_ptr(self.pool.shared());
+        let slot = match crate::sched::worker() {
+            Some((p, i)) if std::ptr::eq(p, pool) => i + 1,
+            _ => 0,
+        };
+        let mut a = self.launches[slot.min(self.launches.len() - 1)].lock();
+        // `abort` sets the flag while it holds every slot's lock: under this one, the flag is
+        // settled, and a launch registered here is one the abort will find.
+        if self.aborted_flag.load(Ordering::SeqCst) {
+            return Err(self.aborted.lock().clone().unwrap_or_default());
         }
         a.retain(|w| w.strong_count() > 0);
         a.push(Arc::downgrade(l));
@@ -297,20 +323,25 @@ impl TwinInner {
 
     fn active(&self) -> Vec<Arc<LaunchShared>> {
         self.launches
-            .lock()
             .iter()
-            .filter_map(Weak::upgrade)
+            .flat_map(|s| {
+                s.lock()
+                    .iter()
+                    .filter_map(Weak::upgrade)
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 
     pub fn abort(&self, reason: &str) {
         {
-            let _launches = self.launches.lock();
+            let _slots: Vec<_> = self.launches.iter().map(|s| s.lock()).collect();
             let mut a = self.aborted.lock();
             if a.is_some() {
                 return;
             }
             *a = Some(reason.to_string());
+            self.aborted_flag.store(true, Ordering::SeqCst);
         }
         for l in self.active() {
             l.record(
