@@ -618,7 +618,9 @@ impl Drop for GmBuffer {
     fn drop(&mut self) {
         let (addr, len) = (self.ptr as usize, self.len.max(1));
         // Deferred copies of this memory take their bytes now; the race checker forgets it.
-        self.twin.before_write(None, addr, len);
+        let found = self.twin.mem.lookup(addr, len);
+        self.twin
+            .before_write(found.as_ref().map(|f| f.meta()), addr, len);
         self.twin.race.forget(addr, len);
         // SAFETY: ptr/len come from this twin's `alloc`; whoever launches kernels on it keeps
         // the buffer alive until they end (the contract of `Device::launch`), so nothing uses

@@ -20,11 +20,17 @@
 //! before; only the moment the bytes move changes. `AIV_TWIN_LAZY=0` (or
 //! [`crate::Twin::set_lazy_staging`]) turns it off.
 //!
-//! Locking: the global list and a snapshot's own lock are never held together; a writer first
+//! Locking: a shard's list and a snapshot's own lock are never held together; a writer first
 //! collects the snapshots it overlaps, then locks each one in turn, while a block copying from
 //! its snapshot holds only that snapshot's lock.
+//!
+//! The pending snapshots are listed by the allocation they read, in [`SHARDS`] lists chosen by
+//! the allocation: a staging copy locks the list of its source's allocation only, and a write
+//! to an allocation no snapshot reads skips the lists on its counter (`RegionMeta::snapshots`).
+//! One list for the whole twin was a lock and a counter that every worker wrote at every
+//! staging copy, moving between the cores each time.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -75,14 +81,31 @@ pub(crate) struct Entry {
 /// A block's pending snapshots.
 pub(crate) type Pending = SmallVec<[Entry; 4]>;
 
-/// The pending snapshots of one twin.
-#[derive(Default)]
+/// Lists of pending snapshots (see the module docs).
+pub(crate) const SHARDS: usize = 64;
+
+/// A shard's pending snapshots, each with the GM range it had when staged (ranges only shrink,
+/// so this is a superset); an entry whose block dropped it (only this list still holds it) is
+/// purged.
+type List = Vec<(usize, usize, SnapshotRef)>;
+
+/// The pending snapshots of one twin, by the allocation they read.
 pub(crate) struct Live {
-    /// Every pending snapshot with the GM range it had when staged (ranges only shrink, so this
-    /// is a superset); an entry whose block dropped it (only this list still holds it) is purged.
-    list: Padded<Mutex<Vec<(usize, usize, SnapshotRef)>>>,
-    /// Entries in `list`.
-    n: Padded<AtomicUsize>,
+    shards: Box<[Padded<Mutex<List>>]>,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Live {
+            shards: (0..SHARDS).map(|_| Padded::default()).collect(),
+        }
+    }
+}
+
+/// The list of the snapshots reading the allocation with counters `meta`.
+fn shard_of(meta: &RegionMeta) -> usize {
+    // RegionMeta is 128-byte aligned: the low bits carry nothing.
+    (meta as *const RegionMeta as usize >> 7) % SHARDS
 }
 
 fn overlaps(a: usize, alen: usize, b: usize, blen: usize) -> bool {
@@ -100,22 +123,24 @@ fn materialize(s: &mut Snapshot) {
 }
 
 /// Materialises every pending snapshot of GM `[addr, addr + len)`, which lies in the allocation
-/// with counters `meta` (None: not known). Call before writing there, holding no snapshot lock.
+/// with counters `meta` (None: not known; every list is searched). Call before writing there,
+/// holding no snapshot lock.
 pub(crate) fn before_gm_write(live: &Live, meta: Option<&RegionMeta>, addr: usize, len: usize) {
-    if live.n.load(Ordering::SeqCst) == 0 {
-        return;
+    let mut hit: SmallVec<[SnapshotRef; 8]> = SmallVec::new();
+    let mut collect = |list: &Mutex<List>| {
+        hit.extend(
+            list.lock()
+                .iter()
+                .filter(|(g, l, _)| overlaps(*g, *l, addr, len))
+                .map(|(_, _, s)| s.clone()),
+        )
+    };
+    match meta {
+        // Most writes go to allocations no snapshot reads from (flags, outputs).
+        Some(m) if m.snapshots.load(Ordering::SeqCst) == 0 => return,
+        Some(m) => collect(&live.shards[shard_of(m)]),
+        None => live.shards.iter().for_each(|l| collect(l)),
     }
-    // Most writes go to allocations no snapshot reads from (flags, outputs).
-    if meta.is_some_and(|m| m.snapshots.load(Ordering::SeqCst) == 0) {
-        return;
-    }
-    let hit: SmallVec<[SnapshotRef; 8]> = live
-        .list
-        .lock()
-        .iter()
-        .filter(|(g, l, _)| overlaps(*g, *l, addr, len))
-        .map(|(_, _, s)| s.clone())
-        .collect();
     for s in hit {
         let mut s = s.lock();
         if overlaps(s.gm, s.len, addr, len) {
@@ -125,9 +150,8 @@ pub(crate) fn before_gm_write(live: &Live, meta: Option<&RegionMeta>, addr: usiz
 }
 
 /// Drops entries no block holds any more.
-fn purge(n: &AtomicUsize, list: &mut Vec<(usize, usize, SnapshotRef)>) {
+fn purge(list: &mut List) {
     list.retain(|(_, _, s)| Arc::strong_count(s) > 1);
-    n.store(list.len(), Ordering::SeqCst);
 }
 
 /// Records that UB `[ub, ub + len)` of the block owning `pending` now stages GM `[gm, gm + len)`
@@ -142,6 +166,7 @@ pub(crate) fn stage(
 ) {
     before_ub_write(pending, ub, len);
     meta.snapshots.fetch_add(1, Ordering::SeqCst);
+    let shard = &live.shards[shard_of(&meta)];
     let s = Arc::new(Mutex::new(Snapshot {
         gm,
         ub,
@@ -154,10 +179,9 @@ pub(crate) fn stage(
         len,
         s: s.clone(),
     });
-    let mut list = live.list.lock();
-    purge(&live.n, &mut list);
+    let mut list = shard.lock();
+    purge(&mut list);
     list.push((gm, len, s));
-    live.n.store(list.len(), Ordering::SeqCst);
 }
 
 /// The block is about to write UB `[ub, ub + len)`: snapshots there are dropped, trimmed or
@@ -229,13 +253,19 @@ pub(crate) fn with_source(
     false
 }
 
-/// The block ends: its snapshots are dropped.
+/// The block ends: its snapshots are dropped (and the lists they were in purged).
 pub(crate) fn finish(live: &Live, pending: &mut Pending) {
-    if pending.is_empty() {
-        return;
-    }
+    let mut shards: SmallVec<[usize; 4]> = SmallVec::new();
     for e in pending.drain(..) {
-        e.s.lock().retire();
+        let mut s = e.s.lock();
+        s.retire();
+        if let Some(i) = s.meta.as_deref().map(shard_of) {
+            if !shards.contains(&i) {
+                shards.push(i);
+            }
+        }
     }
-    purge(&live.n, &mut live.list.lock());
+    for i in shards {
+        purge(&mut live.shards[i].lock());
+    }
 }
