@@ -377,14 +377,19 @@ impl Communicator {
                 )
             };
         }
+        let mut flags = 0;
+        if per_part {
+            flags |= ffi::AIV_COLL_BLOCK_PER_PART;
+        }
+        // Peers read my input in place if it lies in a window (in place too: my slot is my
+        // input then, and I write only the other slots).
+        if self.in_window(send, bytes) {
+            flags |= ffi::AIV_COLL_IN_WINDOW;
+        }
         let template = ffi::AivCollArgs {
             out_stride: bytes as u64,
             elem_size: es as u32,
-            flags: if per_part {
-                ffi::AIV_COLL_BLOCK_PER_PART
-            } else {
-                0
-            },
+            flags,
             ..Default::default()
         };
         let call = Call::of(CallOp::AllGather, count as u64, dtype, None);
@@ -472,16 +477,23 @@ impl Communicator {
         } else {
             (ffi::AIV_AR_TWO_SHOT, Algo::TwoShot)
         };
+        // One-shot reads my input in place if it lies in a window, but not in place (I write
+        // my output while peers read my input; the buffers are disjoint or the same range).
+        let in_place = send.same_allocation(recv) && send.addr() == recv.addr();
+        let window = kind == Kind::AllReduceOneShot && !in_place && self.in_window(send, bytes);
+        let mut flags = 0;
+        if self.deterministic() {
+            flags |= ffi::AIV_COLL_DETERMINISTIC;
+        }
+        if window {
+            flags |= ffi::AIV_COLL_IN_WINDOW;
+        }
         let template = ffi::AivCollArgs {
             dtype: dt,
             op: opc,
             algo,
             elem_size: es as u32,
-            flags: if self.deterministic() {
-                ffi::AIV_COLL_DETERMINISTIC
-            } else {
-                0
-            },
+            flags,
             ..Default::default()
         };
         let call = Call {

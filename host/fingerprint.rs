@@ -30,6 +30,9 @@ pub(crate) enum CallOp {
     AllToAllVC = 11,
 }
 
+// The operation takes bits 24-27 of a fingerprint's first lane; bit 30 is AIV_FP_ANNOUNCED.
+static_assertions::const_assert!(CALL_OPS.len() < 16);
+
 const CALL_OPS: [CallOp; 11] = [
     CallOp::AllGather,
     CallOp::AllReduce,
@@ -150,7 +153,8 @@ impl Call {
 
     /// The call a fingerprint describes, if it is one.
     pub fn decode(fp: &[i32]) -> Option<Call> {
-        let head = *fp.first()? as u32;
+        // A writer that announced its data's address marks the first lane (AIV_FP_ANNOUNCED).
+        let head = *fp.first()? as u32 & !ffi::AIV_FP_ANNOUNCED;
         let op = *CALL_OPS.get(((head >> 24) as usize).checked_sub(1)?)?;
         let algo = *ALGOS.get(((head >> 16) & 0xff) as usize)?;
         let dtype = *DataType::ALL.get((((head >> 8) & 0xff) as usize).checked_sub(1)?)?;

@@ -46,6 +46,7 @@ pub mod tags;
 pub mod trace;
 mod turns;
 pub mod typed;
+mod window;
 pub mod world;
 
 pub use ascendc_sys;

@@ -246,6 +246,8 @@ pub struct Communicator {
     /// Tag of the last push-mode launch enqueued on this rank (0: none yet), which the next one
     /// passes to its kernel (`AivPushArgs::prev_tag`, kernel/push.cpp).
     pub(crate) push_prev: Mutex<i64>,
+    /// Buffers registered as window memory ([`Communicator::register`], host/window.rs).
+    pub(crate) windows: Mutex<Vec<DeviceBuffer>>,
 }
 
 impl Communicator {
@@ -473,6 +475,7 @@ impl World {
                 batch: Mutex::new(Default::default()),
                 a2av_scratch: Mutex::new(None),
                 push_prev: Mutex::new(0),
+                windows: Mutex::new(Vec::new()),
             });
         }
         Ok(World { comms, shared })

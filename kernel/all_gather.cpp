@@ -16,6 +16,11 @@
  * read rank 0 first), then the post-sync with every peer. A rank running either layout works
  * with a peer running the other. Fewer blocks: on the twin each costs a coroutine and its
  * set-up; on the NPU a launch takes fewer cores, and a core's copies run one after another.
+ * With AIV_COLL_IN_WINDOW (my input is window memory every peer has mapped) nothing is staged:
+ * my part goes to my slot only, Record1vNAt announces my input, and peers copy from there
+ * (WaitNv1Source: a peer's announced input, or its HCCL buffer when it staged), as HCCL's
+ * graph-mode AIV AllGather reads peers' user inputs. The post-sync is the same: it also keeps
+ * my input untouched until every peer has read it, since my launch ends only after it.
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
@@ -24,6 +29,27 @@
 using namespace AscendC;
 
 namespace {
+
+/* My part [off, off + len) of the chunk: into my output slot and, unless my input is in a
+ * window (AIV_COLL_IN_WINDOW), staged in my HCCL buffer (one load, two stores); then
+ * Record1vN(tag, part) says it is ready, announcing my input when peers read it in place. */
+__aicore__ inline bool StageOrAnnounce(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub,
+                                       int32_t part, uint64_t off, uint64_t len)
+{
+    const int32_t rank = a->comm.rank;
+    const uint64_t slot = a->output + static_cast<uint64_t>(rank) * a->out_stride + off;
+    if ((a->flags & AIV_COLL_IN_WINDOW) != 0u) {
+        if (slot != a->input + off) { // in place, my input already is my slot
+            aiv::CpGM2GMTyped(slot, a->input + off, len, ub, 0, AIV_OP_NONE);
+        }
+        // Record1vNAt joins all pipes first: my slot is written before the flag (peers read my
+        // input, which nobody writes during the launch).
+        return sync.Record1vNAt(a->comm.tag, part, a->fp, a->input);
+    }
+    aiv::CpGM2GMDual(a->comm.hccl[rank] + off, slot, a->input + off, len, ub);
+    // Record1vN joins all pipes first: the staged data is in GM before the flag.
+    return sync.Record1vN(a->comm.tag, part, a->fp);
+}
 
 /* Block `part` of the AIV_COLL_BLOCK_PER_PART layout (see above). */
 __aicore__ inline void PerPart(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
@@ -34,19 +60,17 @@ __aicore__ inline void PerPart(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     uint64_t off = 0;
     uint64_t len = 0;
     const int32_t part = aiv::BlockPart(a->bytes, off, len);
-    aiv::CpGM2GMDual(a->comm.hccl[rank] + off, a->output + static_cast<uint64_t>(rank) * a->out_stride + off,
-                     a->input + off, len, ub);
-    // Record1vN joins all pipes first: the staged data is in GM before the flag.
-    if (!sync.Record1vN(tag, part, a->fp)) {
+    if (!StageOrAnnounce(a, sync, ub, part, off, len)) {
         return;
     }
     for (int32_t i = 1; i < n; i++) {
         const int32_t q = (rank + i) % n;
-        if (!sync.WaitNv1Matching(q, tag, part, a->fp)) {
+        const uint64_t src = sync.WaitNv1Source(q, tag, part, a->fp, a->comm.hccl[q]);
+        if (src == 0) {
             return;
         }
-        aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(q) * a->out_stride + off, a->comm.hccl[q] + off, len, ub,
-                          0, AIV_OP_NONE);
+        aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(q) * a->out_stride + off, src + off, len, ub, 0,
+                          AIV_OP_NONE);
     }
     aiv::DoneWithEveryPeer(sync, rank, n, tag, part);
 }
@@ -76,20 +100,16 @@ extern "C" __global__ __aicore__ void aiv_all_gather(GM_ADDR argsAddr)
     uint64_t off = 0;
     uint64_t len = 0;
     aiv::Split(a->bytes, pp.parts, part, off, len);
-    const uint64_t mine = a->comm.hccl[rank];
     if (peer == rank) {
-        // One load, two stores: my input into my HCCL buffer and into my output slot.
-        aiv::CpGM2GMDual(mine + off, a->output + static_cast<uint64_t>(rank) * a->out_stride + off, a->input + off,
-                         len, ub);
-        // Record1vN joins all pipes first: the staged data is in GM before the flag.
-        sync.Record1vN(tag, part, a->fp);
+        StageOrAnnounce(a, sync, ub, part, off, len);
         return;
     }
-    if (!sync.WaitNv1Matching(peer, tag, part, a->fp)) {
+    const uint64_t src = sync.WaitNv1Source(peer, tag, part, a->fp, a->comm.hccl[peer]);
+    if (src == 0) {
         return;
     }
-    aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(peer) * a->out_stride + off, a->comm.hccl[peer] + off, len,
-                      ub, 0, AIV_OP_NONE);
+    aiv::CpGM2GMTyped(a->output + static_cast<uint64_t>(peer) * a->out_stride + off, src + off, len, ub, 0,
+                      AIV_OP_NONE);
     // Post-sync: I have finished reading peer's buffer; wait until peer finished reading mine.
     if (sync.Record(peer, tag, part)) {
         sync.Wait(peer, tag, part);

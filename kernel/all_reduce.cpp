@@ -16,6 +16,9 @@
  *   from every peer, so no rank reuses its HCCL buffer while a peer still reads it.
  *   Ranks 0 and 1 start from their own input instead (x_0 + x_1 == x_1 + x_0 exactly): one load
  *   of it stores both A and the output, and only the other ranks' A are added.
+ *   With AIV_COLL_IN_WINDOW (out of place, my input window memory every peer has mapped) my
+ *   input is not staged: Record1vNAt announces it, and every rank reduces it from where it is
+ *   (WaitNv1Source): the same order and bits without the staging copy.
  * Per rank and byte of the chunk: n + 1 GM reads and n + 1 writes (ranks 0 and 1: n reads),
  * n - 1 of the writes atomic stores (which also read their destination); two flag rounds,
  * 3n - 2 flag operations per block (one Record1vN, n - 1 Records, 2 (n - 1) waits).
@@ -80,31 +83,43 @@ __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     uint64_t len = 0;
     const int32_t part = aiv::BlockPart(a->bytes, off, len);
     const uint64_t out = a->output + off;
-    const uint64_t mine = a->comm.hccl[rank] + off;
     // x_0 + x_1 == x_1 + x_0 exactly: ranks 0 and 1 start the sum from their own input, staged and
     // copied to the output with one load (in place the store rewrites each piece with itself).
     const bool starts = rank <= 1;
-    if (starts) {
-        aiv::CpGM2GMDual(mine, out, a->input + off, len, ub);
+    // My input in a window (never in place, the host sees to that): peers read it where it is.
+    const bool window = (a->flags & AIV_COLL_IN_WINDOW) != 0u;
+    const uint64_t mine = window ? a->input : a->comm.hccl[rank];
+    if (window) {
+        if (starts) {
+            aiv::CpGM2GMTyped(out, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
+        }
+    } else if (starts) {
+        aiv::CpGM2GMDual(mine + off, out, a->input + off, len, ub);
     } else {
-        aiv::CpGM2GMTyped(mine, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
+        aiv::CpGM2GMTyped(mine + off, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
     }
-    // Record1vN joins all pipes first: my part of A is staged before the flag says so.
-    if (!sync.Record1vN(tag, part, a->fp)) {
+    // Record1vN joins all pipes first: my part of A is staged (or my output started) before the
+    // flag says so.
+    if (!(window ? sync.Record1vNAt(tag, part, a->fp, a->input) : sync.Record1vN(tag, part, a->fp))) {
         return;
     }
     uint64_t src[AIV_MAX_RANKS];
     int32_t count = 0;
     for (int32_t q = 0; q < n; q++) {
-        if (q != rank && !sync.WaitNv1Matching(q, tag, part, a->fp)) {
-            return;
+        uint64_t from = mine;
+        if (q != rank) {
+            from = sync.WaitNv1Source(q, tag, part, a->fp, a->comm.hccl[q]);
+            if (from == 0) {
+                return;
+            }
         }
         if (!starts || q != rank) {
-            src[count++] = a->comm.hccl[q] + off;
+            src[count++] = from + off;
         }
     }
-    // The sources are staged copies, never the output: in place works (my input is staged by
-    // now), and no one writes them until the post-sync below has passed on every rank.
+    // The sources are staged copies or inputs in windows, never an output: in place works (my
+    // input is staged by now, and never announced), and no one writes them until the post-sync
+    // below has passed on every rank.
     if (starts) {
         aiv::AccumulateWithAtomics(out, src, count, len, a->dtype, a->op, ub);
     } else {

@@ -6,6 +6,9 @@
  *   Wait(peer, tag)        poll *my* cell reserved for (peer -> me) until it reaches tag
  *   Record1vN(tag)         set *my own* broadcast cell ("my data is ready")
  *   WaitNv1(peer, tag)     poll *peer's* broadcast cell remotely until it reaches tag
+ *   Record1vNAt(tag, addr) Record1vN that also announces where my data is (a window peers read in
+ *                          place); WaitNv1Source(peer, tag, staged) waits for it and returns
+ *                          that address, or `staged` after a plain Record1vN
  *   RecordNv1(peer)        atomically add 1 to peer's counting cell
  *   Wait1vN(n)             wait until my counting cell holds >= n, then take n from it
  *   BarrierAll(tag)        every block of this launch on this rank arrives before any leaves
@@ -129,6 +132,44 @@ public:
     {
         return WaitNv1(peer, tag, slot) && SeenMatches(peer, One2NCell(slot), tag, fp);
     }
+    /* Record1vN(tag, slot, fp) that also announces that my data for this slot is at GM `addr`:
+     * the address goes to my SRC cell `slot` first, then the broadcast cell, with
+     * AIV_FP_ANNOUNCED in its first payload lane (each store joins all pipes first, so a peer that
+     * sees the broadcast cell finds the SRC cell written). For data peers read in place. */
+    __aicore__ inline bool Record1vNAt(int64_t tag, int32_t slot, __gm__ const int32_t *fp, uint64_t addr)
+    {
+        int32_t lanes[AIV_PAYLOAD_LANES] = {};
+        lanes[0] = static_cast<int32_t>(static_cast<uint32_t>(addr & 0xffffffffu));
+        lanes[1] = static_cast<int32_t>(static_cast<uint32_t>(addr >> 32));
+        if (!StoreLanes(rank_, SrcCell(slot), tag, lanes)) {
+            return false;
+        }
+        for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+            lanes[i] = fp[i];
+        }
+        lanes[0] |= AIV_FP_ANNOUNCED;
+        return StoreLanes(rank_, One2NCell(slot), tag, lanes);
+    }
+    /* WaitNv1Matching(peer, tag, slot, fp), then where peer's data for this slot is: the address
+     * its Record1vNAt announced, or `staged` after a plain Record1vN. 0 if the wait failed (or the
+     * SRC cell does not hold this tag: AIV_DIAG_MISMATCH). */
+    __aicore__ inline uint64_t WaitNv1Source(int32_t peer, int64_t tag, int32_t slot, __gm__ const int32_t *fp,
+                                             uint64_t staged)
+    {
+        if (!WaitNv1Matching(peer, tag, slot, fp)) {
+            return 0;
+        }
+        if ((Seen(AIV_FLAG_PAYLOAD) & AIV_FP_ANNOUNCED) == 0) {
+            return staged;
+        }
+        const int64_t seen = Load(peer, SrcCell(slot));
+        if (seen != tag) {
+            WriteDiag(AIV_DIAG_MISMATCH, peer, SrcCell(slot), tag, seen, 0);
+            return 0;
+        }
+        return static_cast<uint64_t>(static_cast<uint32_t>(Seen(AIV_FLAG_PAYLOAD))) |
+               (static_cast<uint64_t>(static_cast<uint32_t>(Seen(AIV_FLAG_PAYLOAD + 1))) << 32);
+    }
     /* Wait, then checks that my cell from peer holds exactly this tag and fingerprint `fp` (a
      * Record with that fingerprint): the same call. A mismatch records AIV_DIAG_MISMATCH and
      * fails. */
@@ -241,6 +282,10 @@ public:
     {
         return AIV_COUNT_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES;
     }
+    __aicore__ static inline uint32_t SrcCell(int32_t slot)
+    {
+        return AIV_SRC_OFFSET + static_cast<uint32_t>(slot) * AIV_FLAG_BYTES;
+    }
 
     /* Stores `value` (lanes 0-1) and a payload (lanes 2-7, zero when `payload` is null) into the
      * flag at `offset` of `rank`'s area, after all earlier writes. One 32-byte DMA moves flag and
@@ -308,7 +353,9 @@ private:
     {
         bool same = SeenTag() == tag;
         for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
-            same = same && Seen(AIV_FLAG_PAYLOAD + i) == fp[i];
+            // An announcing writer (Record1vNAt) marks the first lane: still the same call.
+            const int32_t mask = i == 0 ? ~static_cast<int32_t>(AIV_FP_ANNOUNCED) : ~0;
+            same = same && (Seen(AIV_FLAG_PAYLOAD + i) & mask) == fp[i];
         }
         if (!same) {
             WriteDiag(AIV_DIAG_MISMATCH, peer, cell, tag, SeenTag(), 0);

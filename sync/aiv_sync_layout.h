@@ -24,6 +24,11 @@
  *   LINK   [AIV_MAX_RANKS][AIV_LINK_KINDS]   point-to-point and stream-task signals from rank s: sequence
  *                                           numbers per (peer, kind), growing; lanes 2..7 carry a
  *                                           payload.
+ *   SRC    [AIV_SRC_SLOTS]                  Record1vNAt(tag, slot, fp, addr) stores the GM address
+ *                                           of my data for broadcast slot `slot` here (lanes 2-3)
+ *                                           before it sets ONE2N[slot] with AIV_FP_ANNOUNCED in
+ *                                           the first payload lane; readers find it there
+ *                                           (SoftSync::WaitNv1Source).
  *
  * Diagnostics live outside the sync area, in memory of the launching stream (AivCommArgs.diag):
  * block b of a launch writes its AivDiag record at diag + b * AIV_DIAG_BYTES.
@@ -49,7 +54,15 @@
 #define AIV_BARRIER_OFFSET (AIV_COUNT_OFFSET + AIV_COUNT_SLOTS * AIV_FLAG_BYTES)
 #define AIV_LINK_KINDS 4
 #define AIV_LINK_OFFSET (AIV_BARRIER_OFFSET + AIV_MAX_BLOCKS * AIV_FLAG_BYTES)
-#define AIV_SYNC_AREA_BYTES (AIV_LINK_OFFSET + AIV_MAX_RANKS * AIV_LINK_KINDS * AIV_FLAG_BYTES)
+#define AIV_SRC_SLOTS AIV_ONE2N_SLOTS
+#define AIV_SRC_OFFSET (AIV_LINK_OFFSET + AIV_MAX_RANKS * AIV_LINK_KINDS * AIV_FLAG_BYTES)
+#define AIV_SYNC_AREA_BYTES (AIV_SRC_OFFSET + AIV_SRC_SLOTS * AIV_FLAG_BYTES)
+
+/* Set in the first payload lane of a broadcast cell (a call's fingerprint otherwise): the writer
+ * announced where its data is, in its SRC cell of the same slot (the data of a registered window
+ * that peers read in place, rather than the staged copy in the writer's HCCL buffer). Fingerprint
+ * comparisons ignore the bit (a fingerprint's first lane holds the operation in bits 24-27). */
+#define AIV_FP_ANNOUNCED 0x40000000
 
 #define AIV_DIAG_BYTES 96
 /* Bytes of a launch's diagnostic records (one per block). */

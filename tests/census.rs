@@ -20,12 +20,27 @@ fn world(ranks: usize) -> World {
 /// Runs one AllGather of `s` bytes per rank with `algo` and the census on; returns the census
 /// and what each rank's cores moved meanwhile (the traffic counters).
 fn census_all_gather(w: &World, s: usize, algo: AllGatherAlgo) -> (Census, Vec<GmTraffic>) {
+    census_all_gather_from(w, s, algo, false)
+}
+
+/// [`census_all_gather`], every rank's input registered as window memory if `windows`.
+fn census_all_gather_from(
+    w: &World,
+    s: usize,
+    algo: AllGatherAlgo,
+    windows: bool,
+) -> (Census, Vec<GmTraffic>) {
     let n = w.comms().len();
     let bufs: Vec<_> = w
         .comms()
         .iter()
         .map(|c| (c.alloc(s).unwrap(), c.alloc(n * s).unwrap()))
         .collect();
+    if windows {
+        for (c, (i, _)) in w.comms().iter().zip(&bufs) {
+            c.register(i).unwrap();
+        }
+    }
     let moved = |r: u32| {
         w.twin()
             .core_traffic(r)
@@ -145,6 +160,42 @@ fn all_gather_bytes_follow_the_protocol_exactly() {
                 if s == 1 << 20 {
                     assert_eq!(parts, 2, "{at}: 1 MiB, two parts");
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn all_gather_from_windows_moves_the_floor() {
+    // Inputs in windows (Communicator::register): nothing is staged. Per rank: reads n S (my
+    // input for my slot, each peer's input where it is), writes n S (the n slots of my output),
+    // the least any AllGather can move. Still two rounds. Per part: two cells stored by the
+    // owner (the address, then "ready") and one "done reading" per peer; the waits are the
+    // "ready" and "done" polls of each peer plus the one load of its address cell (a run of one
+    // load of a flag range).
+    for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
+        for (n, s) in [(2usize, 64usize << 10), (3, 1000), (3, 1 << 20)] {
+            let w = world(n);
+            let (c, traffic) = census_all_gather_from(&w, s, algo, true);
+            let s = s as u64;
+            let at = format!("{algo:?} n {n} S {s}");
+            assert_eq!(c.rounds, 2, "{at}: {c:?}");
+            for (r, rc) in c.ranks.iter().enumerate() {
+                let n = n as u64;
+                assert_eq!(
+                    (rc.data_read, rc.data_written),
+                    (n * s, n * s),
+                    "{at} rank {r}"
+                );
+                let parts = match algo {
+                    AllGatherAlgo::Pull => rc.blocks / n,
+                    _ => rc.blocks,
+                };
+                assert_eq!(rc.flag_written, 32 * (n + 1) * parts, "{at}: {rc:?}");
+                assert_eq!(rc.waits, 3 * (n - 1) * parts, "{at}: {rc:?}");
+                let t = traffic[r];
+                assert_eq!(t.read, rc.data_read + rc.flag_read, "{at} rank {r}");
+                assert_eq!(t.written, rc.data_written + rc.flag_written);
             }
         }
     }

@@ -676,6 +676,8 @@ struct Opts {
     ag_algo: AllGatherAlgo,
     json: bool,
     twin_checks: bool,
+    /// `-R 1`: every rank registers its send and recv buffers as window memory.
+    register: bool,
     timeout: Option<Duration>,
     timeout_source: TimeoutSource,
 }
@@ -717,6 +719,10 @@ options:
       --algo ALGO           kernel: all_reduce auto (default) one_shot two_shot hd push;
                             all_gather auto (default: pull_parts) pull (staging + pull,
                             seed 000's) pull_parts (the same, a block per part) push
+  -R, --register 0|1        1: every rank registers its send and recv buffers as window memory
+                            (Communicator::register, as nccl-tests' -R registers its buffers):
+                            all_gather and one-shot all_reduce (out of place) then read peers'
+                            inputs where they are instead of staged copies (default 0)
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed)
       --json                one JSON object on stdout instead of the table
@@ -903,6 +909,8 @@ const VALUE_FLAGS: &[&str] = &[
     "--buffsize",
     "--blocks-per-peer",
     "--algo",
+    "-R",
+    "--register",
 ];
 
 /// Splits `--flag=value` and `-fVALUE` (getopt's forms) into flag and value.
@@ -975,6 +983,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         ag_algo: AllGatherAlgo::Auto,
         json: false,
         twin_checks: false,
+        register: false,
         timeout: None,
         timeout_source: TimeoutSource::Default,
     };
@@ -1037,6 +1046,13 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
                 o.blocks_per_peer = Some(k as u32);
             }
             "--algo" => o.algo = Some(val.to_string()),
+            "-R" | "--register" => {
+                o.register = match val.trim() {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(format!("{flag} takes 0 or 1, got `{val}`")),
+                }
+            }
             _ => unreachable!("every value flag is matched"),
         }
         i += 2;
@@ -1579,7 +1595,7 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
         .comms()
         .iter()
         .map(|c| -> aiv_comm::Result<RankState> {
-            Ok(RankState {
+            let st = RankState {
                 send: c.alloc(send_len)?,
                 recv: c.alloc(recv_len)?,
                 side: if o.coll.side_stream {
@@ -1587,7 +1603,12 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
                 } else {
                     None
                 },
-            })
+            };
+            if o.register {
+                c.register(&st.send)?;
+                c.register(&st.recv)?;
+            }
+            Ok(st)
         })
         .collect::<aiv_comm::Result<_>>()
         .map_err(|e| e.to_string())?;
@@ -1760,10 +1781,15 @@ fn print_header(o: &Opts) {
         .resolved_buffer_bytes()
         .map_or_else(|e| e.to_string(), |b| format!("{} MB", b >> 20));
     out!(
-        "# aiv-perf {} on the CPU twin: {} ranks, HCCL buffer {buffer}, exec timeout {}",
+        "# aiv-perf {} on the CPU twin: {} ranks, HCCL buffer {buffer}, exec timeout {}{}",
         o.coll.name,
         o.ranks,
-        timeout_note(o)
+        timeout_note(o),
+        if o.register {
+            ", buffers registered (-R 1)"
+        } else {
+            ""
+        }
     );
     let step = match (o.step, o.factor) {
         (Some(s), _) => format!("{s}(bytes)"),
@@ -1922,7 +1948,7 @@ fn print_json(o: &Opts, rows: &[Row], avg: f64, failed: usize, wrong: Option<usi
         .resolved_timeout()
         .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
     out!(
-        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
+        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
         json_str(o.coll.name),
         o.ranks,
         json_str(o.dtype.name()),
@@ -1931,6 +1957,7 @@ fn print_json(o: &Opts, rows: &[Row], avg: f64, failed: usize, wrong: Option<usi
         o.iters,
         o.warmup,
         o.check,
+        o.register,
         timeout,
         items.join(","),
         json_num(avg, 6),
