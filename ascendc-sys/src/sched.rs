@@ -774,6 +774,9 @@ pub struct HostSignal {
     cv: Condvar,
     /// Pools with host tasks parked on this signal: an update wakes them there.
     pools: Mutex<SmallVec<[Weak<PoolShared>; 2]>>,
+    /// Host tasks parked on this signal now (or about to park): an update with none skips the
+    /// pools (whose wake-up looks through their parked tasks, on every worker that has some).
+    parked: AtomicUsize,
 }
 
 impl HostSignal {
@@ -784,6 +787,7 @@ impl HostSignal {
             lock: Mutex::new(()),
             cv: Condvar::new(),
             pools: Mutex::new(SmallVec::new()),
+            parked: AtomicUsize::new(0),
         }
     }
 
@@ -801,6 +805,13 @@ impl HostSignal {
             new
         };
         self.cv.notify_all();
+        // Pairs with the park of `wait_until`: a host task counts itself before the worker's
+        // last look at the value (after which it parks), so either it is counted here, or that
+        // look sees the new value and it does not stay parked.
+        fence(Ordering::SeqCst);
+        if self.parked.load(Ordering::SeqCst) == 0 {
+            return new;
+        }
         // The pool of the calling worker is alive while it runs (its thread holds an Arc), so
         // it is used without upgrading its Weak: the upgrade's reference count is a cache line
         // every worker would write at every launch's end. Other pools are upgraded.
@@ -874,9 +885,12 @@ impl HostSignal {
                 until,
                 meta: None,
             });
+            // Counted before the park re-reads the value (see `update`).
+            self.parked.fetch_add(1, Ordering::SeqCst);
             // SAFETY: HOST_YIELDER is set only while this worker resumes a host task, and it is
             // that task's own yielder (we are running inside it).
             unsafe { suspend(host, req) };
+            self.parked.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
