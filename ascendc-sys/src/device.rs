@@ -380,6 +380,7 @@ impl Device {
                 block,
                 depth: Default::default(),
                 spinning: Default::default(),
+                poll_parked: Default::default(),
                 waits_for: Default::default(),
                 launch: launch.clone(),
             });

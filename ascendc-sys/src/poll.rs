@@ -78,7 +78,7 @@ pub(crate) fn observe(
             p.seen[i].hash = hash;
             p.seen[i].repeats = 0;
             p.parks = 0;
-            ctx.progress();
+            progressed(ctx);
             return Ok(());
         }
         None => {
@@ -92,7 +92,7 @@ pub(crate) fn observe(
                 repeats: 0,
             });
             p.parks = 0;
-            ctx.progress();
+            progressed(ctx);
             return Ok(());
         }
     };
@@ -107,6 +107,9 @@ pub(crate) fn observe(
             let timeout = Duration::from_micros(50u64 << ctx.poll.parks.min(8));
             ctx.poll.parks += 1;
             set_spinning(ctx);
+            ctx.status
+                .poll_parked
+                .store(true, std::sync::atomic::Ordering::SeqCst);
             ctx.suspend(Req::Park(Park {
                 addr,
                 len,
@@ -121,6 +124,15 @@ pub(crate) fn observe(
         }
     }
     Ok(())
+}
+
+/// A read of a new range or a changed value: progress, and no longer parked on a poll.
+fn progressed(ctx: &BlockCtx) {
+    let parked = &ctx.status.poll_parked;
+    if parked.load(std::sync::atomic::Ordering::Relaxed) {
+        parked.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+    ctx.progress();
 }
 
 /// Publishes the ranges the block keeps reading unchanged (for the watchdog's report).

@@ -73,6 +73,9 @@ pub(crate) struct BlockStatus {
     pub depth: AtomicU32,
     /// Small GM ranges the block keeps reading unchanged (what it spins on), newest last.
     pub spinning: Mutex<SmallVec<[(usize, usize); 4]>>,
+    /// The block has parked on an unchanged poll since its last progress: between the parks of
+    /// a poll that times out and looks again, it is still waiting on that poll.
+    pub poll_parked: AtomicBool,
     /// What the block waits in when it is not a GM poll (a cross-core flag, SyncAll).
     pub waits_for: Mutex<Option<String>>,
     /// The block's launch (opaque to the scheduler; the twin's stall handler knows its type).
@@ -618,6 +621,12 @@ impl PoolShared {
             .iter()
             .flat_map(|w| w.live.lock().clone())
             .collect();
+        // A block parked on a poll that has just timed out looks again before it parks again:
+        // if it has parked on that one range since its last progress, it is still parked on it.
+        let reparking = |s: &BlockStatus| {
+            let ranges = s.spinning.lock();
+            (s.poll_parked.load(Ordering::SeqCst) && ranges.len() == 1).then(|| ranges[0])
+        };
         let stuck: Vec<Stuck> = live
             .iter()
             .map(|s| Stuck {
@@ -625,7 +634,8 @@ impl PoolShared {
                 parked_on: parked
                     .iter()
                     .find(|(p, _, _)| std::ptr::eq(*p, Arc::as_ptr(s)))
-                    .map(|&(_, a, l)| (a, l)),
+                    .map(|&(_, a, l)| (a, l))
+                    .or_else(|| reparking(s)),
             })
             .collect();
         (self.on_stall)(stuck, stalled_for);
