@@ -367,6 +367,7 @@ fn bad_arguments_exit_2_with_a_one_line_reason() {
         vec!["all_gather", "-f", "2", "-i", "1K"],
         vec!["all_gather", "-n", "0"],
         vec!["all_gather", "-c", "2"],
+        vec!["all_gather", "-R", "2"],
         vec!["all_gather", "--nope"],
         vec!["all_gather", "-x", "1"],
         vec!["all_reduce", "-T", "0.001"],
@@ -646,6 +647,45 @@ fn the_census_gives_all_gathers_protocol_figures() {
             // One block (PullParts), whose waits are two deep.
             assert_eq!((&k["blocks"], &k["depth"]), (&1.into(), &2.into()), "{m}");
         }
+    }
+}
+
+#[test]
+fn registered_buffers_move_the_floor_and_give_the_same_results() {
+    // -R 1: every rank's send and recv buffers are windows. AllGather of 64 KiB per rank on 2
+    // ranks then reads the peer's input in place: out of place, my input and the peer's (2 S)
+    // into my two slots (2 S); in place my input is my slot already, so S and S. Still two
+    // rounds. Every element checked, AllReduce too.
+    let (code, out, err) = run_quick(&[
+        "all_gather",
+        "-b",
+        "128K",
+        "-e",
+        "128K",
+        "-p",
+        "2",
+        "-R",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["registered"], true, "{v}");
+    let s = 64 * 1024u64;
+    for (place, moved) in [("out_of_place", 2 * s), ("in_place", s)] {
+        let m = &v["rows"][0][place];
+        assert_eq!(m["wrong"], 0, "{place}: {m}");
+        assert_eq!(m["sync_rounds"], 2, "{place}: {m}");
+        for k in m["census"].as_array().unwrap() {
+            assert_eq!(k["gm_data_read"], moved, "{place}: {m}");
+            assert_eq!(k["gm_data_written"], moved, "{place}: {m}");
+        }
+    }
+    let (code, out, err) = run_quick(&["all_reduce", "-b", "8K", "-e", "64K", "-f", "8", "-p", "3", "-R", "1"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("buffers registered (-R 1)"), "{out}");
+    for row in data_rows(&out) {
+        assert_eq!((row[8].as_str(), row[12].as_str()), ("0", "0"), "{out}");
     }
 }
 

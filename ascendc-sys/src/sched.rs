@@ -210,9 +210,19 @@ thread_local! {
 impl Pool {
     /// A pool of `workers` threads named `aiv-<name>-<i>`; `on_stall` is called (on a worker)
     /// when the watchdog finds live blocks that made no progress for its period.
-    pub fn new(workers: usize, name: &str, watchdog_ms: u64, on_stall: StallHandler) -> Pool {
+    ///
+    /// With `pin`, worker `i` runs only on the `i`-th CPU (modulo their number) of those the
+    /// calling thread may run on, where the OS lets it (Linux).
+    pub fn new(
+        workers: usize,
+        pin: bool,
+        name: &str,
+        watchdog_ms: u64,
+        on_stall: StallHandler,
+    ) -> Pool {
         guard::install();
         let n = workers.max(1);
+        let cpus = if pin { allowed_cpus() } else { Vec::new() };
         let now = Instant::now();
         let shared = Arc::new(PoolShared {
             workers: (0..n)
@@ -244,9 +254,15 @@ impl Pool {
         let threads = (0..n)
             .map(|i| {
                 let s = shared.clone();
+                let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
                 std::thread::Builder::new()
                     .name(format!("aiv-{name}-{i}"))
-                    .spawn(move || worker_main(i, s))
+                    .spawn(move || {
+                        if let Some(c) = cpu {
+                            pin_to(c);
+                        }
+                        worker_main(i, s)
+                    })
                     .expect("cannot spawn a twin worker thread")
             })
             .collect();
@@ -641,6 +657,42 @@ impl PoolShared {
         (self.on_stall)(stuck, stalled_for);
     }
 }
+
+/// The CPUs the calling thread may run on, in ascending order (empty if unknown).
+#[cfg(target_os = "linux")]
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity writes at most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the size is the set's.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `set` is initialised and `c` is below CPU_SETSIZE.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn allowed_cpus() -> Vec<usize> {
+    Vec::new()
+}
+
+/// Restricts the calling thread to CPU `cpu` (best effort: a refusal leaves it unpinned).
+#[cfg(target_os = "linux")]
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, `cpu` came from the allowed set (below
+    // CPU_SETSIZE), and pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin_to(_cpu: usize) {}
 
 /// The context of the block running on this thread (null outside blocks).
 pub(crate) fn current() -> *mut () {

@@ -87,6 +87,7 @@ impl Twin {
             let w = weak.clone();
             let pool = Pool::new(
                 config.workers,
+                config.pin_workers,
                 &format!("twin{id}"),
                 period_ms(config.watchdog),
                 Box::new(move |stuck, stalled_for| {
@@ -417,6 +418,78 @@ impl TwinInner {
             if let Ok(l) = s.status.launch.clone().downcast::<LaunchShared>() {
                 l.record(s.status.block, "watchdog", kind.clone());
             }
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The CPUs each worker thread of `twin` may run on, by worker index (from /proc).
+    fn worker_cpus(twin: &Twin) -> Vec<(usize, String)> {
+        let prefix = format!("aiv-twin{}-", twin.id());
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            let Some(i) = comm.trim().strip_prefix(&prefix) else {
+                continue;
+            };
+            let status = std::fs::read_to_string(e.path().join("status")).unwrap();
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_string();
+            out.push((i.parse().unwrap(), cpus));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn pinned_workers_each_get_their_own_cpu_and_unpinned_ones_keep_all() {
+        let mine = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let config = |pin_workers| TwinConfig {
+            workers: 2,
+            pin_workers,
+            ..TwinConfig::default()
+        };
+        // Workers name and pin themselves when they start: look until both have.
+        let settled = |twin: &Twin, pinned: bool| {
+            let t0 = std::time::Instant::now();
+            loop {
+                let got = worker_cpus(twin);
+                let done = got.len() == 2
+                    && got.iter().all(|(_, c)| !pinned || c.parse::<usize>().is_ok());
+                if done || t0.elapsed() > Duration::from_secs(5) {
+                    return got;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        let pinned = Twin::with_config(config(true));
+        let got = settled(&pinned, true);
+        assert_eq!(got.len(), 2, "{got:?}");
+        for (_, c) in &got {
+            assert!(c.parse::<usize>().is_ok(), "one CPU each: {got:?}");
+        }
+        if cpus >= 2 {
+            assert_ne!(got[0].1, got[1].1, "different CPUs: {got:?}");
+        }
+        let free = Twin::with_config(config(false));
+        let got = settled(&free, false);
+        assert_eq!(got.len(), 2, "{got:?}");
+        for (i, c) in got {
+            assert_eq!(c, mine, "worker {i} unpinned");
         }
     }
 }

@@ -57,6 +57,21 @@ try:
 except FileNotFoundError:
     pass
 checked = {k: median_row(v) for k, v in checked_all.items()}
+# The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
+staged_all = {}
+registered = False
+try:
+    for line in open(f"{out}/twin_staged.jsonl"):
+        d = json.loads(line)
+        for r in d["rows"]:
+            o = r["out_of_place"]
+            staged_all.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
+                (o["time_us"], o["busbw"], o["wrong"]))
+except FileNotFoundError:
+    pass
+staged = {k: median_row(v) for k, v in staged_all.items()}
+for line in open(f"{out}/twin.jsonl"):
+    registered = registered or json.loads(line).get("registered", False)
 # Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off
 # (twin) or on (twin checked); absent in outputs of older run.sh.
 lat = {}
@@ -71,6 +86,9 @@ for (coll, n, size, _kind), v in lat.items():
     corelat.setdefault((coll, n, size), []).extend(float(x) for x in v)
 reps = max(len(v) for v in twin_all.values())
 print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
+if registered:
+    print("The twin's buffers are registered as window memory (aiv-perf -R 1): its AllGather and "
+          "one-shot AllReduce read peers' inputs in place, as MPI's single-copy transport does.")
 print()
 
 def per_rank(coll, n, size):
@@ -169,6 +187,22 @@ if corelat:
                 ns = lat.get((coll, n, size, kind), [])
                 cells.append(f"{t[i]:.1f} ({ns[i]})" if i < len(t) and i < len(ns) else "-")
             print(f"| {coll} | {n} | {i + 1} | " + " | ".join(cells) + " |")
+
+if staged:
+    # Without registration every input is staged in the HCCL buffer first (one copy more).
+    print()
+    print("| collective | ranks | per-rank size | MPI time (us) | twin time, registered (us) | twin time, staged (us) | staged / registered | MPI busbw (GB/s) | twin busbw, staged (GB/s) | staged twin / MPI busbw | wrong (staged) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for key in sorted(staged):
+        coll, n, size = key
+        mkey = ("all_gather" if coll == "all_gather" else "all_reduce", n, size)
+        if mkey not in mpi or key not in twin:
+            continue
+        mt, mb, _ = mpi[mkey]
+        tt = twin[key][0]
+        st, sb, sw = staged[key]
+        print(f"| {coll} | {n} | {human(per_rank(coll, n, size))} | {mt:.1f} | {tt:.1f} | {st:.1f} | "
+              f"{st / tt if tt else 0:.2f}x | {mb:.3f} | {sb:.3f} | {sb / mb if mb else 0:.2f}x | {sw} |")
 
 if census:
     # Kernel cost in NPU terms (BENCHMARKS.md has the floors beside them).

@@ -15,6 +15,12 @@
 # NPS="2 4" / COLLS=all_reduce / SIZES="65536" / OUT=dir restrict the cells and move the output
 # (default: every cell, benches/compare/out).
 #
+# The twin's buffers are registered as window memory (aiv-perf -R 1, Communicator::register):
+# AllGather and one-shot AllReduce then read peers' inputs in place, one copy per byte and
+# rank, as Open MPI's shared-memory transport does with its default single-copy mechanism
+# (CMA). Every cell also runs the twin without registration (-R 0, staging every input in the
+# HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.
+#
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~8 minutes per rep here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,6 +48,7 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/mpi.txt"
 : > "$out/twin.jsonl"
 : > "$out/twin_checked.jsonl"
+: > "$out/twin_staged.jsonl"
 : > "$out/corelat.txt"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
 reps=${REPS:-1}
@@ -58,10 +65,15 @@ for np in ${NPS:-2 4 8}; do
                 sleep 0.5 # let the MPI processes' exit finish before the twin starts
                 n=$(iters_for "$s")
                 echo "$coll $np $total off $("$out/corelat")" >> "$out/corelat.txt"
-                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json >> "$out/twin.jsonl"
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json >> "$out/twin.jsonl"
                 echo "$coll $np $total on $("$out/corelat")" >> "$out/corelat.txt"
-                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 --json --twin-checks \
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json --twin-checks \
                     >> "$out/twin_checked.jsonl"
+                if [ "${STAGED:-1}" != 0 ]; then
+                    echo "$coll $np $total staged $("$out/corelat")" >> "$out/corelat.txt"
+                    "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 0 --json \
+                        >> "$out/twin_staged.jsonl"
+                fi
                 sleep 0.5
             done
         done
