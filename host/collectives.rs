@@ -477,10 +477,11 @@ impl Communicator {
         } else {
             (ffi::AIV_AR_TWO_SHOT, Algo::TwoShot)
         };
-        // One-shot reads my input in place if it lies in a window, but not in place (I write
-        // my output while peers read my input; the buffers are disjoint or the same range).
+        // Peers read my input in place if it lies in a window; one-shot not in place (I write
+        // my output while peers read my input; the buffers are disjoint or the same range),
+        // two-shot either way (I write each slice of my output only after its reader is done).
         let in_place = send.same_allocation(recv) && send.addr() == recv.addr();
-        let window = kind == Kind::AllReduceOneShot && !in_place && self.in_window(send, bytes);
+        let window = (kind == Kind::AllReduceTwoShot || !in_place) && self.in_window(send, bytes);
         let mut flags = 0;
         if self.deterministic() {
             flags |= ffi::AIV_COLL_DETERMINISTIC;

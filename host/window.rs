@@ -3,9 +3,10 @@
 //!
 //! HCCL registers user memory with a communicator (`HcclCommRegister`) and maps it into peers
 //! (`HcclCommExchangeMem`); its graph-mode AIV AllGather reads peers' inputs where they are. Here
-//! [`Communicator::register`] does both for one buffer: from then on, an AllGather or a one-shot
-//! AllReduce (out of place) whose send buffer lies inside a registered buffer skips the staging
-//! copy, and its kernel announces the input's address next to its "ready" flag
+//! [`Communicator::register`] does both for one buffer: from then on, an AllGather or an
+//! AllReduce (one-shot out of place, two-shot also in place) whose send buffer lies inside a
+//! registered buffer skips the staging copy, and its kernel announces the input's address next
+//! to its "ready" flag
 //! (`SoftSync::Record1vNAt`); every peer reads from wherever a rank announced, so ranks with and
 //! without windows work together and get the same bits. The rank's own launch still ends only
 //! after every peer has read its input (the kernels' post-sync), so the input is free to change
@@ -19,9 +20,9 @@ impl Communicator {
     /// Registers `buf` (this rank's, non-empty) as window memory of this communicator: memory
     /// every peer may read in place.
     ///
-    /// Afterwards, [`Communicator::all_gather`] and the one-shot [`Communicator::all_reduce`]
-    /// (out of place) read a send buffer that lies inside a registered buffer directly from it,
-    /// one copy per rank fewer; results are the same bit for bit. The communicator keeps a
+    /// Afterwards, [`Communicator::all_gather`] and [`Communicator::all_reduce`] (one-shot out
+    /// of place, two-shot in place too) read a send buffer that lies inside a registered buffer
+    /// directly from it, one copy per rank fewer; results are the same bit for bit. The communicator keeps a
     /// handle to the buffer until [`Communicator::deregister`], so the memory stays allocated.
     /// Buffers of one rank must not overlap (a view of a registered allocation that does not
     /// overlap the registered range is another window). Peers need not register anything.

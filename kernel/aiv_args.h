@@ -142,10 +142,10 @@ struct AivCollArgs {
 /* AllGather: block_dim = parts, block `part` pulls part `part` from every peer (all_gather.cpp),
  * instead of one block per peer and part. */
 #define AIV_COLL_BLOCK_PER_PART 2u
-/* AllGather, one-shot AllReduce: my input lies in window memory every peer has mapped (the
- * host's Communicator::register): peers read it in place, where Record1vNAt announces it,
- * instead of a copy staged in my HCCL buffer. Not for an AllReduce in place (I overwrite my
- * input while peers read it). Ranks with and without it work together. */
+/* AllGather, AllReduce: my input lies in window memory every peer has mapped (the host's
+ * Communicator::register): peers read it in place, where Record1vNAt announces it, instead of a
+ * copy staged in my HCCL buffer. Not for a one-shot AllReduce in place (I overwrite my input
+ * while peers read it). Ranks with and without it work together. */
 #define AIV_COLL_IN_WINDOW 4u
 
 /* ---- push-mode one-shot collectives (kernel/push.cpp: aiv_all_gather_push,

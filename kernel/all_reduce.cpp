@@ -53,6 +53,13 @@
  * In place (input == output) works for both: one-shot reads only staged copies after staging;
  * in two-shot the input is read only by block rank, and the output is written only after block
  * rank has staged the input.
+ *
+ * Two-shot with AIV_COLL_IN_WINDOW (my input is window memory every peer has mapped): my input
+ * is my A, announced by Record1vNAt, and block rank only copies my slice's part into B. Peer p
+ * reads my input's slice p; I write my output slice p (in place: that same input slice) only
+ * after p's "B final", which p stores after every contribution to its B, its read of my slice
+ * among them, so in place works here too. The post-sync keeps my input until every peer is
+ * done with it, as it keeps A.
  */
 #include "kernel_operator.h"
 #include "aiv_args.h"
@@ -151,6 +158,19 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     uint64_t ml = 0;
     aiv::Split(myLen, pp.parts, part, mo, ml);
     const int32_t staged = 2 * part; // broadcast cells: "A staged", then "B final"
+    // My input in a window: it is my A, which peers read where it is (Record1vNAt announces it).
+    const bool window = (a->flags & AIV_COLL_IN_WINDOW) != 0u;
+    if (peer == rank && window) {
+        // Only my own slice's part goes anywhere: into B.
+        aiv::CpGM2GMTyped(mineB + mo, a->input + myOff + mo, ml, ub, dtype, AIV_OP_NONE);
+        if (!sync.Record1vNAt(tag, staged, a->fp, a->input) || (ordered && !sync.Done(tag)) ||
+            !sync.Wait1vN(n - 1, part)) {
+            return;
+        }
+        aiv::CpGM2GMTyped(a->output + myOff + mo, mineB + mo, ml, ub, dtype, AIV_OP_NONE);
+        sync.Record1vN(tag, staged + 1, a->fp);
+        return;
+    }
     if (peer == rank) {
         // Stage my part of every slice in A; my own slice's part goes to B too, with one load.
         for (int32_t s = 0; s < n; s++) {
@@ -173,13 +193,15 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
         sync.Record1vN(tag, staged + 1, a->fp);
         return;
     }
-    if (!sync.WaitNv1Matching(peer, tag, staged, a->fp) || !sync.WaitNv1(rank, tag, staged)) {
+    // Peer's A: its staged copy, or its input where it announced it.
+    const uint64_t peerA = sync.WaitNv1Source(peer, tag, staged, a->fp, a->comm.hccl[peer]);
+    if (peerA == 0 || !sync.WaitNv1(rank, tag, staged)) {
         return;
     }
     if (ordered && !sync.AfterBlock(pp.Block(TwoShotPrev(rank, peer), n), tag)) {
         return;
     }
-    aiv::CpGM2GMTyped(mineB + mo, a->comm.hccl[peer] + myOff + mo, ml, ub, dtype, op);
+    aiv::CpGM2GMTyped(mineB + mo, peerA + myOff + mo, ml, ub, dtype, op);
     // Store joins all pipes first: my add into B has landed before the next block's starts.
     if ((ordered && !sync.Done(tag)) || !sync.RecordNv1(rank, part) || !sync.WaitNv1(peer, tag, staged + 1)) {
         return;

@@ -681,7 +681,19 @@ fn registered_buffers_move_the_floor_and_give_the_same_results() {
             assert_eq!(k["gm_data_written"], moved, "{place}: {m}");
         }
     }
-    let (code, out, err) = run_quick(&["all_reduce", "-b", "8K", "-e", "64K", "-f", "8", "-p", "3", "-R", "1"]);
+    let (code, out, err) = run_quick(&[
+        "all_reduce",
+        "-b",
+        "8K",
+        "-e",
+        "64K",
+        "-f",
+        "8",
+        "-p",
+        "3",
+        "-R",
+        "1",
+    ]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("buffers registered (-R 1)"), "{out}");
     for row in data_rows(&out) {

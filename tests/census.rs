@@ -213,42 +213,59 @@ fn two_shot_all_reduce_is_four_rounds() {
     // Bytes: block r reads S, writes S + S/n, then reads and writes S/n (B -> output); each
     // block i reads S/n + S/n (the atomic add reads its destination), writes S/n, then reads
     // and writes S/n.
-    let n = 3usize;
-    let s = 96 << 10; // slices of 32 KiB, whole DMA blocks
-    let w = world(n);
-    let bufs: Vec<_> = w
-        .comms()
-        .iter()
-        .map(|c| (c.alloc(s).unwrap(), c.alloc(s).unwrap()))
-        .collect();
-    w.twin().set_census(true);
-    w.run(|c| {
-        let (i, o) = &bufs[c.rank() as usize];
-        c.all_reduce_with(
-            i,
-            o,
-            s / 4,
-            DataType::F32,
-            ReduceOp::Sum,
-            AllReduceAlgo::TwoShot,
-        )
-        .unwrap();
-        c.synchronize().unwrap();
-    });
-    let c = w.twin().take_census();
-    assert_eq!(c.rounds, 4, "{c:?}");
-    let (s, k) = (s as u64, n as u64 - 1);
-    let slice = s / n as u64;
-    for rc in &c.ranks {
-        assert_eq!(rc.blocks, n as u64, "{rc:?}");
-        assert_eq!(
-            (rc.waits, rc.blocking_waits),
-            (4 * k + 1, 3 * k + 1),
-            "{rc:?}"
-        );
-        assert_eq!(rc.depth, 4, "{rc:?}");
-        assert_eq!(rc.data_read, s + slice + k * 3 * slice, "{rc:?}");
-        assert_eq!(rc.data_written, s + slice + slice + k * 2 * slice, "{rc:?}");
+    // With the inputs in windows, block r copies only slice r (S/n) into B, and peers read A
+    // from the input: S - S/n fewer bytes read and S fewer written per rank; block i also reads
+    // i's address cell (one more wait, not blocking, and not deeper). The same four rounds.
+    for windows in [false, true] {
+        let n = 3usize;
+        let s = 96 << 10; // slices of 32 KiB, whole DMA blocks
+        let w = world(n);
+        let bufs: Vec<_> = w
+            .comms()
+            .iter()
+            .map(|c| (c.alloc(s).unwrap(), c.alloc(s).unwrap()))
+            .collect();
+        if windows {
+            for (c, (i, _)) in w.comms().iter().zip(&bufs) {
+                c.register(i).unwrap();
+            }
+        }
+        w.twin().set_census(true);
+        w.run(|c| {
+            let (i, o) = &bufs[c.rank() as usize];
+            c.all_reduce_with(
+                i,
+                o,
+                s / 4,
+                DataType::F32,
+                ReduceOp::Sum,
+                AllReduceAlgo::TwoShot,
+            )
+            .unwrap();
+            c.synchronize().unwrap();
+        });
+        let c = w.twin().take_census();
+        assert_eq!(c.rounds, 4, "windows {windows}: {c:?}");
+        let (s, k) = (s as u64, n as u64 - 1);
+        let slice = s / n as u64;
+        let (staged_read, staged_written, address_reads) =
+            if windows { (slice, 0, k) } else { (s, s, 0) };
+        for rc in &c.ranks {
+            let at = format!("windows {windows}: {rc:?}");
+            assert_eq!(rc.blocks, n as u64, "{at}");
+            assert_eq!(
+                (rc.waits, rc.blocking_waits),
+                (4 * k + 1 + address_reads, 3 * k + 1),
+                "{at}"
+            );
+            assert_eq!(rc.depth, 4, "{at}");
+            assert_eq!(rc.data_read, staged_read + slice + k * 3 * slice, "{at}");
+            assert_eq!(
+                rc.data_written,
+                staged_written + slice + slice + k * 2 * slice,
+                "{at}"
+            );
+        }
     }
 }
 

@@ -27,6 +27,21 @@ fn world(n: usize, buffer: usize, parts: Option<u32>) -> World {
     .unwrap()
 }
 
+/// [`world`] whose reductions add in one fixed order (two-shot's bits then do not depend on
+/// which peer's slice arrives first, so runs can be compared bit for bit).
+fn deterministic_world(n: usize, buffer: usize, parts: Option<u32>) -> World {
+    World::sim_with(
+        n,
+        Config {
+            buffer_bytes: Some(buffer),
+            blocks_per_peer: parts,
+            deterministic: Some(true),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
 /// Which ranks register their buffers.
 #[derive(Clone, Copy, Debug)]
 enum Who {
@@ -95,10 +110,12 @@ fn all_gather_from_windows_gives_every_rank_every_input() {
     }
 }
 
-/// Every rank's one-shot AllReduce result of `count` elements of `dtype` with `op`, rank r's
+/// Every rank's AllReduce result with `algo` of `count` elements of `dtype` with `op`, rank r's
 /// input `inputs[r]`, registered by the ranks `who` picks; in place or not.
-fn one_shot(
+#[allow(clippy::too_many_arguments)]
+fn all_reduce(
     w: &World,
+    algo: AllReduceAlgo,
     inputs: &[Vec<u8>],
     count: usize,
     dtype: DataType,
@@ -119,7 +136,7 @@ fn one_shot(
         if who.registers(c.rank()) {
             c.register(&send)?;
         }
-        c.all_reduce_with(&send, &main, count, dtype, op, AllReduceAlgo::OneShot)?;
+        c.all_reduce_with(&send, &main, count, dtype, op, algo)?;
         c.synchronize()?;
         recv.to_vec::<u8>()
     })
@@ -130,9 +147,12 @@ fn one_shot(
 }
 
 #[test]
-fn one_shot_all_reduce_from_windows_gives_the_staged_bits_on_every_rank() {
-    // Every reducible type, sum and max, 2 to 4 ranks (ranks 0 and 1 start from their own
-    // input, the others from rank 0's), several chunks with two parts each.
+fn all_reduce_from_windows_gives_the_staged_bits_on_every_rank() {
+    // Every reducible type, 2 to 4 ranks, one-shot (ranks 0 and 1 start from their own input,
+    // the others from rank 0's) with sum and max, and two-shot (slice owners reduce peers'
+    // slices into their HCCL buffers, in a fixed order: deterministic mode) with sum; several
+    // chunks with two parts each; in place too (one-shot stages then, two-shot reads the
+    // windows).
     for n in [2usize, 3, 4] {
         for dtype in REDUCIBLE {
             let es = dtype.size();
@@ -144,46 +164,29 @@ fn one_shot_all_reduce_from_windows_gives_the_staged_bits_on_every_rank() {
                         .collect()
                 })
                 .collect();
-            for op in [ReduceOp::Sum, ReduceOp::Max] {
-                let w = world(n, 4096, Some(2));
-                let staged = one_shot(&w, &inputs, count, dtype, op, Who::Nobody, false);
-                let at = |who: Who, r: usize| format!("n {n} {dtype} {op} {who:?} rank {r}");
+            for (op, algo) in [
+                (ReduceOp::Sum, AllReduceAlgo::OneShot),
+                (ReduceOp::Max, AllReduceAlgo::OneShot),
+                (ReduceOp::Sum, AllReduceAlgo::TwoShot),
+            ] {
+                let w = deterministic_world(n, 4096, Some(2));
+                let run =
+                    |who, in_place| all_reduce(&w, algo, &inputs, count, dtype, op, who, in_place);
+                let at =
+                    |who: Who, r: usize| format!("n {n} {dtype} {op} {algo:?} {who:?} rank {r}");
+                let staged = run(Who::Nobody, false);
                 for (r, got) in staged.iter().enumerate() {
-                    assert_reduced(
-                        dtype,
-                        op,
-                        &inputs,
-                        0,
-                        count,
-                        &got[..count * es],
-                        &at(Who::Nobody, r),
-                    );
-                    assert_eq!(
-                        got,
-                        &staged[0],
-                        "{}: every rank the same bits",
-                        at(Who::Nobody, r)
-                    );
+                    let what = at(Who::Nobody, r);
+                    assert_reduced(dtype, op, &inputs, 0, count, &got[..count * es], &what);
+                    assert_eq!(got, &staged[0], "{what}: every rank the same bits");
                 }
                 for who in [Who::Everyone, Who::Even] {
-                    for (r, got) in one_shot(&w, &inputs, count, dtype, op, who, false)
-                        .iter()
-                        .enumerate()
-                    {
+                    for (r, got) in run(who, false).iter().enumerate() {
                         assert_guarded(got, &staged[0][..count * es], &at(who, r));
                     }
-                }
-                // In place, a registered input is staged (its rank overwrites it): the same bits.
-                for (r, got) in one_shot(&w, &inputs, count, dtype, op, Who::Everyone, true)
-                    .iter()
-                    .enumerate()
-                {
-                    assert_eq!(
-                        got[..],
-                        staged[0][..count * es],
-                        "{} in place",
-                        at(Who::Everyone, r)
-                    );
+                    for (r, got) in run(who, true).iter().enumerate() {
+                        assert_eq!(got[..], staged[0][..count * es], "{} in place", at(who, r));
+                    }
                 }
             }
         }

@@ -469,7 +469,9 @@ mod tests {
             loop {
                 let got = worker_cpus(twin);
                 let done = got.len() == 2
-                    && got.iter().all(|(_, c)| !pinned || c.parse::<usize>().is_ok());
+                    && got
+                        .iter()
+                        .all(|(_, c)| !pinned || c.parse::<usize>().is_ok());
                 if done || t0.elapsed() > Duration::from_secs(5) {
                     return got;
                 }

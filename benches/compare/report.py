@@ -88,7 +88,7 @@ reps = max(len(v) for v in twin_all.values())
 print(f"Medians of {reps} alternating runs per cell." if reps > 1 else "One run per cell.")
 if registered:
     print("The twin's buffers are registered as window memory (aiv-perf -R 1): its AllGather and "
-          "one-shot AllReduce read peers' inputs in place, as MPI's single-copy transport does.")
+          "AllReduce read peers' inputs in place, as MPI's single-copy transport does.")
 print()
 
 def per_rank(coll, n, size):

@@ -16,7 +16,7 @@
 # (default: every cell, benches/compare/out).
 #
 # The twin's buffers are registered as window memory (aiv-perf -R 1, Communicator::register):
-# AllGather and one-shot AllReduce then read peers' inputs in place, one copy per byte and
+# AllGather and AllReduce then read peers' inputs in place, one copy per byte and
 # rank, as Open MPI's shared-memory transport does with its default single-copy mechanism
 # (CMA). Every cell also runs the twin without registration (-R 0, staging every input in the
 # HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.

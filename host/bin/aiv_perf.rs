@@ -721,8 +721,9 @@ options:
                             seed 000's) pull_parts (the same, a block per part) push
   -R, --register 0|1        1: every rank registers its send and recv buffers as window memory
                             (Communicator::register, as nccl-tests' -R registers its buffers):
-                            all_gather and one-shot all_reduce (out of place) then read peers'
-                            inputs where they are instead of staged copies (default 0)
+                            all_gather and all_reduce (one-shot out of place, two-shot) then
+                            read peers' inputs where they are instead of staged copies
+                            (default 0)
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed)
       --json                one JSON object on stdout instead of the table
