@@ -17,7 +17,8 @@
  * with a peer running the other. Fewer blocks: on the twin each costs a coroutine and its
  * set-up; on the NPU a launch takes fewer cores, and a core's copies run one after another.
  * With AIV_COLL_IN_WINDOW (my input is window memory every peer has mapped) nothing is staged:
- * my part goes to my slot only, Record1vNAt announces my input, and peers copy from there
+ * Record1vNAt announces my input at once (it is ready when the launch starts), my part then
+ * goes to my slot while peers copy from my input
  * (WaitNv1Source: a peer's announced input, or its HCCL buffer when it staged), as HCCL's
  * graph-mode AIV AllGather reads peers' user inputs. The post-sync is the same: it also keeps
  * my input untouched until every peer has read it, since my launch ends only after it.
@@ -31,20 +32,23 @@ using namespace AscendC;
 namespace {
 
 /* My part [off, off + len) of the chunk: into my output slot and, unless my input is in a
- * window (AIV_COLL_IN_WINDOW), staged in my HCCL buffer (one load, two stores); then
- * Record1vN(tag, part) says it is ready, announcing my input when peers read it in place. */
+ * window (AIV_COLL_IN_WINDOW), staged in my HCCL buffer (one load, two stores); and
+ * Record1vN(tag, part) saying it is ready, announcing my input when peers read it in place. */
 __aicore__ inline bool StageOrAnnounce(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub,
                                        int32_t part, uint64_t off, uint64_t len)
 {
     const int32_t rank = a->comm.rank;
     const uint64_t slot = a->output + static_cast<uint64_t>(rank) * a->out_stride + off;
     if ((a->flags & AIV_COLL_IN_WINDOW) != 0u) {
+        // My input is ready when the launch starts (earlier work wrote it; nobody writes it
+        // during the launch): announce it first, so peers pull it while I fill my own slot.
+        if (!sync.Record1vNAt(a->comm.tag, part, a->fp, a->input)) {
+            return false;
+        }
         if (slot != a->input + off) { // in place, my input already is my slot
             aiv::CpGM2GMTyped(slot, a->input + off, len, ub, 0, AIV_OP_NONE);
         }
-        // Record1vNAt joins all pipes first: my slot is written before the flag (peers read my
-        // input, which nobody writes during the launch).
-        return sync.Record1vNAt(a->comm.tag, part, a->fp, a->input);
+        return true;
     }
     aiv::CpGM2GMDual(a->comm.hccl[rank] + off, slot, a->input + off, len, ub);
     // Record1vN joins all pipes first: the staged data is in GM before the flag.

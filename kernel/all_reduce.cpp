@@ -17,8 +17,8 @@
  *   Ranks 0 and 1 start from their own input instead (x_0 + x_1 == x_1 + x_0 exactly): one load
  *   of it stores both A and the output, and only the other ranks' A are added.
  *   With AIV_COLL_IN_WINDOW (out of place, my input window memory every peer has mapped) my
- *   input is not staged: Record1vNAt announces it, and every rank reduces it from where it is
- *   (WaitNv1Source): the same order and bits without the staging copy.
+ *   input is not staged: Record1vNAt announces it at once, and every rank reduces it from
+ *   where it is (WaitNv1Source): the same order and bits without the staging copy.
  * Per rank and byte of the chunk: n + 1 GM reads and n + 1 writes (ranks 0 and 1: n reads),
  * n - 1 of the writes atomic stores (which also read their destination); two flag rounds,
  * 3n - 2 flag operations per block (one Record1vN, n - 1 Records, 2 (n - 1) waits).
@@ -97,18 +97,24 @@ __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     const bool window = (a->flags & AIV_COLL_IN_WINDOW) != 0u;
     const uint64_t mine = window ? a->input : a->comm.hccl[rank];
     if (window) {
+        // My input is ready when the launch starts: announce it first, so peers read it while
+        // I start my output (peers never read my output).
+        if (!sync.Record1vNAt(tag, part, a->fp, a->input)) {
+            return;
+        }
         if (starts) {
             aiv::CpGM2GMTyped(out, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
         }
-    } else if (starts) {
-        aiv::CpGM2GMDual(mine + off, out, a->input + off, len, ub);
     } else {
-        aiv::CpGM2GMTyped(mine + off, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
-    }
-    // Record1vN joins all pipes first: my part of A is staged (or my output started) before the
-    // flag says so.
-    if (!(window ? sync.Record1vNAt(tag, part, a->fp, a->input) : sync.Record1vN(tag, part, a->fp))) {
-        return;
+        if (starts) {
+            aiv::CpGM2GMDual(mine + off, out, a->input + off, len, ub);
+        } else {
+            aiv::CpGM2GMTyped(mine + off, a->input + off, len, ub, a->dtype, AIV_OP_NONE);
+        }
+        // Record1vN joins all pipes first: my part of A is staged before the flag says so.
+        if (!sync.Record1vN(tag, part, a->fp)) {
+            return;
+        }
     }
     uint64_t src[AIV_MAX_RANKS];
     int32_t count = 0;
