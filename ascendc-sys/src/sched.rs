@@ -211,18 +211,23 @@ impl Pool {
     /// A pool of `workers` threads named `aiv-<name>-<i>`; `on_stall` is called (on a worker)
     /// when the watchdog finds live blocks that made no progress for its period.
     ///
-    /// With `pin`, worker `i` runs only on the `i`-th CPU (modulo their number) of those the
-    /// calling thread may run on, where the OS lets it (Linux).
+    /// With `pin: Some(first)`, worker `i` runs only on CPU `first + i` (modulo their number) of
+    /// those the calling thread may run on, where the OS lets it (Linux).
     pub fn new(
         workers: usize,
-        pin: bool,
+        pin: Option<usize>,
         name: &str,
         watchdog_ms: u64,
         on_stall: StallHandler,
     ) -> Pool {
         guard::install();
         let n = workers.max(1);
-        let cpus = if pin { allowed_cpus() } else { Vec::new() };
+        let cpus = if pin.is_some() {
+            allowed_cpus()
+        } else {
+            Vec::new()
+        };
+        let first = pin.unwrap_or(0);
         let now = Instant::now();
         let shared = Arc::new(PoolShared {
             workers: (0..n)
@@ -254,7 +259,7 @@ impl Pool {
         let threads = (0..n)
             .map(|i| {
                 let s = shared.clone();
-                let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
+                let cpu = (!cpus.is_empty()).then(|| cpus[first.wrapping_add(i) % cpus.len()]);
                 std::thread::Builder::new()
                     .name(format!("aiv-{name}-{i}"))
                     .spawn(move || {

@@ -85,9 +85,12 @@ impl Twin {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let inner = Arc::new_cyclic(|weak: &Weak<TwinInner>| {
             let w = weak.clone();
+            // Twins with fewer workers than CPUs start at different CPUs (a test suite's twins
+            // of two workers each would all crowd onto the first two otherwise).
+            let first_cpu = (id as usize).wrapping_mul(config.workers.max(1));
             let pool = Pool::new(
                 config.workers,
-                config.pin_workers,
+                config.pin_workers.then_some(first_cpu),
                 &format!("twin{id}"),
                 period_ms(config.watchdog),
                 Box::new(move |stuck, stalled_for| {
