@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aiv_comm::{Config, DataType, DeviceBuffer, Error, ReduceOp, SendRecvItem, World};
-use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
+use common::reduce::{assert_reduced, rank_inputs, REDUCIBLE};
 use common::{assert_guarded, guarded, pattern, SENTINEL};
 
 fn world(ranks: usize, buffer: usize) -> World {
@@ -56,13 +56,7 @@ fn rs_case(
     } else {
         scattered(counts, 3)
     };
-    let inputs: Vec<Vec<u8>> = (0..n)
-        .map(|r| {
-            (0..total)
-                .flat_map(|i| enc(dtype, value(dtype, r, i)))
-                .collect()
-        })
-        .collect();
+    let inputs = rank_inputs(dtype, n, total);
     let outs = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
         let r = c.rank() as usize;
         let rb = counts[r] * es;

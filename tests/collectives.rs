@@ -9,7 +9,7 @@ use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, Config, DataType, DeviceBuffer, Error, ReduceOp, World,
 };
 use common::gather::{assert_all_gather, assert_all_gather_by};
-use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
+use common::reduce::{assert_reduced, enc, rank_inputs, value, REDUCIBLE};
 
 fn world(ranks: usize, buffer: usize) -> World {
     World::sim_with(
@@ -79,13 +79,7 @@ fn all_reduce_algo_case(
 ) {
     let n = w.size();
     let es = dtype.size();
-    let inputs: Vec<Vec<u8>> = (0..n)
-        .map(|r| {
-            (0..count)
-                .flat_map(|i| enc(dtype, value(dtype, r, i)))
-                .collect()
-        })
-        .collect();
+    let inputs = rank_inputs(dtype, n, count);
     let outs = w.run(|comm| -> aiv_comm::Result<Vec<u8>> {
         let r = comm.rank() as usize;
         let send = comm.alloc_from(&inputs[r])?;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Communicator, Config, DataType, ReduceOp, World};
 use common::gather::assert_all_gather;
-use common::reduce::{assert_reduced, enc, value};
+use common::reduce::{assert_reduced, rank_inputs};
 
 fn world(ranks: usize, blocks_per_peer: Option<u32>) -> World {
     World::sim_with(
@@ -32,13 +32,7 @@ fn world(ranks: usize, blocks_per_peer: Option<u32>) -> World {
 fn reduce_case(w: &World, count: usize, dtype: DataType, op: ReduceOp, in_place: bool) {
     let n = w.size();
     let es = dtype.size();
-    let inputs: Vec<Vec<u8>> = (0..n)
-        .map(|r| {
-            (0..count)
-                .flat_map(|i| enc(dtype, value(dtype, r, i)))
-                .collect()
-        })
-        .collect();
+    let inputs = rank_inputs(dtype, n, count);
     let outs: Vec<Vec<u8>> = w
         .run(|c| -> aiv_comm::Result<Vec<u8>> {
             let send = c.alloc_from(&inputs[c.rank() as usize])?;

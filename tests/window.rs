@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Config, DataType, Error, ReduceOp, World};
 use common::mismatch::assert_mismatch_on_every_rank;
-use common::reduce::{assert_reduced, enc, value, REDUCIBLE};
+use common::reduce::{assert_reduced, rank_inputs, REDUCIBLE};
 use common::{assert_guarded, guarded, pattern};
 
 /// A world whose HCCL buffer is small enough for a few KiB to take several chunks, and whose
@@ -157,13 +157,7 @@ fn all_reduce_from_windows_gives_the_staged_bits_on_every_rank() {
         for dtype in REDUCIBLE {
             let es = dtype.size();
             let count = 2500usize;
-            let inputs: Vec<Vec<u8>> = (0..n)
-                .map(|r| {
-                    (0..count)
-                        .flat_map(|i| enc(dtype, value(dtype, r, i)))
-                        .collect()
-                })
-                .collect();
+            let inputs = rank_inputs(dtype, n, count);
             for (op, algo) in [
                 (ReduceOp::Sum, AllReduceAlgo::OneShot),
                 (ReduceOp::Max, AllReduceAlgo::OneShot),

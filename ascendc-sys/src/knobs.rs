@@ -39,11 +39,10 @@ pub struct TwinConfig {
     /// Each worker runs on a CPU of its own among those the process may use, and only there: a
     /// twin's workers on consecutive ones, twins with fewer workers than CPUs starting at
     /// different ones (`AIV_TWIN_PIN=0` leaves the workers to the OS). Default on: the workers
-    /// of a twin hand work to each other
-    /// all the time, and Linux tends to wake a thread on the CPU of the thread that woke it, so
-    /// unpinned, both workers of a 2-CPU machine often shared one CPU while the other idled
-    /// (timelines of 2-rank collectives showed it; runs of the same 2-rank 64 KiB AllGather took
-    /// 8.7-17.8 us unpinned, 8.5-9.5 pinned).
+    /// of a twin hand work to each other all the time, and Linux tends to wake a thread on the
+    /// CPU of the thread that woke it, so unpinned, both workers of a 2-CPU machine often shared
+    /// one CPU while the other idled (timelines of 2-rank collectives showed it; runs of the
+    /// same 2-rank 64 KiB AllGather took 8.7-17.8 us unpinned, 8.5-9.5 pinned).
     pub pin_workers: bool,
     /// GM bytes after which DMA stores bypass the host's caches (non-temporal stores): once a
     /// block has written `stream_after / running blocks` bytes, so that the running blocks

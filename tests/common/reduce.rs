@@ -62,6 +62,18 @@ pub fn value(dtype: DataType, r: usize, i: usize) -> f64 {
     }
 }
 
+/// Every rank's input of `count` elements of `dtype`, rank r's element i [`value`]`(dtype, r, i)`,
+/// encoded; `n` ranks.
+pub fn rank_inputs(dtype: DataType, n: usize, count: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|r| {
+            (0..count)
+                .flat_map(|i| enc(dtype, value(dtype, r, i)))
+                .collect()
+        })
+        .collect()
+}
+
 /// The exact reduction of `vals` in `dtype` (integer sums wrap) and the tolerance a float sum
 /// in an unknown order may be off by.
 pub fn reference(dtype: DataType, op: ReduceOp, vals: &[f64]) -> (f64, f64) {
