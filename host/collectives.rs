@@ -176,7 +176,13 @@ impl Communicator {
         let name = kernel.name();
         self.main.task(name, name, uses, move |ctx| {
             let args = args.with_comm(ctx.comm_args(tag));
-            ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp))
+            let r = ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp));
+            if let Err(e) = &r {
+                if args.peers_read_input() {
+                    ctx.launcher.stop_readers_of_input(e);
+                }
+            }
+            r
         });
     }
 

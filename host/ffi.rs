@@ -109,6 +109,11 @@ pod!(
 pub(crate) trait WithComm: bytemuck::Pod + Send + 'static {
     /// `self` with `comm` as its communicator arguments.
     fn with_comm(self, comm: AivCommArgs) -> Self;
+
+    /// Whether peers read this rank's input in place (`AIV_COLL_IN_WINDOW`).
+    fn peers_read_input(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! with_comm {
@@ -120,4 +125,14 @@ macro_rules! with_comm {
         }
     )*};
 }
-with_comm!(AivCollArgs, AivCollVArgs, AivPushArgs);
+with_comm!(AivCollVArgs, AivPushArgs);
+
+impl WithComm for AivCollArgs {
+    fn with_comm(self, comm: AivCommArgs) -> Self {
+        Self { comm, ..self }
+    }
+
+    fn peers_read_input(&self) -> bool {
+        self.flags & AIV_COLL_IN_WINDOW != 0
+    }
+}

@@ -91,6 +91,18 @@ impl Launcher {
         }
     }
 
+    /// A launch whose input peers read in place (window memory) failed: peers may still be
+    /// reading the input, since the post-sync that tells this rank they are done was never
+    /// reached. Stops every launch of the world (the first failure's cause stays the reason)
+    /// and waits until none runs, so that the input can be released (the task's claim ends)
+    /// and freed or rewritten without a peer reading it. Aborting peers here, even for a
+    /// timeout, trades their own timeout reports for that guarantee.
+    pub fn stop_readers_of_input(&self, e: &Error) {
+        let twin = &self.world.twin;
+        twin.abort(&format!("rank {} failed: {e}", self.rank));
+        twin.wait_until_idle();
+    }
+
     /// Reserves `n` tags for one launch (see [`crate::tags`]).
     pub fn reserve_tags(&self, n: i64) -> Result<i64> {
         self.tags

@@ -295,3 +295,50 @@ fn a_mismatched_call_from_an_announcing_rank_is_an_error_on_every_rank() {
     });
     assert!(named, "the announcing rank's call is named: {res:?}");
 }
+
+#[test]
+fn a_failed_call_ends_only_when_no_peer_reads_its_input_any_more() {
+    // Ranks 0 and 1 gather from registered 8 MiB inputs (a block per peer); rank 2 never calls,
+    // so rank 0's wait for it times out 200 ms after rank 0 starts. Rank 1 starts 100 ms later,
+    // and its copy of rank 0's input is slowed down (random delays before GM accesses), so it is
+    // still copying when rank 0 fails. Rank 0 frees its input as soon as its call has returned
+    // the failure: by then no peer may still read it (a read of it would be an access outside
+    // every live GM allocation on rank 1, or worse).
+    let w = World::sim_with(
+        3,
+        Config {
+            buffer_bytes: Some(16 << 20),
+            exec_timeout: Some(std::time::Duration::from_millis(200)),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    w.twin().set_jitter_us(20_000);
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        if c.rank() == 2 {
+            return Ok(());
+        }
+        let count = 8 << 20;
+        let send = c.alloc(count)?;
+        c.register(&send)?;
+        let recv = c.alloc(3 * count)?;
+        if c.rank() == 1 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        c.all_gather_with(&send, &recv, count, DataType::U8, AllGatherAlgo::Pull)?;
+        let r = c.synchronize();
+        c.deregister(&send)?;
+        drop(send); // the only handle left: the input's memory is freed here
+        r
+    });
+    for (r, e) in res.iter().enumerate().take(2) {
+        let msg = match e {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("rank {r}: rank 2 never called, yet the call succeeded"),
+        };
+        assert!(
+            !msg.contains("outside every live GM allocation"),
+            "rank {r} read freed memory: {msg}"
+        );
+    }
+}

@@ -21,7 +21,7 @@ use crate::launch::LaunchShared;
 use crate::meta::RegionMeta;
 use crate::padded::Padded;
 use crate::race::RaceShadow;
-use crate::sched::{Pool, Stuck};
+use crate::sched::{HostSignal, Pool, Stuck};
 use crate::traffic::{GmTraffic, Traffic};
 
 /// Source of unique twin ids (ids only name registries; no state hangs off this counter).
@@ -240,6 +240,17 @@ impl Twin {
     /// Why the twin was aborted, if it was.
     pub fn aborted(&self) -> Option<String> {
         self.inner.aborted.lock().clone()
+    }
+
+    /// Waits until no launch of this twin runs (from a host task, without holding its worker).
+    /// After [`Twin::abort`], running launches end at their blocks' next twin call and new ones
+    /// are refused, so this returns promptly; otherwise it waits for whatever runs to end.
+    pub fn wait_until_idle(&self) {
+        // Looked at now and then: a rare path (a failure), kept off the launches' own way.
+        let tick = HostSignal::new(0);
+        while !self.inner.active().is_empty() {
+            tick.wait_until(Some(Instant::now() + Duration::from_micros(200)), |_| false);
+        }
     }
 
     /// Runs `f` as a host task of this twin: a coroutine on worker `affinity % workers`, next to
