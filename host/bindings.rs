@@ -51,6 +51,7 @@ pub const AIV_DIAG_CHAIN: AivDiagKind = 5;
 pub const AIV_DIAG_LINK: AivDiagKind = 6;
 pub const AIV_DIAG_SIZE: AivDiagKind = 7;
 pub const AIV_DIAG_MISMATCH: AivDiagKind = 8;
+pub const AIV_DIAG_SOURCE: AivDiagKind = 9;
 pub type AivDiagKind = ::std::os::raw::c_uint;
 pub const AIV_LINK_P2P_DATA: AivLinkKind = 0;
 pub const AIV_LINK_P2P_DONE: AivLinkKind = 1;

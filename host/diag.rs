@@ -22,7 +22,7 @@ pub fn cell_name(cell: u64) -> String {
         format!("counting cell, slot {}", index(ffi::AIV_COUNT_OFFSET))
     } else if c < ffi::AIV_LINK_OFFSET as u64 {
         format!("barrier cell of block {}", index(ffi::AIV_BARRIER_OFFSET))
-    } else if c < ffi::AIV_SYNC_AREA_BYTES as u64 {
+    } else if c < ffi::AIV_SRC_OFFSET as u64 {
         let i = index(ffi::AIV_LINK_OFFSET);
         let from = i / ffi::AIV_LINK_KINDS as u64;
         let what = match (i % ffi::AIV_LINK_KINDS as u64) as u32 {
@@ -32,6 +32,11 @@ pub fn cell_name(cell: u64) -> String {
             _ => "data-signal cell (tx_data_signal / rx_data_signal)",
         };
         format!("{what} from rank {from}")
+    } else if c < ffi::AIV_SYNC_AREA_BYTES as u64 {
+        format!(
+            "address cell of broadcast slot {} (where a window's data is)",
+            index(ffi::AIV_SRC_OFFSET)
+        )
     } else {
         format!("byte {c:#x}, past the sync area")
     }
@@ -56,6 +61,19 @@ pub(crate) fn diag_error(d: &ffi::AivDiag, mine: Option<&[i32]>) -> Error {
                 mine: mine.map_or_else(|| "this call".to_string(), crate::fingerprint::describe),
                 theirs: crate::fingerprint::describe(&d.seen),
             }
+        }
+        ffi::AIV_DIAG_SOURCE => {
+            return Error::Internal(format!(
+                "rank {} block {}: rank {}'s ready flag for tag {} announced where its data is, \
+                 but its {} holds tag {} (the address cell is stored before the flag: a kernel \
+                 that sets AIV_FP_ANNOUNCED without SoftSync::Record1vNAt, or memory overwritten)",
+                d.rank,
+                d.block,
+                d.peer,
+                d.expected,
+                cell_name(d.cell),
+                d.observed
+            ))
         }
         _ => {}
     }
@@ -106,5 +124,32 @@ mod tests {
         assert!(link(7, ffi::AIV_LINK_DATA).ends_with("from rank 7"));
         assert!(link(0, ffi::AIV_LINK_P2P_DATA).contains("chunk staged"));
         assert!(cell_name(ffi::AIV_SYNC_AREA_BYTES as u64).contains("past the sync area"));
+        assert!(link(31, ffi::AIV_LINK_DATA).ends_with("from rank 31"));
+        assert_eq!(
+            cell_name(ffi::AIV_SRC_OFFSET as u64 + 3 * fb),
+            "address cell of broadcast slot 3 (where a window's data is)"
+        );
+    }
+
+    #[test]
+    fn an_address_cell_that_does_not_match_its_flag_is_named() {
+        let d = ffi::AivDiag {
+            magic: ffi::AIV_DIAG_MAGIC as i32,
+            kind: ffi::AIV_DIAG_SOURCE as i32,
+            rank: 1,
+            block: 2,
+            peer: 3,
+            cell: ffi::AIV_SRC_OFFSET as u64 + 4 * ffi::AIV_FLAG_BYTES as u64,
+            expected: 17,
+            observed: 16,
+            ..Default::default()
+        };
+        let msg = diag_error(&d, None).to_string();
+        assert!(
+            msg.contains("rank 1 block 2: rank 3's ready flag for tag 17"),
+            "{msg}"
+        );
+        assert!(msg.contains("address cell of broadcast slot 4"), "{msg}");
+        assert!(msg.contains("holds tag 16"), "{msg}");
     }
 }

@@ -152,7 +152,7 @@ public:
     }
     /* WaitNv1Matching(peer, tag, slot, fp), then where peer's data for this slot is: the address
      * its Record1vNAt announced, or `staged` after a plain Record1vN. 0 if the wait failed (or the
-     * SRC cell does not hold this tag: AIV_DIAG_MISMATCH). */
+     * SRC cell does not hold this tag: AIV_DIAG_SOURCE). */
     __aicore__ inline uint64_t WaitNv1Source(int32_t peer, int64_t tag, int32_t slot, __gm__ const int32_t *fp,
                                              uint64_t staged)
     {
@@ -164,7 +164,7 @@ public:
         }
         const int64_t seen = Load(peer, SrcCell(slot));
         if (seen != tag) {
-            WriteDiag(AIV_DIAG_MISMATCH, peer, SrcCell(slot), tag, seen, 0);
+            WriteDiag(AIV_DIAG_SOURCE, peer, SrcCell(slot), tag, seen, 0);
             return 0;
         }
         return static_cast<uint64_t>(static_cast<uint32_t>(Seen(AIV_FLAG_PAYLOAD))) |

@@ -80,8 +80,11 @@ enum AivDiagKind {
     AIV_DIAG_CHAIN = 5,      /* a rank's own earlier block (ordered reduction) */
     AIV_DIAG_LINK = 6,       /* a LINK signal (send/recv, stream-task ack or data signal) */
     AIV_DIAG_SIZE = 7,       /* send/recv size mismatch: expected = my bytes, observed = peer's */
-    AIV_DIAG_MISMATCH = 8    /* a peer's broadcast cell holds another call: expected = my tag,
+    AIV_DIAG_MISMATCH = 8,   /* a peer's broadcast cell holds another call: expected = my tag,
                                 observed = the peer's tag, seen = the peer's fingerprint */
+    AIV_DIAG_SOURCE = 9      /* a peer's broadcast cell announced an address (AIV_FP_ANNOUNCED)
+                                that its SRC cell does not hold: cell = that SRC cell,
+                                expected = my tag, observed = the SRC cell's tag */
 };
 
 /* Kinds of LINK cells: which signal a cell carries. */

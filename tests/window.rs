@@ -163,9 +163,12 @@ fn all_reduce_from_windows_gives_the_staged_bits_on_every_rank() {
                 (ReduceOp::Max, AllReduceAlgo::OneShot),
                 (ReduceOp::Sum, AllReduceAlgo::TwoShot),
             ] {
-                let w = deterministic_world(n, 4096, Some(2));
-                let run =
-                    |who, in_place| all_reduce(&w, algo, &inputs, count, dtype, op, who, in_place);
+                // A fresh world for every run: a reader that ignored an announcement would
+                // find the HCCL buffers empty, not holding an earlier run's identical staging.
+                let run = |who, in_place| {
+                    let w = deterministic_world(n, 4096, Some(2));
+                    all_reduce(&w, algo, &inputs, count, dtype, op, who, in_place)
+                };
                 let at =
                     |who: Who, r: usize| format!("n {n} {dtype} {op} {algo:?} {who:?} rank {r}");
                 let staged = run(Who::Nobody, false);

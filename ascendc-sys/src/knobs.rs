@@ -36,9 +36,10 @@ pub struct TwinConfig {
     pub watchdog: Option<Duration>,
     /// Worker threads running blocks (`AIV_TWIN_WORKERS`). Default: one per host CPU.
     pub workers: usize,
-    /// Each worker runs on a CPU of its own among those the process may use, and only there: a
-    /// twin's workers on consecutive ones, twins with fewer workers than CPUs starting at
-    /// different ones (`AIV_TWIN_PIN=0` leaves the workers to the OS). Default on: the workers
+    /// Each worker runs on one CPU, and only there, among those the process's main thread may
+    /// use: a twin's workers on consecutive ones (several per CPU when there are more workers
+    /// than CPUs), twins with fewer workers than CPUs starting at different ones
+    /// (`AIV_TWIN_PIN=0` leaves the workers to the OS). Default on: the workers
     /// of a twin hand work to each other all the time, and Linux tends to wake a thread on the
     /// CPU of the thread that woke it, so unpinned, both workers of a 2-CPU machine often shared
     /// one CPU while the other idled (timelines of 2-rank collectives showed it; runs of the

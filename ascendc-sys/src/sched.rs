@@ -73,8 +73,10 @@ pub(crate) struct BlockStatus {
     pub depth: AtomicU32,
     /// Small GM ranges the block keeps reading unchanged (what it spins on), newest last.
     pub spinning: Mutex<SmallVec<[(usize, usize); 4]>>,
-    /// The block has parked on an unchanged poll since its last progress: between the parks of
-    /// a poll that times out and looks again, it is still waiting on that poll.
+    /// The block has parked on an unchanged poll since it last read a new range or a changed
+    /// value: between the parks of a poll that times out and looks again, it is still waiting
+    /// on that poll (what it does meanwhile besides polling, e.g. a cross-core wait, does not
+    /// clear it).
     pub poll_parked: AtomicBool,
     /// What the block waits in when it is not a GM poll (a cross-core flag, SyncAll).
     pub waits_for: Mutex<Option<String>>,
@@ -118,8 +120,8 @@ unsafe impl Send for Task {}
 /// and live counts. With 2 workers, a pool-wide lock or counter written by both at every launch
 /// moves its cache line between the cores each time, and measured on a 2-rank 2 KiB AllGather,
 /// that made every step of a launch 2-4x slower while the other worker ran than while it idled.
-/// Other workers touch a worker's state only to hand it work: pushing a task, waking a task
-/// parked there.
+/// Other workers touch a worker's state to hand it work (push a task, wake a task parked
+/// there) and, when idle, to serve its parked tasks' deadlines; the watchdog reads all of them.
 struct Worker {
     queue: Mutex<VecDeque<Box<Task>>>,
     cv: Condvar,
@@ -212,7 +214,7 @@ impl Pool {
     /// when the watchdog finds live blocks that made no progress for its period.
     ///
     /// With `pin: Some(first)`, worker `i` runs only on CPU `first + i` (modulo their number) of
-    /// those the calling thread may run on, where the OS lets it (Linux).
+    /// those the process's main thread may run on, where the OS lets it (Linux).
     pub fn new(
         workers: usize,
         pin: Option<usize>,
@@ -663,13 +665,20 @@ impl PoolShared {
     }
 }
 
-/// The CPUs the calling thread may run on, in ascending order (empty if unknown).
+/// The CPUs the process's main thread may run on, in ascending order (empty if unknown): not the
+/// calling thread's, which may be a pinned worker of another twin.
 #[cfg(target_os = "linux")]
 fn allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity writes at most its size.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; the size is the set's.
-    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    // SAFETY: getpid() names the main thread; the size is the set's.
+    let r = unsafe {
+        libc::sched_getaffinity(
+            libc::getpid(),
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &mut set,
+        )
+    };
     if r != 0 {
         return Vec::new();
     }
