@@ -6,11 +6,11 @@
 //! [`Communicator::register`] does both for one buffer: from then on, an AllGather or an
 //! AllReduce (one-shot out of place, two-shot also in place) whose send buffer lies inside a
 //! registered buffer skips the staging copy, and its kernel announces the input's address next
-//! to its "ready" flag
-//! (`SoftSync::Record1vNAt`); every peer reads from wherever a rank announced, so ranks with and
-//! without windows work together and get the same bits. The rank's own launch still ends only
+//! to its "ready" flag (`SoftSync::Record1vNAt`); every peer reads from wherever a rank
+//! announced, so ranks with and without windows work together and get the same bits. The rank's own launch still ends only
 //! after every peer has read its input (the kernels' post-sync), so the input is free to change
-//! once the collective has run, as always.
+//! once the collective has run, as always. A launch that fails before its post-sync stops every
+//! launch of the world and ends only when none runs (`Launcher::stop_readers_of_input`).
 
 use crate::buffer::DeviceBuffer;
 use crate::error::{Error, Result};
