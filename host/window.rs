@@ -22,8 +22,10 @@ impl Communicator {
     ///
     /// Afterwards, [`Communicator::all_gather`] and [`Communicator::all_reduce`] (one-shot out
     /// of place, two-shot in place too) read a send buffer that lies inside a registered buffer
-    /// directly from it, one copy per rank fewer; results are the same bit for bit. The communicator keeps a
-    /// handle to the buffer until [`Communicator::deregister`], so the memory stays allocated.
+    /// directly from it, one copy per rank fewer; results are the same bit for bit. The
+    /// communicator keeps a handle to the buffer until [`Communicator::deregister`], so the
+    /// memory stays allocated. A failed communicator refuses registrations
+    /// ([`Error::CommFailed`]) but still deregisters.
     /// Buffers of one rank must not overlap (a view of a registered allocation that does not
     /// overlap the registered range is another window). Peers need not register anything.
     ///
