@@ -75,11 +75,8 @@ impl Communicator {
     /// its input). The communicator's handle to the buffer goes.
     pub fn deregister(&self, buf: &DeviceBuffer) -> Result<()> {
         self.check_owner("window buffer", buf, true)?;
-        let found = self
-            .windows
-            .lock()
-            .iter()
-            .any(|w| w.addr() == buf.addr() && w.len() == buf.len());
+        let same = |w: &DeviceBuffer| w.addr() == buf.addr() && w.len() == buf.len();
+        let found = self.windows.lock().iter().any(same);
         if !found {
             return Err(Error::InvalidArgument(format!(
                 "[{:#x}, +{}) is not a registered window of rank {}",
@@ -91,9 +88,7 @@ impl Communicator {
         for s in self.launcher.live_streams() {
             s.stream().wait_idle();
         }
-        self.windows
-            .lock()
-            .retain(|w| !(w.addr() == buf.addr() && w.len() == buf.len()));
+        self.windows.lock().retain(|w| !same(w));
         Ok(())
     }
 

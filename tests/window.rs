@@ -16,26 +16,22 @@ use common::{assert_guarded, guarded, pattern};
 /// A world whose HCCL buffer is small enough for a few KiB to take several chunks, and whose
 /// launches run `parts` blocks per peer.
 fn world(n: usize, buffer: usize, parts: Option<u32>) -> World {
-    World::sim_with(
-        n,
-        Config {
-            buffer_bytes: Some(buffer),
-            blocks_per_peer: parts,
-            ..Config::default()
-        },
-    )
-    .unwrap()
+    world_with(n, buffer, parts, None)
 }
 
 /// [`world`] whose reductions add in one fixed order (two-shot's bits then do not depend on
 /// which peer's slice arrives first, so runs can be compared bit for bit).
 fn deterministic_world(n: usize, buffer: usize, parts: Option<u32>) -> World {
+    world_with(n, buffer, parts, Some(true))
+}
+
+fn world_with(n: usize, buffer: usize, parts: Option<u32>, deterministic: Option<bool>) -> World {
     World::sim_with(
         n,
         Config {
             buffer_bytes: Some(buffer),
             blocks_per_peer: parts,
-            deterministic: Some(true),
+            deterministic,
             ..Config::default()
         },
     )

@@ -32,8 +32,10 @@ for line in open(f"{out}/mpi.txt"):
 mpi = {k: median_row(v) for k, v in mpi_all.items()}
 twin_all = {}
 census = {}
+registered = False  # aiv-perf -R 1 (run.sh from 2026-12-02 on)
 for line in open(f"{out}/twin.jsonl"):
     d = json.loads(line)
+    registered = registered or d.get("registered", False)
     for r in d["rows"]:
         # aiv-perf reports both placements; the comparison is out of place, as MPI's.
         o = r["out_of_place"]
@@ -45,33 +47,26 @@ for line in open(f"{out}/twin.jsonl"):
                 o["gm_data_read_per_rank"], o["gm_data_written_per_rank"],
                 o["flag_waits_per_rank"], o["sync_rounds"])
 twin = {k: median_row(v) for k, v in twin_all.items()}
+def other_twin_runs(name):
+    """Out-of-place (time, busbw, wrong) per cell of another aiv-perf JSON file of the run, every
+    repetition; {} when this run.sh did not write it."""
+    runs = {}
+    try:
+        for line in open(f"{out}/{name}"):
+            d = json.loads(line)
+            for r in d["rows"]:
+                o = r["out_of_place"]
+                runs.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
+                    (o["time_us"], o["busbw"], o["wrong"]))
+    except FileNotFoundError:
+        pass
+    return runs
+
 # The same cells with the twin's checkers on (run.sh from issue 14 on; absent in older outputs).
-checked_all = {}
-try:
-    for line in open(f"{out}/twin_checked.jsonl"):
-        d = json.loads(line)
-        for r in d["rows"]:
-            o = r["out_of_place"]
-            checked_all.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
-                (o["time_us"], o["busbw"], o["wrong"]))
-except FileNotFoundError:
-    pass
+checked_all = other_twin_runs("twin_checked.jsonl")
 checked = {k: median_row(v) for k, v in checked_all.items()}
 # The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
-staged_all = {}
-registered = False
-try:
-    for line in open(f"{out}/twin_staged.jsonl"):
-        d = json.loads(line)
-        for r in d["rows"]:
-            o = r["out_of_place"]
-            staged_all.setdefault((d["collective"], d["ranks"], r["size"]), []).append(
-                (o["time_us"], o["busbw"], o["wrong"]))
-except FileNotFoundError:
-    pass
-staged = {k: median_row(v) for k, v in staged_all.items()}
-for line in open(f"{out}/twin.jsonl"):
-    registered = registered or json.loads(line).get("registered", False)
+staged = {k: median_row(v) for k, v in other_twin_runs("twin_staged.jsonl").items()}
 # Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off
 # (twin) or on (twin checked); absent in outputs of older run.sh.
 lat = {}

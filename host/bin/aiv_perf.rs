@@ -935,6 +935,15 @@ fn normalize(args: &[String]) -> Vec<String> {
     out
 }
 
+/// A 0|1 flag's value.
+fn parse_switch(flag: &str, val: &str) -> Result<bool, String> {
+    match val.trim() {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(format!("{flag} takes 0 or 1, got `{val}`")),
+    }
+}
+
 /// Parses the command line (without the program name); `env` looks up environment variables.
 fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed, String> {
     let args = normalize(args);
@@ -1027,13 +1036,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
             "-p" | "--npus" | "--ranks" | "-g" | "--ngpus" => o.ranks = parse_num(flag, val)?,
             "-n" | "--iters" => o.iters = parse_num(flag, val)?,
             "-w" | "--warmup_iters" => o.warmup = parse_num(flag, val)?,
-            "-c" | "--check" => {
-                o.check = match val.trim() {
-                    "0" => false,
-                    "1" => true,
-                    _ => return Err(format!("{flag} takes 0 or 1, got `{val}`")),
-                }
-            }
+            "-c" | "--check" => o.check = parse_switch(flag, val)?,
             "-T" | "--timeout" => timeout_flag = Some(val.to_string()),
             "--buffsize" => o.buffsize_mb = Some(parse_num(flag, val)?),
             "--blocks-per-peer" => {
@@ -1047,13 +1050,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
                 o.blocks_per_peer = Some(k as u32);
             }
             "--algo" => o.algo = Some(val.to_string()),
-            "-R" | "--register" => {
-                o.register = match val.trim() {
-                    "0" => false,
-                    "1" => true,
-                    _ => return Err(format!("{flag} takes 0 or 1, got `{val}`")),
-                }
-            }
+            "-R" | "--register" => o.register = parse_switch(flag, val)?,
             _ => unreachable!("every value flag is matched"),
         }
         i += 2;
