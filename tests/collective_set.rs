@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use aiv_comm::{Config, DataType, DeviceBuffer, Error, ReduceOp, SendRecvItem, World};
 use common::reduce::{assert_reduced, rank_inputs, REDUCIBLE};
-use common::{assert_guarded, guarded, pattern, SENTINEL};
+use common::{assert_guarded, guarded, pattern, split_world, SENTINEL};
 
 fn world(ranks: usize, buffer: usize) -> World {
     World::sim_with(
@@ -726,22 +726,10 @@ fn bad_input_returns_typed_errors_and_touches_nothing() {
 
 // ---- several blocks per peer ----
 
-fn world_with_parts(ranks: usize, buffer: usize, parts: u32) -> World {
-    World::sim_with(
-        ranks,
-        Config {
-            buffer_bytes: Some(buffer),
-            blocks_per_peer: Some(parts),
-            ..Config::default()
-        },
-    )
-    .unwrap()
-}
-
 #[test]
 fn every_collective_gives_the_same_results_over_several_blocks_per_peer() {
     for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 2), (4, 7)] {
-        let w = world_with_parts(ranks, 16 * 1024, parts);
+        let w = split_world(ranks, 16 * 1024, Some(parts), None);
         let uneven: Vec<usize> = (0..ranks).map(|q| [1000, 0, 7, 3001][q % 4]).collect();
         rs_case(
             &w,
@@ -761,7 +749,7 @@ fn every_collective_gives_the_same_results_over_several_blocks_per_peer() {
         a2a_case(&w, &m, DataType::F64, false);
     }
     // 48 cores: 8 ranks x 8 parts would need 64; the split is capped at cores / ranks (6).
-    let w = world_with_parts(8, 16 * 1024, 8);
+    let w = split_world(8, 16 * 1024, Some(8), None);
     rs_case(&w, &[555; 8], DataType::I32, ReduceOp::Sum, false, true);
 }
 

@@ -10,6 +10,7 @@ use aiv_comm::{
 };
 use common::gather::{assert_all_gather, assert_all_gather_by};
 use common::reduce::{assert_reduced, enc, rank_inputs, value, REDUCIBLE};
+use common::split_world;
 
 fn world(ranks: usize, buffer: usize) -> World {
     World::sim_with(
@@ -17,19 +18,6 @@ fn world(ranks: usize, buffer: usize) -> World {
         Config {
             buffer_bytes: Some(buffer),
             cores: 32,
-            ..Config::default()
-        },
-    )
-    .unwrap()
-}
-
-/// A world with `buffer` bytes of HCCL buffer and `parts` blocks per peer forced.
-fn world_split(ranks: usize, buffer: usize, parts: u32) -> World {
-    World::sim_with(
-        ranks,
-        Config {
-            buffer_bytes: Some(buffer),
-            blocks_per_peer: Some(parts),
             ..Config::default()
         },
     )
@@ -668,7 +656,7 @@ fn ranks_on_either_pull_layout_gather_together() {
     // copies, so a mix of them across ranks is one AllGather; several chunks (a 4 KiB buffer),
     // several parts.
     for (ranks, parts) in [(2usize, 1u32), (3, 2), (5, 3)] {
-        let w = world_split(ranks, 4096, parts);
+        let w = split_world(ranks, 4096, Some(parts), None);
         for first in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
             let other = if first == AllGatherAlgo::Pull {
                 AllGatherAlgo::PullParts
@@ -685,7 +673,7 @@ fn ranks_on_either_pull_layout_gather_together() {
 #[test]
 fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
     for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 4)] {
-        let w = world_split(ranks, 64 * 1024, parts);
+        let w = split_world(ranks, 64 * 1024, Some(parts), None);
         for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
             assert_all_gather(&w, 40_003, DataType::U8, false, algo);
             assert_all_gather(&w, 7001, DataType::F32, true, algo);

@@ -11,31 +11,18 @@ use std::time::Instant;
 use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Config, DataType, Error, ReduceOp, World};
 use common::mismatch::assert_mismatch_on_every_rank;
 use common::reduce::{assert_reduced, rank_inputs, REDUCIBLE};
-use common::{assert_guarded, guarded, pattern};
+use common::{assert_guarded, guarded, pattern, split_world};
 
 /// A world whose HCCL buffer is small enough for a few KiB to take several chunks, and whose
 /// launches run `parts` blocks per peer.
 fn world(n: usize, buffer: usize, parts: Option<u32>) -> World {
-    world_with(n, buffer, parts, None)
+    split_world(n, buffer, parts, None)
 }
 
 /// [`world`] whose reductions add in one fixed order (two-shot's bits then do not depend on
 /// which peer's slice arrives first, so runs can be compared bit for bit).
 fn deterministic_world(n: usize, buffer: usize, parts: Option<u32>) -> World {
-    world_with(n, buffer, parts, Some(true))
-}
-
-fn world_with(n: usize, buffer: usize, parts: Option<u32>, deterministic: Option<bool>) -> World {
-    World::sim_with(
-        n,
-        Config {
-            buffer_bytes: Some(buffer),
-            blocks_per_peer: parts,
-            deterministic,
-            ..Config::default()
-        },
-    )
-    .unwrap()
+    split_world(n, buffer, parts, Some(true))
 }
 
 /// Which ranks register their buffers.

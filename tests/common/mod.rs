@@ -33,6 +33,26 @@ pub fn assert_guarded(got: &[u8], want: &[u8], what: &str) {
     );
 }
 
+/// A world of `ranks` with `buffer` bytes of HCCL buffer, `parts` blocks per peer forced (None:
+/// by size) and `deterministic` reductions as given (None: the environment's).
+pub fn split_world(
+    ranks: usize,
+    buffer: usize,
+    parts: Option<u32>,
+    deterministic: Option<bool>,
+) -> aiv_comm::World {
+    aiv_comm::World::sim_with(
+        ranks,
+        aiv_comm::Config {
+            buffer_bytes: Some(buffer),
+            blocks_per_peer: parts,
+            deterministic,
+            ..aiv_comm::Config::default()
+        },
+    )
+    .unwrap()
+}
+
 /// A fresh simulated device of a twin of its own.
 pub fn device(rank: u32) -> Device {
     Twin::new()
