@@ -725,7 +725,8 @@ options:
                             read peers' inputs where they are instead of staged copies
                             (default 0)
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
-                            that the figures measure the twin at full speed)
+                            that the figures measure the twin at full speed); AIV_TWIN_HAZARDS=0
+                            or AIV_TWIN_RACES=0 still turns one off
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 
@@ -1559,9 +1560,13 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
 fn run(o: &Opts) -> Result<Vec<Row>, String> {
     let world = World::sim_with(o.ranks, config(o)).map_err(|e| e.to_string())?;
     // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
-    // (on by default in the library, for development and tests) are opt-in here.
-    world.twin().set_hazard_check(o.twin_checks);
-    world.twin().set_race_check(o.twin_checks);
+    // (on by default in the library, for development and tests) are opt-in here. With
+    // `--twin-checks` the twin keeps its configuration, so `AIV_TWIN_HAZARDS=0` or
+    // `AIV_TWIN_RACES=0` still turns one of them off (to measure the other alone).
+    if !o.twin_checks {
+        world.twin().set_hazard_check(false);
+        world.twin().set_race_check(false);
+    }
     let es = o.dtype.size();
     let n = o.ranks;
     let list: Vec<usize> = sizes(o)
