@@ -2,7 +2,8 @@
 # Side-by-side comparison of aiv-perf (aiv-comm on the CPU twin) with Open MPI on this machine:
 # MPI_Allgather / MPI_Allreduce(float, sum) vs aiv-comm AllGather / AllReduce f32 sum, per-rank
 # sizes 64 KiB, 1 MiB, 16 MiB, 64 MiB, 2/4/8 ranks (oversubscribed on 2 cores, like the twin),
-# run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size; the twin
+# run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size (and, from
+# 16 MiB on, over each cell's working set); the twin
 # runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
 # library's default, what tests run with), for the checkers' cost. Before each run it measures
 # how long the two CPUs take to hand a cache line back and forth (corelat.c), which on this VM
@@ -51,6 +52,19 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/twin_staged.jsonl"
 : > "$out/corelat.txt"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
+# The same copies spread over as much memory as each cell's buffers take in all (inputs and
+# outputs of every rank): from 16 MiB on, a collective's buffers outgrow the cache that a single
+# pair of 16 MiB buffers stays in, and the report compares the twin with both references.
+: > "$out/memcpy_ws.txt"
+for np in ${NPS:-2 4 8}; do
+    for coll in ${COLLS:-all_gather all_reduce}; do
+        for s in $sizes; do
+            [ "$s" -ge 16777216 ] || continue
+            if [ "$coll" = all_gather ]; then ws=$((s * np * (np + 1))); else ws=$((s * np * 2)); fi
+            echo "$coll $np $s $ws $("$out/memcpy_bw" "$s:$ws" | cut -d' ' -f2)" >> "$out/memcpy_ws.txt"
+        done
+    done
+done
 reps=${REPS:-1}
 for np in ${NPS:-2 4 8}; do
     for coll in ${COLLS:-all_gather all_reduce}; do
