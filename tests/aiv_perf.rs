@@ -651,6 +651,62 @@ fn the_census_gives_all_gathers_protocol_figures() {
 }
 
 #[test]
+fn the_output_says_which_twin_checkers_ran_and_the_environment_still_turns_one_off() {
+    // aiv-perf measures with the checkers off; --twin-checks keeps the twin's configuration,
+    // in which AIV_TWIN_RACES=0 / AIV_TWIN_HAZARDS=0 turn one checker off.
+    let args = [
+        "all_reduce",
+        "-b",
+        "8K",
+        "-e",
+        "8K",
+        "-p",
+        "2",
+        "-n",
+        "1",
+        "-w",
+        "0",
+    ];
+    let on = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "1")];
+    for (flag, env, hazards, races) in [
+        (false, on, false, false),
+        (true, on, true, true),
+        (
+            true,
+            [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "0")],
+            true,
+            false,
+        ),
+        (
+            true,
+            [("AIV_TWIN_HAZARDS", "0"), ("AIV_TWIN_RACES", "1")],
+            false,
+            true,
+        ),
+    ] {
+        let mut a: Vec<&str> = args.to_vec();
+        if flag {
+            a.push("--twin-checks");
+        }
+        let (code, out, err) = aiv_perf_env(&a, &env);
+        assert_eq!(code, 0, "{out}\n{err}");
+        let word = |b: bool| if b { "on" } else { "off" };
+        let want = format!("pipe hazards {}, GM races {}", word(hazards), word(races));
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("# Twin checkers") && l.ends_with(&want)),
+            "{flag} {env:?}: {out}"
+        );
+        a.push("--json");
+        let (code, out, err) = aiv_perf_env(&a, &env);
+        assert_eq!(code, 0, "{out}\n{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["twin_checks"]["hazards"], hazards, "{flag} {env:?}: {v}");
+        assert_eq!(v["twin_checks"]["races"], races, "{flag} {env:?}: {v}");
+    }
+}
+
+#[test]
 fn registered_buffers_move_the_floor_and_give_the_same_results() {
     // -R 1: every rank's send and recv buffers are windows. AllGather of 64 KiB per rank on 2
     // ranks then reads the peer's input in place: out of place, my input and the peer's (2 S)

@@ -144,6 +144,18 @@ impl Twin {
         self.inner.knobs.races.store(on, Ordering::Relaxed);
     }
 
+    /// Whether launches that start now check pipe hazards ([`Twin::set_hazard_check`];
+    /// `AIV_TWIN_HAZARDS` at creation).
+    pub fn hazard_check(&self) -> bool {
+        self.inner.knobs.hazards.load(Ordering::Relaxed)
+    }
+
+    /// Whether launches that start now check GM races ([`Twin::set_race_check`];
+    /// `AIV_TWIN_RACES` at creation).
+    pub fn race_check(&self) -> bool {
+        self.inner.knobs.races.load(Ordering::Relaxed)
+    }
+
     /// Turns deferred GM -> UB staging on or off for launches that start afterwards. With it, a
     /// large DataCopy GM -> UB records a snapshot and the following DataCopy UB -> GM copies GM
     /// to GM directly; results are identical either way.

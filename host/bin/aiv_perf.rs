@@ -726,7 +726,8 @@ options:
                             (default 0)
       --twin-checks         keep the twin's pipe-hazard and GM race checkers on (off here so
                             that the figures measure the twin at full speed); AIV_TWIN_HAZARDS=0
-                            or AIV_TWIN_RACES=0 still turns one off
+                            or AIV_TWIN_RACES=0 still turns one off. The output says which were
+                            on (the line Twin checkers; JSON: twin_checks)
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 
@@ -1267,6 +1268,15 @@ struct Row {
     inp: Option<Measure>,
 }
 
+/// What a sweep measured: its rows, and which of the twin's checkers were on.
+struct Sweep {
+    rows: Vec<Row>,
+    /// The pipe-hazard checker.
+    hazards: bool,
+    /// The GM race checker.
+    races: bool,
+}
+
 /// A barrier that a failing rank breaks, so that the others stop instead of waiting for it.
 struct Rendezvous {
     ranks: usize,
@@ -1557,7 +1567,7 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
 }
 
 /// Runs the sweep, printing each row as it is done (unless `--json`).
-fn run(o: &Opts) -> Result<Vec<Row>, String> {
+fn run(o: &Opts) -> Result<Sweep, String> {
     let world = World::sim_with(o.ranks, config(o)).map_err(|e| e.to_string())?;
     // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
     // (on by default in the library, for development and tests) are opt-in here. With
@@ -1678,7 +1688,11 @@ fn run(o: &Opts) -> Result<Vec<Row>, String> {
     if shown {
         eprintln!();
     }
-    Ok(rows)
+    Ok(Sweep {
+        rows,
+        hazards: world.twin().hazard_check(),
+        races: world.twin().race_check(),
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1931,7 +1945,8 @@ fn json_measure(m: Option<&Measure>) -> String {
     )
 }
 
-fn print_json(o: &Opts, rows: &[Row], avg: f64, failed: usize, wrong: Option<usize>) {
+fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<usize>) {
+    let rows = &sweep.rows;
     let items: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -1951,7 +1966,7 @@ fn print_json(o: &Opts, rows: &[Row], avg: f64, failed: usize, wrong: Option<usi
         .resolved_timeout()
         .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
     out!(
-        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
+        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{{\"hazards\":{},\"races\":{}}},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
         json_str(o.coll.name),
         o.ranks,
         json_str(o.dtype.name()),
@@ -1961,6 +1976,8 @@ fn print_json(o: &Opts, rows: &[Row], avg: f64, failed: usize, wrong: Option<usi
         o.warmup,
         o.check,
         o.register,
+        sweep.hazards,
+        sweep.races,
         timeout,
         items.join(","),
         json_num(avg, 6),
@@ -1985,13 +2002,14 @@ fn main() -> ExitCode {
     if !o.json {
         print_header(&o);
     }
-    let rows = match run(&o) {
+    let sweep = match run(&o) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("aiv-perf: {e}");
             return ExitCode::from(1);
         }
     };
+    let rows = &sweep.rows;
     let measures: Vec<&Measure> = rows
         .iter()
         .flat_map(|r| std::iter::once(&r.out).chain(r.inp.as_ref()))
@@ -2007,7 +2025,7 @@ fn main() -> ExitCode {
         .check
         .then(|| measures.iter().filter_map(|m| m.wrong).sum::<usize>());
     if o.json {
-        print_json(&o, &rows, avg, failed, wrong);
+        print_json(&o, &sweep, avg, failed, wrong);
     } else {
         out!(
             "# {:<20} : {} {}",
@@ -2016,6 +2034,13 @@ fn main() -> ExitCode {
             if failed == 0 { "OK" } else { "FAILED" }
         );
         out!("# {:<20} : {} ", "Avg bus bandwidth", fmt_g(avg));
+        let on = |b: bool| if b { "on" } else { "off" };
+        out!(
+            "# {:<20} : pipe hazards {}, GM races {}",
+            "Twin checkers",
+            on(sweep.hazards),
+            on(sweep.races)
+        );
         out!("#");
         out!("# Collective test concluded: {}", o.coll.name);
     }
