@@ -78,8 +78,9 @@ struct Seg {
 /// One flag cell: what was released into it (the join of the releasers' clocks) and how many
 /// releases that was, on cache lines of its own. A release and the acquires that follow it move
 /// this cell between the cores and nothing else: with two workers, every cache line a flag
-/// operation shares with the other worker costs a transfer (~65 ns on the VMs measured), and one
-/// lock, map and counter array for all cells cost four or five per operation.
+/// operation shares with the other worker costs a transfer (a round trip of ~130 ns measured on
+/// a 2-vCPU VM), and a single lock, map and counter array for all cells cost four or five per
+/// operation.
 #[repr(align(128))]
 struct FlagCell {
     /// Releases into the cell so far, stored under `released`'s lock; an acquirer reads it
