@@ -19,6 +19,21 @@ fn aiv_perf_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     )
 }
 
+/// One 4 KiB AllReduce on 2 ranks, no warm-up.
+const ONE_SMALL_ALL_REDUCE: [&str; 11] = [
+    "all_reduce",
+    "-b",
+    "4K",
+    "-e",
+    "4K",
+    "-p",
+    "2",
+    "-n",
+    "1",
+    "-w",
+    "0",
+];
+
 fn aiv_perf(args: &[&str]) -> (i32, String, String) {
     aiv_perf_env(args, &[])
 }
@@ -579,20 +594,7 @@ fn uneven_collectives_document_their_counts() {
 
 #[test]
 fn a_wrong_element_is_counted_and_exits_1() {
-    let args = [
-        "all_reduce",
-        "-b",
-        "4K",
-        "-e",
-        "4K",
-        "-p",
-        "2",
-        "-n",
-        "1",
-        "-w",
-        "0",
-    ];
-    let (code, out, _) = aiv_perf_env(&args, &[("AIV_PERF_INJECT_WRONG", "1")]);
+    let (code, out, _) = aiv_perf_env(&ONE_SMALL_ALL_REDUCE, &[("AIV_PERF_INJECT_WRONG", "1")]);
     assert_eq!(code, 1, "{out}");
     let rows = data_rows(&out);
     assert_eq!(rows.len(), 1, "{out}");
@@ -601,7 +603,7 @@ fn a_wrong_element_is_counted_and_exits_1() {
     assert_eq!(rows[0][12], "1", "in-place #wrong: {out}");
     assert!(out.contains("# Out of bounds values : 2 FAILED"), "{out}");
     // The same run without the injection is clean.
-    let (code, out, _) = aiv_perf(&args);
+    let (code, out, _) = aiv_perf(&ONE_SMALL_ALL_REDUCE);
     assert_eq!(code, 0, "{out}");
     assert_eq!(data_rows(&out)[0][8], "0");
 }
@@ -654,19 +656,7 @@ fn the_census_gives_all_gathers_protocol_figures() {
 fn the_output_says_which_twin_checkers_ran_and_the_environment_still_turns_one_off() {
     // aiv-perf measures with the checkers off; --twin-checks keeps the twin's configuration,
     // in which AIV_TWIN_RACES=0 / AIV_TWIN_HAZARDS=0 turn one checker off.
-    let args = [
-        "all_reduce",
-        "-b",
-        "8K",
-        "-e",
-        "8K",
-        "-p",
-        "2",
-        "-n",
-        "1",
-        "-w",
-        "0",
-    ];
+    let args = ONE_SMALL_ALL_REDUCE;
     let on = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "1")];
     for (flag, env, hazards, races) in [
         (false, on, false, false),
