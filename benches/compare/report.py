@@ -2,7 +2,7 @@
 """Turns the raw output of benches/compare/run.sh into a markdown table (stdout) and busbw.svg.
 
 Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt,
-memcpy_ws.txt (run.sh from 2026-12-02 evening on: the same copies over each >= 16 MiB cell's
+memcpy_ws.txt (run.sh from issue 14's eighth session on: the same copies over each >= 16 MiB cell's
 working set, "coll ranks per-rank-size working-set GB/s"), and
 (run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
 just before each MPI and twin run, shown per cell as a range and run by run for the 64 KiB
