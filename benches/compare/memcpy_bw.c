@@ -62,7 +62,7 @@ int main(int argc, char **argv)
         size_t len = workset / 4 > size ? workset / 4 : size;
         int reps = (int)((1ull << 31) / size);
         if (reps < 4) reps = 4;
-        /* The whole share copied at least twice per trial (the first pass may fault pages in). */
+        /* The whole share copied at least twice per trial, so the copies cover all of it. */
         size_t pass = (len + size - 1) / size;
         if ((size_t)reps < 2 * pass) reps = (int)(2 * pass);
         struct job jobs[2];
