@@ -95,6 +95,15 @@ fn run_quick(args: &[&str]) -> (i32, String, String) {
     aiv_perf(&a.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// [`run_quick`] with `--json` added: the run must succeed; its JSON object.
+fn quick_json(args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let (code, out, err) = run_quick(&a);
+    assert_eq!(code, 0, "{args:?}: {out}\n{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+}
+
 #[test]
 fn every_subcommand_runs_out_of_place_and_in_place() {
     for &(coll, in_place) in SUBCOMMANDS {
@@ -333,20 +342,7 @@ fn unchecked_runs_print_na_and_json_null() {
     assert_eq!(code, 0);
     let rows = data_rows(&out);
     assert_eq!((&*rows[0][OOP_WRONG], &*rows[0][IP_WRONG]), ("N/A", "N/A"));
-    let (code, out, _) = run_quick(&[
-        "all_reduce",
-        "-b",
-        "4K",
-        "-e",
-        "4K",
-        "-p",
-        "2",
-        "-c",
-        "0",
-        "--json",
-    ]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = quick_json(&["all_reduce", "-b", "4K", "-e", "4K", "-p", "2", "-c", "0"]);
     assert!(v["wrong"].is_null() && v["rows"][0]["in_place"]["wrong"].is_null());
 }
 
@@ -526,20 +522,7 @@ fn broadcast_prints_its_root() {
     assert_eq!(rows.len(), 1, "{out}");
     assert_eq!(rows[0][ROOT], "2", "{out}");
     assert_eq!((&*rows[0][OOP_WRONG], &*rows[0][IP_WRONG]), ("0", "0"));
-    let (code, out, err) = run_quick(&[
-        "broadcast",
-        "-b",
-        "1K",
-        "-e",
-        "1K",
-        "-p",
-        "3",
-        "-r",
-        "2",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = quick_json(&["broadcast", "-b", "1K", "-e", "1K", "-p", "3", "-r", "2"]);
     assert_eq!((&v["root"], &v["rows"][0]["root"]), (&2.into(), &2.into()));
     let (code, out, err) = aiv_perf(&["broadcast", "-p", "3", "-r", "3"]);
     assert_eq!(code, 2, "{out}\n{err}");
@@ -623,18 +606,7 @@ fn the_census_gives_all_gathers_protocol_figures() {
         .map(|&i| rows[0][i].as_str())
         .collect();
     assert_eq!(cols, ["128.00", "192.00", "2", "2"], "{out}");
-    let (code, out, err) = run_quick(&[
-        "all_gather",
-        "-b",
-        "128K",
-        "-e",
-        "128K",
-        "-p",
-        "2",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = quick_json(&["all_gather", "-b", "128K", "-e", "128K", "-p", "2"]);
     let s = 64 * 1024u64;
     for place in ["out_of_place", "in_place"] {
         let m = &v["rows"][0][place];
@@ -702,7 +674,7 @@ fn registered_buffers_move_the_floor_and_give_the_same_results() {
     // ranks then reads the peer's input in place: out of place, my input and the peer's (2 S)
     // into my two slots (2 S); in place my input is my slot already, so S and S. Still two
     // rounds. Every element checked, AllReduce too.
-    let (code, out, err) = run_quick(&[
+    let v = quick_json(&[
         "all_gather",
         "-b",
         "128K",
@@ -712,10 +684,7 @@ fn registered_buffers_move_the_floor_and_give_the_same_results() {
         "2",
         "-R",
         "1",
-        "--json",
     ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["registered"], true, "{v}");
     let s = 64 * 1024u64;
     for (place, moved) in [("out_of_place", 2 * s), ("in_place", s)] {
