@@ -55,7 +55,7 @@ impl Communicator {
             ));
         }
         let mut windows = self.windows.lock();
-        if let Some(w) = windows.iter().find(|w| overlaps(w, buf)) {
+        if let Some(w) = windows.iter().find(|w| w.overlaps(buf, w.len(), buf.len())) {
             return Err(Error::Overlap(format!(
                 "window buffer [{:#x}, +{}) overlaps the registered [{:#x}, +{}) of rank {}",
                 buf.addr(),
@@ -111,8 +111,4 @@ impl Communicator {
                 .iter()
                 .any(|w| w.addr() <= a && e <= w.addr() + w.len() as u64)
     }
-}
-
-fn overlaps(a: &DeviceBuffer, b: &DeviceBuffer) -> bool {
-    a.addr() < b.addr() + b.len() as u64 && b.addr() < a.addr() + a.len() as u64
 }
