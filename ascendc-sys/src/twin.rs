@@ -251,7 +251,7 @@ impl Twin {
 
     /// Why the twin was aborted, if it was.
     pub fn aborted(&self) -> Option<String> {
-        self.inner.aborted.lock().clone()
+        self.inner.aborted_reason()
     }
 
     /// Waits until no launch of this twin runs (from a host task, without holding its worker).
@@ -341,7 +341,7 @@ impl TwinInner {
         // `abort` sets the flag while it holds every slot's lock: under this one, the flag is
         // settled, and a launch registered here is one the abort will find.
         if self.aborted_flag.load(Ordering::SeqCst) {
-            return Err(self.aborted.lock().clone().unwrap_or_default());
+            return Err(self.aborted_reason().unwrap_or_default());
         }
         a.retain(|w| w.strong_count() > 0);
         a.push(Arc::downgrade(l));
