@@ -98,9 +98,16 @@ impl Launcher {
     /// and freed or rewritten without a peer reading it. Aborting peers here, even for a
     /// timeout, trades their own timeout reports for that guarantee.
     pub fn stop_readers_of_input(&self, e: &Error) {
-        let twin = &self.world.twin;
-        twin.abort(&format!("rank {} failed: {e}", self.rank));
-        twin.wait_until_idle();
+        self.abort_world(e);
+        self.world.twin.wait_until_idle();
+    }
+
+    /// Stops every launch of the world, this rank's failure `e` as the reason (unless an
+    /// earlier one was given).
+    fn abort_world(&self, e: &Error) {
+        self.world
+            .twin
+            .abort(&format!("rank {} failed: {e}", self.rank));
     }
 
     /// Reserves `n` tags for one launch (see [`crate::tags`]).
@@ -187,10 +194,7 @@ impl Launcher {
                 // for the one really missing, and its own timeout names that rank; stopping
                 // it now would hide the cause.
                 Error::WaitTimeout { .. } => {}
-                _ => self
-                    .world
-                    .twin
-                    .abort(&format!("rank {} failed: {e}", self.rank)),
+                _ => self.abort_world(e),
             }
             self.fail(&e.to_string());
         }
