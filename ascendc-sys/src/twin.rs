@@ -452,6 +452,16 @@ impl TwinInner {
 mod tests {
     use super::*;
 
+    /// The `Cpus_allowed_list` of a /proc `status` file.
+    fn cpus_allowed(status: &str) -> String {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
     /// The CPUs each worker thread of `twin` may run on, by worker index (from /proc).
     fn worker_cpus(twin: &Twin) -> Vec<(usize, String)> {
         let prefix = format!("aiv-twin{}-", twin.id());
@@ -462,13 +472,7 @@ mod tests {
                 continue;
             };
             let status = std::fs::read_to_string(e.path().join("status")).unwrap();
-            let cpus = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .unwrap()
-                .trim()
-                .to_string();
-            out.push((i.parse().unwrap(), cpus));
+            out.push((i.parse().unwrap(), cpus_allowed(&status)));
         }
         out.sort();
         out
@@ -476,13 +480,7 @@ mod tests {
 
     #[test]
     fn pinned_workers_each_get_their_own_cpu_and_unpinned_ones_keep_all() {
-        let mine = std::fs::read_to_string("/proc/self/status")
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .unwrap()
-            .trim()
-            .to_string();
+        let mine = cpus_allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let config = |pin_workers| TwinConfig {
             workers: 2,
