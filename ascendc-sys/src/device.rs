@@ -372,6 +372,12 @@ impl Device {
             .load(std::sync::atomic::Ordering::Relaxed)
             .then(|| twin.census.launch(inner.rank));
         let workers = pool.workers();
+        // A launch of one block from a stream's task runs inline, on that task's worker.
+        let inline = if block_dim == 1 {
+            pool.inline_worker()
+        } else {
+            None
+        };
         for (block, (ub, core)) in ubs.into_iter().zip(taken.iter().copied()).enumerate() {
             let block = block as u32;
             let status = Arc::new(BlockStatus {
@@ -389,13 +395,14 @@ impl Device {
             // the local part) the ranks' local-part blocks land on different workers. A launch
             // of fewer blocks than workers starts at worker rank * block_dim instead, so that
             // the ranks' small launches (one-shot AllReduce runs one block) do not all queue
-            // on worker 0.
+            // on worker 0. A launch of one block from a stream's task runs on that task's worker
+            // (a stream's worker follows its rank too: Stream::new's affinity).
             let first = if (block_dim as usize) < workers {
                 inner.rank as usize * block_dim as usize
             } else {
                 0
             };
-            let worker = (first + block as usize) % workers;
+            let worker = inline.unwrap_or((first + block as usize) % workers);
             let ctx = Box::new(BlockCtx {
                 twin: twin.clone(),
                 launch: launch.clone(),
@@ -449,14 +456,18 @@ impl Device {
                 crate::abi::end_block(ctx, rc);
                 done.done_one();
             });
-            pool.spawn_block(
-                worker,
-                ctx as *mut (),
-                status,
-                launch.aborted.clone(),
-                body,
-                finish,
-            );
+            if inline.is_some() {
+                pool.run_inline(ctx as *mut (), status, launch.aborted.clone(), body, finish);
+            } else {
+                pool.spawn_block(
+                    worker,
+                    ctx as *mut (),
+                    status,
+                    launch.aborted.clone(),
+                    body,
+                    finish,
+                );
+            }
         }
         done.wait();
         self.release_cores(&taken);

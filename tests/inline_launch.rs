@@ -1,0 +1,157 @@
+//! A launch of one block from a host task (what every stream does) runs that block inline, driven
+//! by the task itself instead of through the run queue. What users see must not change: a stack
+//! overflow ends the block and not the stream, a block that waits leaves its worker to the
+//! others, an abort wakes it, and the watchdog names it as parked on its poll.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use aiv_comm::ffi::*;
+use ascendc_sys::{Device, FaultKind, TwinError};
+use common::*;
+
+/// Runs `f` as a host task of `dev`'s twin on worker `affinity` and returns a receiver for its
+/// result (nothing arrives if the task dies).
+fn on_host_task<T: Send + 'static>(
+    dev: &Device,
+    affinity: usize,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> mpsc::Receiver<T> {
+    let (tx, rx) = mpsc::channel();
+    dev.twin().spawn_host_task(
+        affinity,
+        Box::new(move || {
+            let _ = tx.send(f());
+        }),
+    );
+    rx
+}
+
+/// Long enough for anything here to finish on a loaded CI machine, short enough to fail a hang.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn poll_args(flag: u64, out: u64, expected: i32) -> AivTwinTestArgs {
+    AivTwinTestArgs {
+        mode: AIV_TT_POLL,
+        src: flag,
+        dst: out,
+        expected: expected as _,
+        deadline_cycles: 50 * 30_000_000, // 30 s at 50 MHz
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_stack_overflow_in_a_one_block_launch_from_a_host_task_ends_the_block_not_the_task() {
+    let dev = device(3);
+    let dst = dev.alloc(64).unwrap();
+    let d = dev.clone();
+    let out = dst.addr() as u64;
+    let rx = on_host_task(&dev, 0, move || {
+        let mut a = AivTwinTestArgs {
+            mode: AIV_TT_STACK_OVERFLOW,
+            dst: out,
+            len: 1 << 20, // 1 Mi levels of 4 KB frames: far beyond any block stack
+            ..Default::default()
+        };
+        let deep = selftest(&d, a, 1);
+        // The same task goes on and launches again, on the same worker's pooled stacks.
+        a.len = 16;
+        (deep, selftest(&d, a, 1))
+    });
+    let (deep, shallow) = rx.recv_timeout(PATIENCE).expect("the host task died");
+    match deep {
+        Err(TwinError::Fault(f)) => {
+            assert_eq!(
+                (f.kernel.as_str(), f.rank, f.block),
+                ("aiv_twin_selftest", 3, 0)
+            );
+            assert_eq!(f.kind, FaultKind::StackOverflow, "{f}");
+        }
+        other => panic!("expected a stack overflow, got {other:?}"),
+    }
+    shallow.unwrap();
+    assert_eq!(read_all(&dst)[0], (16 * 17 / 2) as u8);
+}
+
+#[test]
+fn a_one_block_launch_waiting_in_a_host_task_leaves_the_worker_to_the_others() {
+    // Two host tasks on one worker: the first launches a block that waits for a flag, the second
+    // a block that sets it. The second runs only if the first's block gives the worker up while
+    // it waits (parked or yielding), as a block of the run queue does.
+    let dev = device(0);
+    let flag = dev.alloc_sync(64).unwrap();
+    let value = dev.alloc(64).unwrap();
+    value.write(0, &42i32.to_le_bytes()).unwrap();
+    let out = dev.alloc(64).unwrap();
+    let waiter = {
+        let d = dev.clone();
+        let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
+        on_host_task(&dev, 0, move || selftest(&d, a, 1))
+    };
+    let setter = {
+        let d = dev.clone();
+        let a = AivTwinTestArgs {
+            mode: AIV_TT_COPY,
+            src: value.addr() as u64,
+            dst: flag.addr() as u64,
+            len: 32,
+            ..Default::default()
+        };
+        on_host_task(&dev, 0, move || selftest(&d, a, 1))
+    };
+    setter.recv_timeout(PATIENCE).expect("setter").unwrap();
+    waiter.recv_timeout(PATIENCE).expect("waiter").unwrap();
+    assert_eq!(
+        i32::from_le_bytes(read_all(&out)[..4].try_into().unwrap()),
+        42
+    );
+}
+
+#[test]
+fn aborting_the_twin_ends_a_one_block_launch_parked_in_a_host_task() {
+    let dev = device(0);
+    let flag = dev.alloc_sync(64).unwrap();
+    let out = dev.alloc(64).unwrap();
+    let d = dev.clone();
+    let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
+    let rx = on_host_task(&dev, 0, move || selftest(&d, a, 1));
+    // Let the block reach its parked state (polls back off to 12.8 ms parks, never more).
+    std::thread::sleep(Duration::from_millis(300));
+    dev.twin().abort("the test stops the twin");
+    match rx.recv_timeout(PATIENCE).expect("the host task died") {
+        Err(TwinError::Fault(f)) => {
+            assert!(matches!(f.kind, FaultKind::PeerAborted { .. }), "{f}");
+            assert!(f.to_string().contains("the test stops the twin"), "{f}");
+        }
+        other => panic!("expected the abort, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_one_block_launch_deadlocked_in_a_host_task_is_reported_parked_on_its_poll() {
+    let dev = device(0);
+    let period = Duration::from_millis(300);
+    dev.twin().set_watchdog(Some(period));
+    let flag = dev.alloc_sync(64).unwrap();
+    let out = dev.alloc(64).unwrap();
+    let d = dev.clone();
+    let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
+    let rx = on_host_task(&dev, 1, move || selftest(&d, a, 1));
+    match rx.recv_timeout(PATIENCE).expect("the host task died") {
+        Err(TwinError::Fault(f)) => match &f.kind {
+            FaultKind::Deadlock { waiters } => {
+                assert_eq!(waiters.len(), 1, "{f}");
+                assert!(
+                    waiters[0].contains("block 0 ")
+                        && waiters[0].contains("parked on a poll of GM"),
+                    "{f}"
+                );
+            }
+            k => panic!("unexpected {k:?}"),
+        },
+        other => panic!("expected a deadlock fault, got {other:?}"),
+    }
+}
