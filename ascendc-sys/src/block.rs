@@ -19,7 +19,7 @@ use crate::pipes::PipeState;
 use crate::poll::PollState;
 use crate::race::RaceCtx;
 use crate::sched::{self, BlockStatus, Park, Req, TIME_SLICE};
-use crate::twin::TwinInner;
+use crate::twin::TwinHandle;
 
 /// One line of the scalar data cache model (dcache.rs).
 pub(crate) struct CacheLine {
@@ -29,7 +29,8 @@ pub(crate) struct CacheLine {
 
 /// Per-block state.
 pub(crate) struct BlockCtx {
-    pub twin: Arc<TwinInner>,
+    /// The twin, through its device's handle (see [`TwinHandle`]).
+    pub twin: Arc<TwinHandle>,
     pub launch: Arc<LaunchShared>,
     pub status: Arc<BlockStatus>,
     pub block: u32,

@@ -13,7 +13,7 @@ use crate::kernel::{ArgBlock, Kernel};
 use crate::launch::LaunchShared;
 use crate::mem::GmKind;
 use crate::sched::{BlockStatus, Countdown, HostSignal};
-use crate::twin::TwinInner;
+use crate::twin::{TwinHandle, TwinInner};
 
 /// A kernel entry point as the twin calls it: AscendC's `extern "C" __global__ __aicore__ void
 /// name(GM_ADDR args)`, with one GM pointer to the kernel's argument block.
@@ -57,6 +57,8 @@ impl Default for DeviceConfig {
 
 struct Cores {
     free: Vec<bool>,
+    /// Launches waiting in `take_cores` for a release (`release_cores` signals only then).
+    waiting: usize,
     /// Unified Buffer of each core, allocated when the core first runs a block.
     ub: Vec<Option<UbArena>>,
 }
@@ -68,6 +70,8 @@ struct DeviceInner {
     cores: Mutex<Cores>,
     /// Counts core releases; launches short of free cores wait for it to change.
     cores_released: HostSignal,
+    /// What this device's blocks hold of the twin (see [`TwinHandle`]).
+    twin_handle: Arc<TwinHandle>,
 }
 
 /// A simulated NPU (one rank) of a [`crate::Twin`]: GM allocations and `cores` AIV cores.
@@ -128,6 +132,7 @@ impl Device {
         }
 
         let n = config.cores as usize;
+        let twin_handle = Arc::new(TwinHandle(twin.clone()));
         Ok(Device {
             inner: Arc::new(DeviceInner {
                 twin,
@@ -135,9 +140,11 @@ impl Device {
                 config,
                 cores: Mutex::new(Cores {
                     free: vec![true; n],
+                    waiting: 0,
                     ub: (0..n).map(|_| None).collect(),
                 }),
                 cores_released: HostSignal::new(0),
+                twin_handle,
             }),
         })
     }
@@ -294,6 +301,7 @@ impl Device {
         while cores.free.iter().filter(|f| **f).count() < min as usize {
             if !waiting {
                 waiting = true;
+                cores.waiting += 1;
                 inner.twin.core_waits.lock().push((inner.rank, name, min));
             }
             let seen = inner.cores_released.get();
@@ -302,6 +310,7 @@ impl Device {
             cores = inner.cores.lock();
         }
         if waiting {
+            cores.waiting -= 1;
             let mut w = inner.twin.core_waits.lock();
             if let Some(i) = w
                 .iter()
@@ -404,7 +413,7 @@ impl Device {
             };
             let worker = inline.unwrap_or((first + block as usize) % workers);
             let ctx = Box::new(BlockCtx {
-                twin: twin.clone(),
+                twin: inner.twin_handle.clone(),
                 launch: launch.clone(),
                 status: status.clone(),
                 block,
@@ -483,8 +492,14 @@ impl Device {
         for &i in taken {
             cores.free[i] = true;
         }
+        // A launch that starts waiting after this sees the cores free (it counts itself and
+        // reads the signal under the lock); one counted before is woken. Nobody waiting: no
+        // signal (its lock and fence are a cache line moving between workers at every launch).
+        let wake = cores.waiting > 0;
         drop(cores);
-        inner.cores_released.update(|v| v.wrapping_add(1));
+        if wake {
+            inner.cores_released.update(|v| v.wrapping_add(1));
+        }
     }
 }
 

@@ -1035,6 +1035,10 @@ impl HostSignal {
                 }
             }
         }
+        // Already there (a launch's countdown when its block ran inline): no registration.
+        if ready(self.value.load(Ordering::SeqCst)) {
+            return true;
+        }
         self.register_pool();
         loop {
             let v = self.value.load(Ordering::SeqCst);

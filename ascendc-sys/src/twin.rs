@@ -38,6 +38,19 @@ pub struct Twin {
 /// The running launches one worker (or the other threads) started.
 type Launches = Vec<Weak<LaunchShared>>;
 
+/// A device's own handle to its twin, which the device's blocks clone: cloning the twin's
+/// `Arc` instead writes a reference count that every worker writes at every launch, a cache
+/// line moving between the cores twice per block (this count is written by the device's
+/// launches only).
+pub(crate) struct TwinHandle(pub Arc<TwinInner>);
+
+impl std::ops::Deref for TwinHandle {
+    type Target = TwinInner;
+    fn deref(&self) -> &TwinInner {
+        &self.0
+    }
+}
+
 pub(crate) struct TwinInner {
     pub id: u64,
     pub knobs: Knobs,
