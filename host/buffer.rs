@@ -27,6 +27,8 @@ struct Claims {
     host_reads: usize,
     /// Host writes in progress.
     host_writes: usize,
+    /// Threads and host tasks waiting in `wait_then` (changes signal `changed` only then).
+    waiters: usize,
 }
 
 /// One GM allocation of a world and its claims.
@@ -43,26 +45,44 @@ impl Alloc {
     /// Waits until `ready` holds for the claims, then applies `then` (atomically with the
     /// check; None: nothing to change).
     fn wait_then(&self, ready: impl Fn(&Claims) -> bool, then: Option<fn(&mut Claims)>) {
-        loop {
-            let seen = self.changed.get();
-            {
-                let mut c = self.claims.lock();
-                if ready(&c) {
-                    if let Some(f) = then {
-                        f(&mut c);
-                        break;
-                    }
-                    return;
-                }
+        let mut c = self.claims.lock();
+        let mut counted = false;
+        while !ready(&c) {
+            // Counted, and the signal read, under the lock: a change made after this look
+            // sees the waiter and bumps the signal past `seen`.
+            if !counted {
+                counted = true;
+                c.waiters += 1;
             }
+            let seen = self.changed.get();
+            drop(c);
             self.changed.wait_until(None, |v| v != seen);
+            c = self.claims.lock();
         }
-        self.changed.update(|v| v.wrapping_add(1));
+        if counted {
+            c.waiters -= 1;
+        }
+        if let Some(f) = then {
+            f(&mut c);
+            self.signal(c);
+        }
     }
 
     fn change(&self, f: impl FnOnce(&mut Claims)) {
-        f(&mut self.claims.lock());
-        self.changed.update(|v| v.wrapping_add(1));
+        let mut c = self.claims.lock();
+        f(&mut c);
+        self.signal(c);
+    }
+
+    /// Wakes the waiters after a change of the claims (`c`, still locked), if there are any:
+    /// with none, no signal (its lock and fence are cache lines moving between the thread that
+    /// enqueues and the worker that runs the task, twice per buffer and task).
+    fn signal(&self, c: parking_lot::MutexGuard<'_, Claims>) {
+        let wake = c.waiters > 0;
+        drop(c);
+        if wake {
+            self.changed.update(|v| v.wrapping_add(1));
+        }
     }
 }
 
