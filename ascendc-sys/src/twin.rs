@@ -285,7 +285,9 @@ impl Twin {
     /// OS thread of its own: waiting for a launch or a [`crate::HostSignal`] suspends the
     /// coroutine instead of blocking a thread. `f` must not block its thread on anything that
     /// only the pool's blocks or host tasks can release (use a `HostSignal` for that); a panic in
-    /// `f` is caught and printed, and ends only `f`.
+    /// `f` is caught and printed, and ends only `f`. A launch of one block made here runs on this
+    /// task's worker, driven by the task itself (no run-queue round trip); it yields, parks and
+    /// faults as any block does.
     pub fn spawn_host_task(&self, affinity: usize, f: Box<dyn FnOnce() + Send>) {
         self.inner.pool.shared().spawn_host(affinity, f);
     }
