@@ -1,15 +1,17 @@
-//! A launch of one block from a host task (what every stream does) runs that block inline, driven
-//! by the task itself instead of through the run queue. What users see must not change: a stack
-//! overflow ends the block and not the stream, a block that waits leaves its worker to the
-//! others, an abort wakes it, and the watchdog names it as parked on its poll.
+//! A launch of one block from a host task (what every stream does) runs that block inline, on the
+//! task's worker, driven by the task itself instead of through the run queue. What users see must
+//! not change: a stack overflow ends the block and not the stream, a block that waits leaves its
+//! worker to the others, a stream launching back to back still lets the worker's other tasks
+//! run, an abort ends it, and the watchdog names it as parked on its poll.
 
 mod common;
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{Device, FaultKind, TwinError};
+use ascendc_sys::{Device, DeviceConfig, FaultKind, Twin, TwinConfig, TwinError};
 use common::*;
 
 /// Runs `f` as a host task of `dev`'s twin on worker `affinity` and returns a receiver for its
@@ -93,13 +95,7 @@ fn a_one_block_launch_waiting_in_a_host_task_leaves_the_worker_to_the_others() {
     };
     let setter = {
         let d = dev.clone();
-        let a = AivTwinTestArgs {
-            mode: AIV_TT_COPY,
-            src: value.addr() as u64,
-            dst: flag.addr() as u64,
-            len: 32,
-            ..Default::default()
-        };
+        let a = copy_args(value.addr() as u64, flag.addr() as u64);
         on_host_task(&dev, 0, move || selftest(&d, a, 1))
     };
     setter.recv_timeout(PATIENCE).expect("setter").unwrap();
@@ -110,15 +106,80 @@ fn a_one_block_launch_waiting_in_a_host_task_leaves_the_worker_to_the_others() {
     );
 }
 
+/// A copy of 32 bytes from `src` to `dst` on one block.
+fn copy_args(src: u64, dst: u64) -> AivTwinTestArgs {
+    AivTwinTestArgs {
+        mode: AIV_TT_COPY,
+        src,
+        dst,
+        len: 32,
+        ..Default::default()
+    }
+}
+
 #[test]
-fn aborting_the_twin_ends_a_one_block_launch_parked_in_a_host_task() {
+fn a_one_block_launch_from_a_host_task_runs_on_that_tasks_worker() {
+    // Rank 0's one-block launches go to worker 0 when made from a plain thread. Worker 0 is kept
+    // busy here (a host task blocks its thread until the end), so a launch from a host task on
+    // worker 1 finishes only if it runs there, inline.
+    let twin = Twin::with_config(TwinConfig {
+        workers: 2,
+        ..TwinConfig::default()
+    });
+    let dev = twin.device(0, DeviceConfig::default()).unwrap();
+    let src = dev.alloc(64).unwrap();
+    src.write(0, &[7; 32]).unwrap();
+    let dst = dev.alloc(64).unwrap();
+    let (release, held) = mpsc::channel::<()>();
+    let holder = on_host_task(&dev, 0, move || held.recv().is_ok());
+    let d = dev.clone();
+    let a = copy_args(src.addr() as u64, dst.addr() as u64);
+    let launched = on_host_task(&dev, 1, move || selftest(&d, a, 1));
+    let r = launched.recv_timeout(PATIENCE);
+    release.send(()).unwrap();
+    assert!(holder.recv_timeout(PATIENCE).unwrap());
+    r.expect("the launch waited for the busy worker").unwrap();
+    assert_eq!(&read_all(&dst)[..32], &[7; 32]);
+}
+
+#[test]
+fn a_stream_launching_back_to_back_lets_the_other_tasks_of_its_worker_run() {
+    // Host task A makes one-block launches that never wait (a short copy each), after queueing
+    // host task B on its own worker. Queued, each of A's blocks ran after B; inline, A must
+    // still let B run first.
+    let dev = device(0);
+    let src = dev.alloc(64).unwrap();
+    let dst = dev.alloc(64).unwrap();
+    let a = copy_args(src.addr() as u64, dst.addr() as u64);
+    let d = dev.clone();
+    let rx = on_host_task(&dev, 0, move || {
+        let b_ran = Arc::new(AtomicBool::new(false));
+        let flag = b_ran.clone();
+        d.twin()
+            .spawn_host_task(0, Box::new(move || flag.store(true, Ordering::SeqCst)));
+        let mut launches = 0;
+        while !b_ran.load(Ordering::SeqCst) && launches < 200 {
+            selftest(&d, a, 1).unwrap();
+            launches += 1;
+        }
+        launches
+    });
+    let launches = rx.recv_timeout(PATIENCE).expect("the host task died");
+    assert_eq!(
+        launches, 1,
+        "task B ran only after {launches} launches of task A"
+    );
+}
+
+#[test]
+fn aborting_the_twin_ends_a_one_block_launch_waiting_in_a_host_task() {
     let dev = device(0);
     let flag = dev.alloc_sync(64).unwrap();
     let out = dev.alloc(64).unwrap();
     let d = dev.clone();
     let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
     let rx = on_host_task(&dev, 0, move || selftest(&d, a, 1));
-    // Let the block reach its parked state (polls back off to 12.8 ms parks, never more).
+    // Let the block start waiting (whether it is parked or polling then, the abort must end it).
     std::thread::sleep(Duration::from_millis(300));
     dev.twin().abort("the test stops the twin");
     match rx.recv_timeout(PATIENCE).expect("the host task died") {

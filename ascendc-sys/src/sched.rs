@@ -119,7 +119,9 @@ struct Task {
 
 // SAFETY: a Task is resumed only on its pinned worker thread (`worker`); between resumptions it
 // is only moved (queue <-> waiter list), which touches no thread-affine state. The block context
-// it points to is owned by the task and used only by the coroutine and the finish callback.
+// it points to is owned by the task and used only by the coroutine and the finish callback. A
+// host task running a block inline holds that block's coroutine and context on its own stack
+// while suspended: they too are used only when the task is resumed, on the same worker.
 unsafe impl Send for Task {}
 
 /// One worker thread's run queue, and the scheduler's bookkeeping of the tasks that run on it.
@@ -172,7 +174,8 @@ struct Waiter {
     until: Instant,
     task: Box<Task>,
     meta: Option<Arc<RegionMeta>>,
-    /// The block this task is parked as: its own, or the one a host task runs inline.
+    /// The block a host task is parked for ([`PoolShared::run_inline`]); a block task's own
+    /// status is in its kind.
     block: Option<Arc<BlockStatus>>,
 }
 
@@ -216,7 +219,8 @@ thread_local! {
     static CURRENT: Cell<*mut ()> = const { Cell::new(std::ptr::null_mut()) };
     /// This worker's pool and index (null on other threads).
     static WORKER: Cell<(*const PoolShared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
-    /// The yielder of the host task running on this worker right now (null otherwise).
+    /// The yielder of the host task running on this worker right now (null otherwise, and
+    /// while that task runs a block inline: the block is not a host task).
     static HOST_YIELDER: Cell<*const Yielder<(), Req>> = const { Cell::new(std::ptr::null()) };
 }
 
@@ -416,6 +420,13 @@ impl PoolShared {
             .inline_worker()
             .expect("run_inline is called from a host task of the pool");
         let host = HOST_YIELDER.with(|h| h.get());
+        // Queued, the block would have run after the worker's other ready tasks: give them the
+        // worker first, or a stream launching back to back would keep it for as long as its
+        // queue lasts (no short block reaches the end of a time slice).
+        if self.others_waiting(worker) {
+            // SAFETY: as for the suspensions below.
+            unsafe { suspend(host, Req::Yield) };
+        }
         let stack = self.take_stack(worker);
         let guard = stack.guard();
         let mut co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| body(y));
@@ -444,8 +455,9 @@ impl PoolShared {
                     },
                 ),
             };
-            // SAFETY: `host` is the yielder of the host task running this code (HOST_YIELDER
-            // is set only while a worker resumes a host task, to that task's own yielder).
+            // SAFETY: `host` is the yielder of the host task running this code: read on entry,
+            // while this task ran (`inline_worker` checked it is one), and the task stays on
+            // this worker; HOST_YIELDER was restored to it above.
             unsafe { suspend(host, req) };
         };
         self.workers[worker].stacks.lock().push(co.into_stack());
@@ -592,12 +604,7 @@ impl PoolShared {
             meta,
         } = req;
         let (aborted, block) = match (&t.kind, inline) {
-            (
-                Kind::Block {
-                    aborted, status, ..
-                },
-                _,
-            ) => (Some(aborted.clone()), Some(status.clone())),
+            (Kind::Block { aborted, .. }, _) => (Some(aborted.clone()), None),
             (Kind::Host { .. }, Some(Inline { status, aborted })) => (Some(aborted), Some(status)),
             (Kind::Host { .. }, None) => (None, None),
         };
@@ -730,18 +737,25 @@ impl PoolShared {
         // progress.
         w.since = now;
         drop(w);
-        let parked: Vec<(*const BlockStatus, usize, usize)> = self
-            .workers
-            .iter()
-            .flat_map(|w| {
-                w.waiters
-                    .lock()
-                    .list
-                    .iter()
-                    .filter_map(|x| Some((Arc::as_ptr(x.block.as_ref()?), x.addr, x.len)))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let parked: Vec<(*const BlockStatus, usize, usize)> =
+            self.workers
+                .iter()
+                .flat_map(|w| {
+                    w.waiters
+                        .lock()
+                        .list
+                        .iter()
+                        .filter_map(|x| {
+                            let status = match (&x.task.kind, &x.block) {
+                                (Kind::Block { status, .. }, _)
+                                | (Kind::Host { .. }, Some(status)) => status,
+                                (Kind::Host { .. }, None) => return None,
+                            };
+                            Some((Arc::as_ptr(status), x.addr, x.len))
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
         let live: Vec<Arc<BlockStatus>> = self
             .workers
             .iter()
