@@ -432,17 +432,9 @@ impl PoolShared {
         let mut co = Co::with_stack(stack, move |y: &Yielder<(), Req>, ()| body(y));
         self.block_started(worker, &status);
         let rc = loop {
-            // As `run` does for a block task; the host task's yielder is not the block's.
+            // The host task's yielder is not the block's.
             HOST_YIELDER.with(|h| h.set(std::ptr::null()));
-            CURRENT.with(|c| c.set(ctx));
-            guard::set_site(Some(TrapSite {
-                handler: co.trap_handler(),
-                guard,
-                depth: &status.depth,
-            }));
-            let r = co.resume(());
-            CURRENT.with(|c| c.set(std::ptr::null_mut()));
-            guard::set_site(None);
+            let r = resume_block(&mut co, ctx, guard, &status.depth);
             HOST_YIELDER.with(|h| h.set(host));
             let req = match r {
                 CoroutineResult::Return(rc) => break rc,
@@ -911,27 +903,41 @@ fn worker_main(index: usize, p: Arc<PoolShared>) {
     WORKER.with(|w| w.set((std::ptr::null(), 0)));
 }
 
-fn run(p: &Arc<PoolShared>, mut t: Box<Task>) {
-    match &mut t.kind {
-        Kind::Block {
-            ctx, status, guard, ..
-        } => {
-            CURRENT.with(|c| c.set(*ctx));
-            guard::set_site(Some(TrapSite {
-                handler: t.co.trap_handler(),
-                guard: *guard,
-                depth: &status.depth,
-            }));
-        }
-        Kind::Host { yielder } => HOST_YIELDER.with(|h| h.set(yielder.get())),
-    }
-    let r = t.co.resume(());
+/// Resumes a block's coroutine `co` until it suspends or returns, with `ctx` as the
+/// [`current`] context and its stack's guard region `guard` armed for overflows (`depth`: the
+/// block's runtime-call depth); both are cleared again afterwards.
+fn resume_block(
+    co: &mut Co,
+    ctx: *mut (),
+    guard: (usize, usize),
+    depth: &AtomicU32,
+) -> CoroutineResult<Req, i32> {
+    CURRENT.with(|c| c.set(ctx));
+    guard::set_site(Some(TrapSite {
+        handler: co.trap_handler(),
+        guard,
+        depth,
+    }));
+    let r = co.resume(());
     CURRENT.with(|c| c.set(std::ptr::null_mut()));
     guard::set_site(None);
-    if let Kind::Host { yielder } = &t.kind {
-        // The coroutine set HOST_YIELDER when it started; keep it for the next resumption.
-        yielder.set(HOST_YIELDER.with(|h| h.replace(std::ptr::null())));
-    }
+    r
+}
+
+fn run(p: &Arc<PoolShared>, mut t: Box<Task>) {
+    let Task { co, kind, .. } = &mut *t;
+    let r = match kind {
+        Kind::Block {
+            ctx, status, guard, ..
+        } => resume_block(co, *ctx, *guard, &status.depth),
+        Kind::Host { yielder } => {
+            HOST_YIELDER.with(|h| h.set(yielder.get()));
+            let r = co.resume(());
+            // The coroutine set HOST_YIELDER when it started; keep it for the next resumption.
+            yielder.set(HOST_YIELDER.with(|h| h.replace(std::ptr::null())));
+            r
+        }
+    };
     match r {
         CoroutineResult::Yield(Req::Yield) => p.push(t.worker, t),
         CoroutineResult::Yield(Req::Park(req)) => p.park(t, req, None),
