@@ -5,6 +5,7 @@
 //! data-cache bypass, and the debugging APIs.
 
 mod common;
+use common::fault;
 
 use aiv_comm::ffi::{
     kernels, AivApiTestArgs, AIV_API_ASSERT, AIV_API_BIND_COPY, AIV_API_BLOCK_BYTES,
@@ -17,7 +18,7 @@ use aiv_comm::ffi::{
     AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS, AIV_API_TRAP,
     AIV_API_VECIN_TO_MTE3,
 };
-use ascendc_sys::{args, Device, FaultKind, GmBuffer, KernelFault, TwinError};
+use ascendc_sys::{args, Device, FaultKind, GmBuffer, TwinError};
 
 const PIECE_BYTES: usize = AIV_API_PIECE as usize * 4;
 
@@ -86,13 +87,6 @@ impl Run {
             .chunks(4)
             .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
             .collect()
-    }
-}
-
-fn fault(r: Result<(), TwinError>) -> KernelFault {
-    match r {
-        Err(TwinError::Fault(f)) => f,
-        other => panic!("expected a kernel fault, got {other:?}"),
     }
 }
 

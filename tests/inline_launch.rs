@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{Device, DeviceConfig, FaultKind, Twin, TwinConfig, TwinError};
+use ascendc_sys::{Device, DeviceConfig, FaultKind, GmBuffer, Twin, TwinConfig, TwinError};
 use common::*;
 
 /// Runs `f` as a host task of `dev`'s twin on worker `affinity` and returns a receiver for its
@@ -34,15 +34,26 @@ fn on_host_task<T: Send + 'static>(
 /// Long enough for anything here to finish on a loaded CI machine, short enough to fail a hang.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-fn poll_args(flag: u64, out: u64, expected: i32) -> AivTwinTestArgs {
-    AivTwinTestArgs {
+/// A one-block launch, from a host task on worker `affinity`, that waits (up to 30 s) for the
+/// flag cell it returns to hold 42, then writes what it saw to the first bytes of the buffer it
+/// returns; and a receiver for the launch's result.
+fn waiting_launch(
+    dev: &Device,
+    affinity: usize,
+) -> (GmBuffer, GmBuffer, mpsc::Receiver<Result<(), TwinError>>) {
+    let flag = dev.alloc_sync(64).unwrap();
+    let out = dev.alloc(64).unwrap();
+    let a = AivTwinTestArgs {
         mode: AIV_TT_POLL,
-        src: flag,
-        dst: out,
-        expected: expected as _,
+        src: flag.addr() as u64,
+        dst: out.addr() as u64,
+        expected: 42,
         deadline_cycles: 50 * 30_000_000, // 30 s at 50 MHz
         ..Default::default()
-    }
+    };
+    let d = dev.clone();
+    let rx = on_host_task(dev, affinity, move || selftest(&d, a, 1));
+    (flag, out, rx)
 }
 
 #[test]
@@ -64,16 +75,12 @@ fn a_stack_overflow_in_a_one_block_launch_from_a_host_task_ends_the_block_not_th
         (deep, selftest(&d, a, 1))
     });
     let (deep, shallow) = rx.recv_timeout(PATIENCE).expect("the host task died");
-    match deep {
-        Err(TwinError::Fault(f)) => {
-            assert_eq!(
-                (f.kernel.as_str(), f.rank, f.block),
-                ("aiv_twin_selftest", 3, 0)
-            );
-            assert_eq!(f.kind, FaultKind::StackOverflow, "{f}");
-        }
-        other => panic!("expected a stack overflow, got {other:?}"),
-    }
+    let f = fault(deep);
+    assert_eq!(
+        (f.kernel.as_str(), f.rank, f.block),
+        ("aiv_twin_selftest", 3, 0)
+    );
+    assert_eq!(f.kind, FaultKind::StackOverflow, "{f}");
     shallow.unwrap();
     assert_eq!(read_all(&dst)[0], (16 * 17 / 2) as u8);
 }
@@ -84,15 +91,9 @@ fn a_one_block_launch_waiting_in_a_host_task_leaves_the_worker_to_the_others() {
     // a block that sets it. The second runs only if the first's block gives the worker up while
     // it waits (parked or yielding), as a block of the run queue does.
     let dev = device(0);
-    let flag = dev.alloc_sync(64).unwrap();
     let value = dev.alloc(64).unwrap();
     value.write(0, &42i32.to_le_bytes()).unwrap();
-    let out = dev.alloc(64).unwrap();
-    let waiter = {
-        let d = dev.clone();
-        let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
-        on_host_task(&dev, 0, move || selftest(&d, a, 1))
-    };
+    let (flag, out, waiter) = waiting_launch(&dev, 0);
     let setter = {
         let d = dev.clone();
         let a = copy_args(value.addr() as u64, flag.addr() as u64);
@@ -174,21 +175,13 @@ fn a_stream_launching_back_to_back_lets_the_other_tasks_of_its_worker_run() {
 #[test]
 fn aborting_the_twin_ends_a_one_block_launch_waiting_in_a_host_task() {
     let dev = device(0);
-    let flag = dev.alloc_sync(64).unwrap();
-    let out = dev.alloc(64).unwrap();
-    let d = dev.clone();
-    let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
-    let rx = on_host_task(&dev, 0, move || selftest(&d, a, 1));
+    let (_flag, _out, rx) = waiting_launch(&dev, 0);
     // Let the block start waiting (whether it is parked or polling then, the abort must end it).
     std::thread::sleep(Duration::from_millis(300));
     dev.twin().abort("the test stops the twin");
-    match rx.recv_timeout(PATIENCE).expect("the host task died") {
-        Err(TwinError::Fault(f)) => {
-            assert!(matches!(f.kind, FaultKind::PeerAborted { .. }), "{f}");
-            assert!(f.to_string().contains("the test stops the twin"), "{f}");
-        }
-        other => panic!("expected the abort, got {other:?}"),
-    }
+    let f = fault(rx.recv_timeout(PATIENCE).expect("the host task died"));
+    assert!(matches!(f.kind, FaultKind::PeerAborted { .. }), "{f}");
+    assert!(f.to_string().contains("the test stops the twin"), "{f}");
 }
 
 #[test]
@@ -196,23 +189,16 @@ fn a_one_block_launch_deadlocked_in_a_host_task_is_reported_parked_on_its_poll()
     let dev = device(0);
     let period = Duration::from_millis(300);
     dev.twin().set_watchdog(Some(period));
-    let flag = dev.alloc_sync(64).unwrap();
-    let out = dev.alloc(64).unwrap();
-    let d = dev.clone();
-    let a = poll_args(flag.addr() as u64, out.addr() as u64, 42);
-    let rx = on_host_task(&dev, 1, move || selftest(&d, a, 1));
-    match rx.recv_timeout(PATIENCE).expect("the host task died") {
-        Err(TwinError::Fault(f)) => match &f.kind {
-            FaultKind::Deadlock { waiters } => {
-                assert_eq!(waiters.len(), 1, "{f}");
-                assert!(
-                    waiters[0].contains("block 0 ")
-                        && waiters[0].contains("parked on a poll of GM"),
-                    "{f}"
-                );
-            }
-            k => panic!("unexpected {k:?}"),
-        },
-        other => panic!("expected a deadlock fault, got {other:?}"),
+    let (_flag, _out, rx) = waiting_launch(&dev, 1);
+    let f = fault(rx.recv_timeout(PATIENCE).expect("the host task died"));
+    match &f.kind {
+        FaultKind::Deadlock { waiters } => {
+            assert_eq!(waiters.len(), 1, "{f}");
+            assert!(
+                waiters[0].contains("block 0 ") && waiters[0].contains("parked on a poll of GM"),
+                "{f}"
+            );
+        }
+        k => panic!("expected a deadlock, got {k:?}"),
     }
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{FaultKind, KernelFault, TwinError, POISON};
+use ascendc_sys::{FaultKind, TwinError, POISON};
 use common::*;
 use half::{bf16, f16};
 
@@ -14,13 +14,6 @@ fn args(mode: u32) -> AivTwinTestArgs {
     AivTwinTestArgs {
         mode,
         ..Default::default()
-    }
-}
-
-fn fault(r: Result<(), TwinError>) -> KernelFault {
-    match r {
-        Err(TwinError::Fault(f)) => f,
-        other => panic!("expected a kernel fault, got {other:?}"),
     }
 }
 

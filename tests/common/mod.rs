@@ -6,7 +6,7 @@ pub mod mismatch;
 pub mod reduce;
 
 use aiv_comm::ffi::{kernels, AivTwinTestArgs};
-use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin, TwinError};
+use ascendc_sys::{Device, DeviceConfig, GmBuffer, KernelFault, Twin, TwinError};
 
 /// The byte the tests fill a buffer's guard bytes (and the rest of it) with before a collective.
 pub const SENTINEL: u8 = 0xEE;
@@ -90,6 +90,14 @@ pub fn selftest(dev: &Device, args: AivTwinTestArgs, block_dim: u32) -> Result<(
             block_dim,
             &ascendc_sys::args![a.gm(0)],
         )
+    }
+}
+
+/// The kernel fault of a launch that must have faulted.
+pub fn fault(r: Result<(), TwinError>) -> KernelFault {
+    match r {
+        Err(TwinError::Fault(f)) => f,
+        other => panic!("expected a kernel fault, got {other:?}"),
     }
 }
 
