@@ -68,11 +68,15 @@ struct Acc {
     atomic: bool,
 }
 
+/// The recorded accesses of a run of GM bytes. The lists are held inline for the common
+/// counts (one writer; a reader per rank of a small twin), so that checking and recording an
+/// access touches the segment's own cache lines and no heap block: a buffer both workers read
+/// moves between their cores at every access, and each separate line is one more transfer.
 #[derive(Clone)]
 struct Seg {
     end: usize,
-    writes: Vec<Acc>,
-    reads: Vec<Acc>,
+    writes: SmallVec<[Acc; 2]>,
+    reads: SmallVec<[Acc; 4]>,
 }
 
 /// One flag cell: what was released into it (the join of the releasers' clocks) and how many
@@ -468,8 +472,8 @@ fn access_piece(
             a,
             Seg {
                 end: b,
-                writes: Vec::new(),
-                reads: Vec::new(),
+                writes: SmallVec::new(),
+                reads: SmallVec::new(),
             },
         );
     }
@@ -487,8 +491,8 @@ fn access_piece(
             addr,
             Seg {
                 end,
-                writes: vec![me],
-                reads: Vec::new(),
+                writes: smallvec::smallvec![me],
+                reads: SmallVec::new(),
             },
         );
         return Ok(());
