@@ -84,8 +84,12 @@ struct Seg {
 /// this cell between the cores and nothing else: with two workers, every cache line a flag
 /// operation shares with the other worker costs a transfer (a round trip of ~130 ns measured on
 /// a 2-vCPU VM), and a single lock, map and counter array for all cells cost four or five per
-/// operation.
-#[repr(align(128))]
+/// operation. Within the cell, the fields are laid out in order (`repr(C)`) so that the
+/// version, the dead mark, the lock and the first entries of the clock share its first cache
+/// line: a release and the acquire that sees it then move one line between the cores, not two
+/// (in Rust's own order the lock and the counters fell on different lines; a release there
+/// waited for both).
+#[repr(C, align(128))]
 struct FlagCell {
     /// Releases into the cell so far, stored under `released`'s lock; an acquirer reads it
     /// without the lock, to skip a cell that nothing was released into since it last looked
@@ -98,6 +102,9 @@ struct FlagCell {
     /// The join of the releasers' clocks (inline up to 16 participants: 2 ranks x 8 cores).
     released: Mutex<SmallVec<[u32; 16]>>,
 }
+
+// The lock and the head of the clock start within the cell's first 64-byte line.
+const _: () = assert!(std::mem::offset_of!(FlagCell, released) + 16 <= 64);
 
 /// A flag cell a block has released into or acquired from, and the cell's version when it
 /// last joined the cell's clock (0: never).
