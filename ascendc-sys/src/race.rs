@@ -99,8 +99,8 @@ struct FlagCell {
     /// address up again (a block running across the free keeps its `seen` map, and passes it
     /// on to its participant's next block).
     dead: AtomicBool,
-    /// The join of the releasers' clocks (inline up to 16 participants: 2 ranks x 8 cores).
-    released: Mutex<SmallVec<[u32; 16]>>,
+    /// The join of the releasers' clocks.
+    released: Mutex<Clock>,
 }
 
 // The lock and the head of the clock start within the cell's first 64-byte line.
@@ -113,17 +113,25 @@ struct Seen {
     version: u64,
 }
 
-/// The participants of a twin.
+/// A vector clock, one entry per participant (inline up to 16: 2 ranks x 8 cores).
+type Clock = SmallVec<[u32; 16]>;
+
+/// The participants of a twin. Every block's start and end takes its lock, from whichever
+/// worker runs the block, so what they read and write is kept on as few cache lines as
+/// possible: the finished clock inline right after the lock (`repr(C)`), and each
+/// participant's parked `seen` map on lines of its own, which only the workers running that
+/// participant's blocks touch.
 #[derive(Default)]
+#[repr(C)]
 struct Group {
+    /// The join of the final clocks of every finished block of the twin.
+    finished: Clock,
     index: HashMap<(u32, usize), u16>,
     names: Vec<(u32, usize)>,
-    /// The join of the final clocks of every finished block of the twin.
-    finished: Vec<u32>,
     /// Per participant, the `seen` map its last finished block left: the next block on that
     /// core starts knowing at least as much (`finished` includes its predecessor's clock), so it
     /// can keep skipping the cells its predecessor had already synchronised with.
-    seen: Vec<HashMap<usize, Seen>>,
+    seen: Vec<Padded<HashMap<usize, Seen>>>,
 }
 
 /// The recorded accesses of one shard of GM (the granules that map to it).
@@ -149,7 +157,7 @@ const SHARDS: usize = 64;
 /// (taken when a block's participant meets a cell it holds no live handle to, and by
 /// [`RaceShadow::forget`]), each flag cell, the data accesses by address.
 pub(crate) struct RaceShadow {
-    group: Mutex<Group>,
+    group: Padded<Mutex<Group>>,
     cells: Padded<Mutex<HashMap<usize, Arc<FlagCell>>>>,
     shards: Box<[Padded<Mutex<Segs>>]>,
 }
@@ -157,7 +165,7 @@ pub(crate) struct RaceShadow {
 impl Default for RaceShadow {
     fn default() -> Self {
         RaceShadow {
-            group: Mutex::new(Group::default()),
+            group: Padded(Mutex::new(Group::default())),
             cells: Padded(Mutex::new(HashMap::default())),
             shards: (0..SHARDS).map(|_| Padded(Mutex::default())).collect(),
         }
@@ -174,7 +182,7 @@ impl RaceShadow {
                 Arc::new(FlagCell {
                     version: AtomicU64::new(0),
                     dead: AtomicBool::new(false),
-                    released: Mutex::new(SmallVec::new()),
+                    released: Mutex::new(Clock::new()),
                 })
             })
             .clone()
@@ -191,7 +199,7 @@ impl RaceShadow {
         let end = addr + len;
         let keep = |cell: &usize| *cell < addr || *cell >= end;
         for seen in &mut self.group.lock().seen {
-            seen.retain(|cell, _| keep(cell));
+            seen.0.retain(|cell, _| keep(cell));
         }
         self.cells.lock().retain(|cell, c| {
             if !keep(cell) {
@@ -221,15 +229,7 @@ impl RaceShadow {
 }
 
 /// `a = max(a, b)` element-wise, `a` grown to `b`'s length.
-fn join(a: &mut Vec<u32>, b: &[u32]) {
-    if a.len() < b.len() {
-        a.resize(b.len(), 0);
-    }
-    join_max(&mut a[..b.len()], b);
-}
-
-/// [`join`] into a flag cell's clock.
-fn join_cell(a: &mut SmallVec<[u32; 16]>, b: &[u32]) {
+fn join(a: &mut Clock, b: &[u32]) {
     if a.len() < b.len() {
         a.resize(b.len(), 0);
     }
@@ -272,7 +272,7 @@ fn at(vc: &[u32], who: u16) -> u32 {
 /// The checker state of one running block.
 pub(crate) struct RaceCtx {
     me: usize,
-    vc: Vec<u32>,
+    vc: Clock,
     /// The flag cells this block (or its participant's earlier blocks) touched, by address.
     seen: HashMap<usize, Seen>,
 }
@@ -292,7 +292,11 @@ impl RaceCtx {
                     i
                 }
             };
-            let seen = g.seen.get_mut(me).map(std::mem::take).unwrap_or_default();
+            let seen = g
+                .seen
+                .get_mut(me)
+                .map(|s| std::mem::take(&mut s.0))
+                .unwrap_or_default();
             (me, g.finished.clone(), seen)
         };
         if vc.len() <= me {
@@ -308,9 +312,9 @@ impl RaceCtx {
         let g = &mut *shadow.group.lock();
         join(&mut g.finished, &self.vc);
         if g.seen.len() <= self.me {
-            g.seen.resize_with(self.me + 1, HashMap::default);
+            g.seen.resize_with(self.me + 1, Padded::default);
         }
-        g.seen[self.me] = seen;
+        g.seen[self.me].0 = seen;
     }
 
     /// A flag store (release) to `[addr, addr + len)`. Called before the store lands, so a
@@ -319,7 +323,7 @@ impl RaceCtx {
         for cell in (addr / CELL)..=((addr + len.max(1) - 1) / CELL) {
             let c = &seen_cell(&mut self.seen, shadow, cell * CELL).cell;
             let mut released = c.released.lock();
-            join_cell(&mut released, &self.vc);
+            join(&mut released, &self.vc);
             // Under the lock: an acquirer that takes the lock reads the version matching the
             // clock it joins.
             c.version.fetch_add(1, Ordering::SeqCst);
@@ -643,9 +647,9 @@ mod tests {
     /// finished block. The reference for the clocks the checker's flag cells give.
     #[derive(Default)]
     struct FlagOracle {
-        cells: std::collections::HashMap<usize, Vec<u32>>,
-        finished: Vec<u32>,
-        vcs: Vec<Vec<u32>>,
+        cells: std::collections::HashMap<usize, Clock>,
+        finished: Clock,
+        vcs: Vec<Clock>,
     }
 
     impl FlagOracle {
@@ -656,7 +660,7 @@ mod tests {
             }
             vc[b] += 1;
             if self.vcs.len() <= b {
-                self.vcs.resize(b + 1, Vec::new());
+                self.vcs.resize(b + 1, Clock::new());
             }
             self.vcs[b] = vc;
         }
@@ -756,9 +760,9 @@ mod tests {
                             .max(b.get(i).copied().unwrap_or(0))
                     })
                     .collect();
-                let mut got = a.clone();
+                let mut got = Clock::from_slice(&a);
                 join(&mut got, &b);
-                assert_eq!(got, want, "{la} {lb}");
+                assert_eq!(got.as_slice(), want, "{la} {lb}");
             }
         }
     }
