@@ -69,14 +69,14 @@ struct Acc {
 }
 
 /// The recorded accesses of a run of GM bytes. The lists are held inline for the common
-/// counts (one writer; a reader per rank of a small twin), so that checking and recording an
+/// counts (one writer; a reader per rank, up to 8 ranks), so that checking and recording an
 /// access touches the segment's own cache lines and no heap block: a buffer both workers read
 /// moves between their cores at every access, and each separate line is one more transfer.
 #[derive(Clone)]
 struct Seg {
     end: usize,
     writes: SmallVec<[Acc; 2]>,
-    reads: SmallVec<[Acc; 4]>,
+    reads: SmallVec<[Acc; 8]>,
 }
 
 /// One flag cell: what was released into it (the join of the releasers' clocks) and how many
