@@ -805,7 +805,54 @@ mod tests {
     fn lists_and_clocks_past_their_inline_size_agree_with_the_oracle() {
         let (_, seen, spilled) = oracle_run(12, 1500, 150, 85, 0x1319_8a2e_0370_7344);
         assert!(spilled > 100, "{spilled} steps with a list on the heap");
-        assert!(seen[0] > 0, "reports by kind: {seen:?}");
+        assert!(seen.iter().all(|&n| n > 0), "reports by kind: {seen:?}");
+    }
+
+    /// Twelve blocks read a buffer, the first eleven then store a flag the writer loads: the
+    /// writer's overwrite is ordered after every read but the twelfth, past the reader list's
+    /// inline room, and the report names that reader. Likewise for reductions: an atomic store
+    /// by each of twelve blocks, then a plain read ordered after all but the last.
+    #[test]
+    fn the_reader_or_reducer_past_the_inline_lists_is_named() {
+        const F: usize = 0x10000;
+        const D: usize = 0x200000;
+        for atomic in [false, true] {
+            let sh = RaceShadow::default();
+            let mut blocks: Vec<RaceCtx> = (0..13)
+                .map(|core| RaceCtx::start(&sh, 0, core).unwrap())
+                .collect();
+            let (others, last) = blocks.split_at_mut(12);
+            for (i, b) in others.iter_mut().enumerate() {
+                b.access(&sh, D, 256, atomic, atomic).unwrap();
+                if i < 11 {
+                    b.release(&sh, F, CELL);
+                }
+            }
+            let c = &mut last[0];
+            c.acquire(&sh, F, CELL);
+            let err = c.access(&sh, D, 256, !atomic, false).unwrap_err();
+            let want = if atomic {
+                "reads GM 0x200000..0x200100 that rank 0 core 11 reduced into"
+            } else {
+                "overwrites GM 0x200000..0x200100 that rank 0 core 11 may still be reading"
+            };
+            assert!(err.starts_with(want), "{err}");
+        }
+    }
+
+    /// The participants' lock and the finished clock are in the first 64-byte line of the
+    /// group's (line-aligned) mutex, as the const assert next to `Group` relies on.
+    #[test]
+    fn the_participants_lock_and_finished_clock_share_a_line() {
+        let sh = RaceShadow::default();
+        let m: &Mutex<Group> = &sh.group;
+        let base = m as *const Mutex<Group> as usize;
+        assert_eq!(base % 128, 0);
+        // SAFETY: only the address of the raw lock is taken; it is not locked or unlocked.
+        let raw = unsafe { m.raw() } as *const _ as usize;
+        let data = m.data_ptr() as usize;
+        assert_eq!(raw, base);
+        assert!(data - base + std::mem::size_of::<Clock>() <= 64);
     }
 
     /// [`fast_path_and_shards_agree_with_a_byte_by_byte_oracle`]'s programs: `cases` of `steps`
