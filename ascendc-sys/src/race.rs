@@ -140,7 +140,8 @@ struct Group {
 }
 
 // The participants' lock and the finished clock lie in the first 64-byte line of the
-// (Padded, so line-aligned) mutex: its data starts at most 8 bytes in.
+// (Padded, so line-aligned) mutex: its data starts at most 8 bytes in. (That the lock comes
+// first, parking_lot's Mutex not being repr(C), is checked by a unit test.)
 const _: () = assert!(
     std::mem::offset_of!(Group, finished) == 0
         && std::mem::size_of::<Mutex<Group>>() - std::mem::size_of::<Group>() <= 8
@@ -859,7 +860,8 @@ mod tests {
     /// steps by `blocks` blocks, `extra_reads` percent of data accesses made reads before the
     /// usual mix. Returns the accesses that took the exact-segment fast path, the reports by
     /// kind (overwrite of pending reads, write after write, read of a reduction, read before
-    /// a write), and the steps after which the accessed segment had a list on the heap.
+    /// a write), and the steps after which a segment the access touched kept a list's storage
+    /// on the heap (it had outgrown its inline room at some point).
     fn oracle_run(
         blocks: usize,
         cases: usize,

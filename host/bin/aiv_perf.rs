@@ -1412,7 +1412,8 @@ fn measure(
     let send_elems = (o.coll.send_elems)(r, count, o.ranks);
     // The inputs are written with or without `-c 1`: GM the host never wrote reads the
     // system's shared zero page (a GM buffer of 1 MiB or more is an anonymous mapping),
-    // which stays in the CPU's caches, and timed the twin's copies 1.7x too fast at 1-16 MiB.
+    // which stays in the CPU's caches, and timed the twin's copies 1.7x too fast at 1-16 MiB
+    // per rank.
     let input = encode_all(o.dtype, (0..send_elems).map(|i| check_value(r, i)));
     // Nobody starts before every rank has finished the previous placement.
     rv.wait()?;
