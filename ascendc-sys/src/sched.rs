@@ -346,6 +346,12 @@ impl PoolShared {
             .unwrap_or_else(|| GuardedStack::new().expect("cannot allocate a block stack"))
     }
 
+    /// Gives the stack of a coroutine that has run to its end back to `worker`'s pool of
+    /// stacks (where [`PoolShared::take_stack`] finds it).
+    fn put_stack(&self, worker: usize, co: Co) {
+        self.workers[worker].stacks.lock().push(co.into_stack());
+    }
+
     fn push(&self, worker: usize, t: Box<Task>) {
         let w = &self.workers[worker];
         {
@@ -452,7 +458,7 @@ impl PoolShared {
             // this worker; HOST_YIELDER was restored to it above.
             unsafe { suspend(host, req) };
         };
-        self.workers[worker].stacks.lock().push(co.into_stack());
+        self.put_stack(worker, co);
         self.block_ended(worker, status, finish, rc);
     }
 
@@ -948,7 +954,7 @@ fn run(p: &Arc<PoolShared>, mut t: Box<Task>) {
 
 fn finish(p: &PoolShared, t: Task, rc: i32) {
     let Task { co, kind, worker } = t;
-    p.workers[worker].stacks.lock().push(co.into_stack());
+    p.put_stack(worker, co);
     if let Kind::Block { finish, status, .. } = kind {
         p.block_ended(worker, status, finish, rc);
     }
