@@ -1,6 +1,6 @@
 //! AllGather, AllReduce, Broadcast and Barrier: validation, chunking, one launch per chunk.
 
-use crate::buffer::DeviceBuffer;
+use crate::buffer::{DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -172,7 +172,7 @@ impl Communicator {
         recv: &DeviceBuffer,
         args: A,
     ) {
-        let uses = vec![send.use_read(), recv.use_write()];
+        let uses = Uses::from_iter([send.use_read(), recv.use_write()]);
         let name = kernel.name();
         self.main.task(name, name, uses, move |ctx| {
             let args = args.with_comm(ctx.comm_args(tag));
@@ -623,7 +623,7 @@ impl Communicator {
         .encode();
         let tag = self.reserve_tags(1)?;
         self.main
-            .task("barrier", "aiv_barrier", Vec::new(), move |ctx| {
+            .task("barrier", "aiv_barrier", Uses::new(), move |ctx| {
                 let args = ffi::AivCollArgs {
                     comm: ctx.comm_args(tag),
                     fp,

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::buffer::DeviceBuffer;
+use crate::buffer::{DeviceBuffer, Uses};
 use crate::collectives::{check_aligned, elem_bytes};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
@@ -708,7 +708,7 @@ impl Communicator {
             dtype.size(),
             slot as u64,
         );
-        let uses = vec![send.use_read(), recv.use_write()];
+        let uses = Uses::from_iter([send.use_read(), recv.use_write()]);
         let exchange = Call {
             chunks: 1,
             ..Call::of(CallOp::AllToAllVCounts, n as u64, dtype, None)

@@ -21,7 +21,7 @@
 
 use parking_lot::Mutex;
 
-use crate::buffer::DeviceBuffer;
+use crate::buffer::{DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -82,7 +82,7 @@ impl Communicator {
     fn enqueue_handshake(&self, partner: u32, fp: [i32; 6]) -> Result<()> {
         let tag = self.reserve_tags(1)?;
         self.stream()
-            .task("handshake", "aiv_handshake", Vec::new(), move |ctx| {
+            .task("handshake", "aiv_handshake", Uses::new(), move |ctx| {
                 let args = ffi::AivHandshakeArgs {
                     comm: ctx.comm_args(tag),
                     fp,
@@ -117,8 +117,8 @@ impl Communicator {
         let rank = self.rank() as usize;
         let main = self.stream().clone();
         // Claims for the tasks that read the input and the ones that write the output.
-        let reads = || vec![send.use_read()];
-        let writes = || vec![recv.use_write()];
+        let reads = || Uses::from_iter([send.use_read()]);
+        let writes = || Uses::from_iter([recv.use_write()]);
         if n == 1 {
             // SAFETY: both ranges were validated against the buffers the claims hold.
             unsafe {
@@ -129,7 +129,7 @@ impl Communicator {
                     bytes as u64,
                     0,
                     ffi::AIV_OP_NONE,
-                    vec![send.use_read(), recv.use_write()],
+                    Uses::from_iter([send.use_read(), recv.use_write()]),
                 )
             };
             return Ok(());
@@ -203,7 +203,7 @@ impl Communicator {
                         cb,
                         dt,
                         ffi::AIV_OP_NONE,
-                        Vec::new(),
+                        Uses::new(),
                     );
                 }
                 // ---- exchange steps ----
@@ -219,7 +219,7 @@ impl Communicator {
                                 cb,
                                 dt,
                                 ffi::AIV_OP_NONE,
-                                Vec::new(),
+                                Uses::new(),
                             );
                         }
                         main.post(&hd.start_tx, &stage);
@@ -237,7 +237,7 @@ impl Communicator {
                             cb,
                             dt,
                             opc,
-                            Vec::new(),
+                            Uses::new(),
                         );
                         hd.tx.tx_data_signal(p, &stage)?;
                         hd.tx.post(&hd.done_tx, &stage);

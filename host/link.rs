@@ -8,13 +8,14 @@
 //! (send/recv, acks, data signals), the order in which the operations were enqueued, whatever
 //! streams they are on (`turns.rs`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use ascendc_sys::{ArgBlock, GmAddr, Kernel};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
-use crate::buffer::{BufferAccess, DeviceBuffer, Use};
+use crate::buffer::{BufferAccess, DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -162,16 +163,19 @@ impl CommStream {
     /// Enqueues a task labelled `stage` / `task` (recorded when tracing is on). `uses` are the
     /// task's claims on device buffers: it starts once no conflicting host copy runs, and
     /// releases them when done (or dropped unrun).
+    ///
+    /// The labels are copied only if the trace records them: a collective's kernel name is
+    /// `'static`, and two strings per launch were two allocations the enqueuing thread made
+    /// and a worker freed, traced or not.
     pub(crate) fn task(
         &self,
-        stage: &str,
-        task: &str,
-        uses: Vec<Use>,
+        stage: impl Into<Cow<'static, str>>,
+        task: impl Into<Cow<'static, str>>,
+        uses: Uses,
         f: impl FnOnce(&StreamCtx) -> Result<()> + Send + 'static,
     ) {
         let ctx = self.inner.clone();
-        let stage = stage.to_string();
-        let task = task.to_string();
+        let (stage, task) = (stage.into(), task.into());
         self.inner.stream.enqueue(move || {
             for u in &uses {
                 u.begin();
@@ -184,8 +188,8 @@ impl CommStream {
                 trace.push(TraceEvent {
                     rank: ctx.launcher.rank,
                     stream: ctx.name.clone(),
-                    stage,
-                    task,
+                    stage: stage.into_owned(),
+                    task: task.into_owned(),
                     start_us,
                     end_us: trace.now_us(),
                 });
@@ -310,7 +314,7 @@ impl CommStream {
         block_dim: u32,
         args: &ArgBlock,
         buffers: &[BufferAccess],
-    ) -> Result<Vec<Use>> {
+    ) -> Result<Uses> {
         self.check_usable()?;
         let cores = self.inner.launcher.device.cores();
         let name = kernel.name();
@@ -337,9 +341,9 @@ impl CommStream {
             ran: false,
         };
         self.task(
-            stage,
-            &format!("post {}", event.name),
-            Vec::new(),
+            stage.to_owned(),
+            format!("post {}", event.name),
+            Uses::new(),
             move |_| {
                 guard.ran = true;
                 guard.ev.posted.update(|p| p.saturating_add(1));
@@ -363,9 +367,9 @@ impl CommStream {
         };
         let ev = event.clone();
         self.task(
-            stage,
-            &format!("wait {}", event.name),
-            Vec::new(),
+            stage.to_owned(),
+            format!("wait {}", event.name),
+            Uses::new(),
             move |ctx| {
                 let timeout = ctx.launcher.world.exec_timeout;
                 let start = std::time::Instant::now();
@@ -407,14 +411,14 @@ impl CommStream {
         bytes: u64,
         dtype: u32,
         op: u32,
-        uses: Vec<Use>,
+        uses: Uses,
     ) {
         let task = if op == ffi::AIV_OP_NONE {
             "copy"
         } else {
             "reduce"
         };
-        self.task(stage, task, uses, move |ctx| {
+        self.task(stage.to_owned(), task, uses, move |ctx| {
             if bytes == 0 {
                 return Ok(());
             }
@@ -454,7 +458,7 @@ impl CommStream {
         check_len("copy dst", dst, bytes)?;
         check_len("copy src", src, bytes)?;
         check_disjoint("copy", dst, src, bytes)?;
-        let uses = vec![src.use_read(), dst.use_write()];
+        let uses = Uses::from_iter([src.use_read(), dst.use_write()]);
         // SAFETY: the ranges were checked against the buffers, which `uses` hold until the
         // task has run.
         unsafe {
@@ -493,7 +497,7 @@ impl CommStream {
             crate::collectives::check_aligned(what, b, dtype)?;
         }
         check_disjoint("reduce", dst, src, bytes)?;
-        let uses = vec![src.use_read(), dst.use_write()];
+        let uses = Uses::from_iter([src.use_read(), dst.use_write()]);
         // SAFETY: as in `copy`.
         unsafe { self.copy_raw(stage, dst.addr(), src.addr(), bytes as u64, dt, opc, uses) };
         Ok(())
@@ -510,7 +514,7 @@ impl CommStream {
             (_, false) => "tx_data_signal",
             (_, true) => "rx_data_signal",
         };
-        self.task(stage, task, Vec::new(), move |ctx| {
+        self.task(stage.to_owned(), task, Uses::new(), move |ctx| {
             wait_turn(ctx, &turn, peer, task)?;
             let args = ffi::AivSignalArgs {
                 comm: ctx.comm_args(0),
@@ -580,11 +584,11 @@ impl CommStream {
             let n = slot.min(bytes - off);
             let addr = buf.addr() + off as u64;
             let seq = msg << 20 | k as i64;
-            let uses = vec![if send {
+            let uses = Uses::from_iter([if send {
                 buf.use_read()
             } else {
                 buf.use_write()
-            }];
+            }]);
             let total = bytes as u64;
             let turn = turn.clone();
             self.task(name, name, uses, move |ctx| {
