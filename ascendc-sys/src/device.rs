@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 
 use crate::block::BlockCtx;
 use crate::error::{FaultKind, KernelFault, TwinError};
@@ -291,8 +292,9 @@ impl Device {
         }
     }
 
-    /// Takes between `min` and `max` free cores (waiting while fewer than `min` are free).
-    fn take_cores(&self, name: &'static str, min: u32, max: u32) -> (Vec<usize>, Vec<usize>) {
+    /// Takes between `min` and `max` free cores (waiting while fewer than `min` are free);
+    /// returns their indices and UB arenas.
+    fn take_cores(&self, name: &'static str, min: u32, max: u32) -> (CoreList, CoreList) {
         let inner = &self.inner;
         let mut cores = inner.cores.lock();
         // Launches of other streams hold the cores: wait for a release (read under the lock,
@@ -319,8 +321,8 @@ impl Device {
                 w.swap_remove(i);
             }
         }
-        let mut taken = Vec::with_capacity(max as usize);
-        let mut ubs = Vec::with_capacity(max as usize);
+        let mut taken = CoreList::new();
+        let mut ubs = CoreList::new();
         for i in 0..cores.free.len() {
             if taken.len() == max as usize {
                 break;
@@ -502,6 +504,10 @@ impl Device {
         }
     }
 }
+
+/// The cores of a launch (indices, or their UB arenas' addresses): inline up to 8, so that a
+/// launch of a small collective (one block per rank) allocates no list for them.
+type CoreList = SmallVec<[usize; 8]>;
 
 /// A GM allocation on one device. Freed on drop.
 ///

@@ -184,9 +184,19 @@ pub(crate) fn stage(
     list.push((gm, len, s));
 }
 
+/// Whether any of the block's pending snapshots overlaps UB `[ub, ub + len)`.
+#[inline]
+fn touches(pending: &Pending, ub: usize, len: usize) -> bool {
+    pending.iter().any(|e| overlaps(e.ub, e.len, ub, len))
+}
+
 /// The block is about to write UB `[ub, ub + len)`: snapshots there are dropped, trimmed or
 /// materialised so that none later overwrites the new data.
 pub(crate) fn before_ub_write(pending: &mut Pending, ub: usize, len: usize) {
+    // Most UB writes (a flag lane, a vector fill) touch no snapshot: skip the retain pass.
+    if !touches(pending, ub, len) {
+        return;
+    }
     let end = ub + len;
     pending.retain(|e| {
         if !overlaps(e.ub, e.len, ub, len) {
@@ -220,6 +230,9 @@ pub(crate) fn before_ub_write(pending: &mut Pending, ub: usize, len: usize) {
 
 /// The block is about to read UB `[ub, ub + len)` itself: snapshots there are materialised.
 pub(crate) fn before_ub_read(pending: &mut Pending, ub: usize, len: usize) {
+    if !touches(pending, ub, len) {
+        return;
+    }
     pending.retain(|e| {
         if !overlaps(e.ub, e.len, ub, len) {
             return true;
