@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 
 use crate::block::BlockCtx;
 use crate::error::{FaultKind, KernelFault, TwinError};
-use crate::kernel::{ArgBlock, Kernel};
+use crate::kernel::{ArgBlock, Kernel, ARGS_INLINE};
 use crate::launch::LaunchShared;
 use crate::mem::GmKind;
 use crate::sched::{BlockStatus, Countdown, HostSignal};
@@ -262,7 +262,7 @@ impl Device {
         args: &ArgBlock,
     ) -> Result<(), TwinError> {
         kernel.check_args(args)?;
-        let mut block = args.as_bytes().to_vec();
+        let mut block = SmallVec::<[u8; ARGS_INLINE]>::from_slice(args.as_bytes());
         // SAFETY: the trampoline reads exactly the layout `check_args` verified, from `block`,
         // which lives until the launch returns; the rest is the caller's contract.
         unsafe { self.launch(kernel.name(), kernel.entry(), block_dim, block.as_mut_ptr()) }
@@ -280,7 +280,7 @@ impl Device {
         args: &ArgBlock,
     ) -> Result<u32, TwinError> {
         kernel.check_args(args)?;
-        let mut block = args.as_bytes().to_vec();
+        let mut block = SmallVec::<[u8; ARGS_INLINE]>::from_slice(args.as_bytes());
         // SAFETY: as in `launch_kernel`.
         unsafe {
             self.launch_flexible(
@@ -448,25 +448,25 @@ impl Device {
             let ctx = Box::into_raw(ctx);
             let ctx_addr = ctx as usize;
             let args_addr = args as usize;
-            let body = Box::new(
-                move |y: *const corosensei::Yielder<(), crate::sched::Req>| {
-                    let ctx = ctx_addr as *mut BlockCtx;
-                    // SAFETY: the context is this block's own (see block.rs); nothing else uses it
-                    // while the coroutine runs.
-                    unsafe { (*ctx).yielder = y };
-                    // SAFETY: the launcher guarantees kernel/args are valid for this launch; the
-                    // trampoline catches every C++ exception, so none unwinds out of the coroutine.
-                    unsafe { crate::sched::asc_twin_invoke(kernel, args_addr as *mut u8) }
-                },
-            );
+            let body = move |y: *const corosensei::Yielder<(), crate::sched::Req>| {
+                let ctx = ctx_addr as *mut BlockCtx;
+                // SAFETY: the context is this block's own (see block.rs); nothing else uses it
+                // while the coroutine runs.
+                unsafe { (*ctx).yielder = y };
+                // SAFETY: the launcher guarantees kernel/args are valid for this launch; the
+                // trampoline catches every C++ exception, so none unwinds out of the coroutine.
+                unsafe { crate::sched::asc_twin_invoke(kernel, args_addr as *mut u8) }
+            };
             let done = done.clone();
-            let finish = Box::new(move |rc: i32| {
+            let finish = move |rc: i32| {
                 // SAFETY: made by Box::into_raw above; the coroutine has returned, so this is
                 // the only reference left to it.
                 let ctx = unsafe { Box::from_raw(ctx_addr as *mut BlockCtx) };
                 crate::abi::end_block(ctx, rc);
                 done.done_one();
-            });
+            };
+            // Inline, the closures live on this stack and the block's (no allocation); queued,
+            // the task owns them.
             if inline.is_some() {
                 pool.run_inline(ctx as *mut (), status, launch.aborted.clone(), body, finish);
             } else {
@@ -475,8 +475,8 @@ impl Device {
                     ctx as *mut (),
                     status,
                     launch.aborted.clone(),
-                    body,
-                    finish,
+                    Box::new(body),
+                    Box::new(finish),
                 );
             }
         }

@@ -36,6 +36,7 @@
 //! ```
 
 use bytemuck::NoUninit;
+use smallvec::SmallVec;
 
 use crate::device::KernelFn;
 use crate::error::TwinError;
@@ -207,12 +208,18 @@ fn layout(params: impl Iterator<Item = (usize, usize)>) -> (Vec<usize>, usize) {
 
 /// The argument block of one kernel launch, built parameter by parameter (see the module docs
 /// for the layout).
+///
+/// Up to 8 parameters and 64 bytes are kept inline (a kernel taking the GM address of its
+/// argument struct, as most do, needs 8 bytes): building one costs no allocation.
 #[derive(Clone, Debug, Default)]
 pub struct ArgBlock {
-    bytes: Vec<u8>,
-    params: Vec<ParamInfo>,
-    offsets: Vec<usize>,
+    bytes: SmallVec<[u8; ARGS_INLINE]>,
+    params: SmallVec<[ParamInfo; 8]>,
+    offsets: SmallVec<[usize; 8]>,
 }
+
+/// Argument bytes an [`ArgBlock`] (and a launch's copy of it) keeps inline.
+pub(crate) const ARGS_INLINE: usize = 64;
 
 impl ArgBlock {
     /// An empty block (a kernel without parameters).

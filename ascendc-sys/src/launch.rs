@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 
 use crate::error::{FaultKind, KernelFault};
 use crate::sched::PoolShared;
@@ -12,7 +13,7 @@ use crate::sched::PoolShared;
 #[derive(Default)]
 pub(crate) struct CrossSlot {
     cross: Option<Arc<crate::cross::Cross>>,
-    ended: Vec<u32>,
+    ended: SmallVec<[u32; 8]>,
 }
 
 /// One launch of a kernel on a device.

@@ -414,13 +414,16 @@ impl PoolShared {
     /// counts as the block for aborts and the watchdog). A launch of one block from a stream
     /// thus costs no queue round trip at its start and no countdown wake-up at its end: a
     /// 2-rank 64 KiB AllGather took 10% less time with it (BENCHMARKS.md, ninth session).
+    ///
+    /// `body` and `finish` are not boxed: the coroutine keeps `body` on its own stack, and
+    /// `finish` runs before this returns.
     pub fn run_inline(
         &self,
         ctx: *mut (),
         status: Arc<BlockStatus>,
         aborted: Arc<AtomicBool>,
-        body: Box<dyn FnOnce(*const Yielder<(), Req>) -> i32>,
-        finish: Box<dyn FnOnce(i32) + Send>,
+        body: impl FnOnce(*const Yielder<(), Req>) -> i32 + 'static,
+        finish: impl FnOnce(i32),
     ) {
         let worker = self
             .inline_worker()
@@ -475,7 +478,7 @@ impl PoolShared {
         &self,
         worker: usize,
         status: Arc<BlockStatus>,
-        finish: Box<dyn FnOnce(i32) + Send>,
+        finish: impl FnOnce(i32),
         rc: i32,
     ) {
         let w = &self.workers[worker];
