@@ -135,8 +135,8 @@ impl BufferAccess<'_> {
     }
 }
 
-/// A task's claims on buffers, inline: a launch claims two (its input and its output), and a
-/// heap list per enqueued task was one more allocation on every collective's host path.
+/// A task's claims on buffers, kept inline: a launch claims two (its input and its output), so
+/// enqueuing a collective allocates no list for them.
 pub(crate) type Uses = smallvec::SmallVec<[Use; 2]>;
 
 /// A task's claim on a buffer (see the module docs): held from enqueue until the task is done.

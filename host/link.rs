@@ -164,9 +164,9 @@ impl CommStream {
     /// task's claims on device buffers: it starts once no conflicting host copy runs, and
     /// releases them when done (or dropped unrun).
     ///
-    /// The labels are copied only if the trace records them: a collective's kernel name is
-    /// `'static`, and two strings per launch were two allocations the enqueuing thread made
-    /// and a worker freed, traced or not.
+    /// A `'static` label (a kernel name, what every collective passes) is borrowed, and copied
+    /// only if the trace records the task; other labels (user stage names, event names) are
+    /// strings made at enqueue.
     pub(crate) fn task(
         &self,
         stage: impl Into<Cow<'static, str>>,

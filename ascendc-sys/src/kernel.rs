@@ -209,17 +209,20 @@ fn layout(params: impl Iterator<Item = (usize, usize)>) -> (Vec<usize>, usize) {
 /// The argument block of one kernel launch, built parameter by parameter (see the module docs
 /// for the layout).
 ///
-/// Up to 8 parameters and 64 bytes are kept inline (a kernel taking the GM address of its
-/// argument struct, as most do, needs 8 bytes): building one costs no allocation.
+/// Up to 64 bytes in up to 8 parameters are kept inline (a kernel taking the GM address of its
+/// argument struct, as most do, needs 8 bytes in one): building one then costs no allocation.
+/// Larger blocks spill to the heap.
 #[derive(Clone, Debug, Default)]
 pub struct ArgBlock {
     bytes: SmallVec<[u8; ARGS_INLINE]>,
-    params: SmallVec<[ParamInfo; 8]>,
-    offsets: SmallVec<[usize; 8]>,
+    params: SmallVec<[ParamInfo; PARAMS_INLINE]>,
+    offsets: SmallVec<[usize; PARAMS_INLINE]>,
 }
 
-/// Argument bytes an [`ArgBlock`] (and a launch's copy of it) keeps inline.
+/// Argument bytes an [`ArgBlock`] (and a launch's copy of them) keeps inline.
 pub(crate) const ARGS_INLINE: usize = 64;
+/// Parameters an [`ArgBlock`] keeps inline.
+const PARAMS_INLINE: usize = 8;
 
 impl ArgBlock {
     /// An empty block (a kernel without parameters).

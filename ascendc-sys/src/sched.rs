@@ -120,8 +120,9 @@ struct Task {
 // SAFETY: a Task is resumed only on its pinned worker thread (`worker`); between resumptions it
 // is only moved (queue <-> waiter list), which touches no thread-affine state. The block context
 // it points to is owned by the task and used only by the coroutine and the finish callback. A
-// host task running a block inline holds that block's coroutine and context on its own stack
-// while suspended: they too are used only when the task is resumed, on the same worker.
+// host task running a block inline holds that block's coroutine, context and finish closure on
+// its own stack while suspended: they too are used only when the task is resumed, on the same
+// worker.
 unsafe impl Send for Task {}
 
 /// One worker thread's run queue, and the scheduler's bookkeeping of the tasks that run on it.
