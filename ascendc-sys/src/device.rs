@@ -369,7 +369,6 @@ impl Device {
             self.release_cores(&taken);
             return Err(refused(reason));
         }
-        let done = Countdown::new(block_dim);
         let knobs = &twin.knobs;
         let check_hazards = knobs.hazards.load(std::sync::atomic::Ordering::Relaxed);
         let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed);
@@ -389,6 +388,9 @@ impl Device {
         } else {
             None
         };
+        // Queued blocks count down as they end, and the launch waits for zero; an inline block
+        // has ended when `run_inline` returns, so it needs no countdown.
+        let done = inline.is_none().then(|| Countdown::new(block_dim));
         for (block, (ub, core)) in ubs.into_iter().zip(taken.iter().copied()).enumerate() {
             let block = block as u32;
             let status = Arc::new(BlockStatus {
@@ -463,7 +465,9 @@ impl Device {
                 // the only reference left to it.
                 let ctx = unsafe { Box::from_raw(ctx_addr as *mut BlockCtx) };
                 crate::abi::end_block(ctx, rc);
-                done.done_one();
+                if let Some(done) = &done {
+                    done.done_one();
+                }
             };
             // Inline, the closures live on this stack and the block's (no allocation); queued,
             // the task owns them.
@@ -480,7 +484,9 @@ impl Device {
                 );
             }
         }
-        done.wait();
+        if let Some(done) = done {
+            done.wait();
+        }
         self.release_cores(&taken);
         match launch.take_fault() {
             Some(f) => Err(TwinError::Fault(f)),
