@@ -1065,7 +1065,8 @@ impl HostSignal {
                 }
             }
         }
-        // Already there (a launch's countdown when its block ran inline): no registration.
+        // Already there (e.g. a launch whose blocks all ended before it waited): no
+        // registration.
         if ready(self.value.load(Ordering::SeqCst)) {
             return true;
         }
@@ -1122,7 +1123,8 @@ impl std::fmt::Debug for HostSignal {
     }
 }
 
-/// Counts the blocks of a launch still running; the launcher waits for zero.
+/// Counts the queued blocks of a launch still running; the launcher waits for zero (a block run
+/// inline has ended when its launch waits, and needs none).
 pub(crate) struct Countdown {
     left: HostSignal,
 }
