@@ -344,7 +344,7 @@ impl PoolShared {
             .stacks
             .lock()
             .pop()
-            .unwrap_or_else(|| GuardedStack::new().expect("cannot allocate a block stack"))
+            .unwrap_or_else(|| GuardedStack::new().unwrap_or_else(|e| stack_unavailable(e)))
     }
 
     /// Gives the stack of a coroutine that has run to its end back to `worker`'s pool of
@@ -826,6 +826,16 @@ fn pin_to(cpu: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn pin_to(_cpu: usize) {}
+
+/// A coroutine stack could not be mapped (address space or `vm.max_map_count` exhausted). As a
+/// failed allocation does in Rust, this ends the process: a panic here would unwind out of a
+/// launch that has already queued some of its blocks, freeing the argument block and contexts
+/// they still use.
+#[cold]
+fn stack_unavailable(e: std::io::Error) -> ! {
+    eprintln!("aiv twin: cannot map a coroutine stack ({e}); aborting");
+    std::process::abort()
+}
 
 /// The context of the block running on this thread (null outside blocks).
 pub(crate) fn current() -> *mut () {
