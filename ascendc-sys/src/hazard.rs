@@ -167,6 +167,9 @@ pub(crate) struct Hazards {
     /// Tests: accesses the lean paths (whole segments, appended bytes) recorded.
     #[cfg(test)]
     lean_hits: u64,
+    /// Tests: accesses inside one segment that [`Hazards::split_inside`] recorded.
+    #[cfg(test)]
+    inner_hits: u64,
 }
 
 /// What an access is not ordered after.
@@ -480,8 +483,73 @@ impl Hazards {
             }
             return Ok(());
         }
+        if !whole {
+            if let Some(&s) = segs.get(lo) {
+                // Inside one segment, not all of it: a scalar store of a lane in a cell a DMA or
+                // vector instruction filled, a DMA into part of a never-written stretch (a
+                // flag cell, a tile after the ones before it). The general path would split
+                // the segment at both ends, check the middle (it holds the segment's state)
+                // and record it, merging nothing. When the middle is ordered after that state
+                // and is not a stale read, do the same here without the searches.
+                let inside = s.start() <= start && end <= s.end();
+                if inside && (write || s.w_time > 0) && conflict(&s, pipe, write, &knows).is_none()
+                {
+                    self.split_inside(lo, s, pipe, write, (start, end));
+                    return Ok(());
+                }
+            }
+        }
         let exact = (whole && hi == lo + 1).then_some(lo);
         self.access_general(pipe, write, &knows, (start, end), exact, identical)
+    }
+
+    /// Records an access by `pipe` (a write or not), already checked, of `[start, end)`, which
+    /// lies inside segment `lo` (a copy of it: `s`): the segment becomes up to three, the
+    /// middle one recording the access, the others keeping `s`'s state.
+    fn split_inside(
+        &mut self,
+        lo: usize,
+        s: Seg,
+        pipe: usize,
+        write: bool,
+        (start, end): (usize, usize),
+    ) {
+        #[cfg(test)]
+        {
+            self.inner_hits += 1;
+        }
+        self.vc[pipe][pipe] += 1;
+        let t = self.vc[pipe][pipe];
+        let mid = if write {
+            Seg::written(start, end, pipe, t)
+        } else {
+            let mut m = s;
+            (m.start, m.end) = (start as u32, end as u32);
+            m.reads[pipe] = t;
+            m
+        };
+        // At most two insertions, each one move of the (short) list's tail.
+        let mut i = lo;
+        if s.start() < start {
+            self.segs[i] = Seg {
+                end: start as u32,
+                ..s
+            };
+            i += 1;
+            self.segs.insert(i, mid);
+        } else {
+            self.segs[i] = mid;
+        }
+        self.last = i;
+        if end < s.end() {
+            self.segs.insert(
+                i + 1,
+                Seg {
+                    start: end as u32,
+                    ..s
+                },
+            );
+        }
     }
 
     /// [`Hazards::access`] of `[start, end)` by a recording pipe (any pipe, without the fast
@@ -608,6 +676,7 @@ mod tests {
         let mut reports = std::collections::BTreeMap::<String, usize>::new();
         let mut fast_loads = 0;
         let mut lean_hits = 0;
+        let mut inner_hits = 0;
         for _case in 0..10_000 {
             let mut fast = Hazards::default();
             let mut general = Hazards {
@@ -685,6 +754,8 @@ mod tests {
                 }
                 lean_hits += fast.lean_hits;
                 fast.lean_hits = 0;
+                inner_hits += fast.inner_hits;
+                fast.inner_hits = 0;
                 if let Some(v) = verdict(&f) {
                     *reports
                         .entry(v.split_once(',').map_or(v.clone(), |x| x.0.to_string()))
@@ -696,6 +767,10 @@ mod tests {
         }
         assert!(fast_loads > 10_000, "{fast_loads} scalar loads {reports:?}");
         assert!(lean_hits > 1_000, "{lean_hits} records on the lean paths");
+        assert!(
+            inner_hits > 1_000,
+            "{inner_hits} records inside one segment"
+        );
         // Every kind of report came up, scalar loads' among them.
         for (who, what) in [
             ("S reads", "that MTE2 wrote"),
