@@ -20,7 +20,6 @@
 //!
 //! Host copies into and out of GM are not tracked (the host orders them with the streams).
 
-use std::collections::BTreeMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -79,6 +78,17 @@ struct Seg {
     end: usize,
     writes: SmallVec<[Acc; 2]>,
     reads: SmallVec<[Acc; 8]>,
+}
+
+impl Seg {
+    /// Bytes up to `end` that nothing has accessed.
+    fn empty(end: usize) -> Seg {
+        Seg {
+            end,
+            writes: SmallVec::new(),
+            reads: SmallVec::new(),
+        }
+    }
 }
 
 /// One flag cell: what was released into it (the join of the releasers' clocks) and how many
@@ -148,14 +158,23 @@ const _: () = assert!(
         && 8 + std::mem::size_of::<Clock>() <= 64
 );
 
-/// The recorded accesses of one shard of GM (the granules that map to it).
+/// The recorded accesses of one granule of GM: its segments as (start, segment), in address
+/// order, not overlapping, within the granule (bytes in no segment were never accessed). Most
+/// granules hold one or two (a DMA piece rarely starts or ends in the middle of more), kept
+/// inline, so that a lookup reads the hash table's slot and this list's first line.
+type Granule = SmallVec<[(usize, Seg); 2]>;
+
+/// The recorded accesses of one shard of GM (the granules that map to it), by granule index
+/// (address / [`GRANULE`]). A flat table, not an ordered map of segments: with gigabytes of
+/// GM (8 ranks of 64 MiB AllGathers) a shard held hundreds of segments, and each lookup's
+/// descent through B-tree nodes missed the cache at every level.
 #[derive(Default)]
 struct Segs {
     /// Tests: take the general path for every access (the reference the fast path must agree
     /// with).
     #[cfg(test)]
     force_general: bool,
-    map: BTreeMap<usize, Seg>,
+    map: HashMap<usize, Granule>,
 }
 
 /// GM is recorded in granules of this many bytes (a segment never crosses one), each kept by
@@ -221,14 +240,30 @@ impl RaceShadow {
             }
             keep(cell)
         });
-        for shard in self.shards.iter() {
+        if len == 0 {
+            return;
+        }
+        let (first, last) = (addr / GRANULE, (end - 1) / GRANULE);
+        for (i, shard) in self.shards.iter().enumerate() {
             let mut s = shard.lock();
-            // Split at both ends (a segment may straddle either), then drop what lies between.
-            split(&mut s.map, addr);
-            split(&mut s.map, end);
-            let keys: Vec<usize> = s.map.range(addr..end).map(|(k, _)| *k).collect();
-            for k in keys {
-                s.map.remove(&k);
+            let map = &mut s.map;
+            // The range's granules in this shard, or the shard's granules, whichever are fewer.
+            let in_range = (last - first + 1) / SHARDS + 1;
+            let trim = |gi: usize, g: &mut Granule| {
+                forget_in(g, addr.max(gi * GRANULE), end.min((gi + 1) * GRANULE));
+                !g.is_empty()
+            };
+            if in_range > map.len() {
+                map.retain(|&gi, g| !(first..=last).contains(&gi) || trim(gi, g));
+            } else {
+                let from = first + (i + SHARDS - first % SHARDS) % SHARDS;
+                for gi in (from..=last).step_by(SHARDS) {
+                    if let Some(g) = map.get_mut(&gi) {
+                        if !trim(gi, g) {
+                            map.remove(&gi);
+                        }
+                    }
+                }
             }
         }
     }
@@ -471,59 +506,73 @@ fn access_piece(
     let fast = !s.force_general;
     #[cfg(not(test))]
     let fast = true;
-    if let Some(seg) = s.map.get_mut(&addr).filter(|g| fast && g.end == end) {
-        check(addr, seg, me, vc, write)?;
-        record(seg, me, write);
-        return Ok(());
-    }
-    let segs = &mut s.map;
-    split(segs, addr);
-    split(segs, end);
-    // Fill gaps so [addr, end) is covered.
-    let mut cursor = addr;
-    let keys: Vec<usize> = segs.range(addr..end).map(|(k, _)| *k).collect();
-    let mut gaps = Vec::new();
-    for k in &keys {
-        if *k > cursor {
-            gaps.push((cursor, *k));
+    let g = s.map.entry(addr / GRANULE).or_default();
+    // The common case: the access covers exactly one recorded segment (a buffer read or
+    // rewritten whole, launch after launch). Check and update it where it is.
+    if fast {
+        let found = match g.len() {
+            // Most granules hold a segment or two: a scan beats the search's bookkeeping.
+            0..=4 => g.iter_mut().find(|(start, _)| *start == addr),
+            _ => g
+                .binary_search_by_key(&addr, |(start, _)| *start)
+                .ok()
+                .map(|i| &mut g[i]),
+        };
+        if let Some((_, seg)) = found.filter(|(_, seg)| seg.end == end) {
+            check(addr, seg, me, vc, write)?;
+            record(seg, me, write);
+            return Ok(());
         }
-        cursor = segs[k].end;
+    }
+    split(g, addr);
+    split(g, end);
+    // The segments inside [addr, end), with the gaps between them filled by empty ones.
+    let lo = g.partition_point(|(start, _)| *start < addr);
+    let hi = g.partition_point(|(start, _)| *start < end);
+    let mut covered = SmallVec::<[(usize, Seg); 4]>::new();
+    let mut cursor = addr;
+    for (start, seg) in &g[lo..hi] {
+        if *start > cursor {
+            covered.push((cursor, Seg::empty(*start)));
+        }
+        covered.push((*start, seg.clone()));
+        cursor = seg.end;
     }
     if cursor < end {
-        gaps.push((cursor, end));
+        covered.push((cursor, Seg::empty(end)));
     }
-    for (a, b) in gaps {
-        segs.insert(
-            a,
-            Seg {
-                end: b,
-                writes: SmallVec::new(),
-                reads: SmallVec::new(),
-            },
-        );
-    }
-    for (start, seg) in segs.range(addr..end) {
+    for (start, seg) in &covered {
         check(*start, seg, me, vc, write)?;
     }
     if write && !me.atomic {
         // A plain write leaves one state over the whole range: keep one segment, so the
         // shadow does not fragment as buffers are rewritten piece by piece.
-        let keys: Vec<usize> = segs.range(addr..end).map(|(k, _)| *k).collect();
-        for k in keys {
-            segs.remove(&k);
-        }
-        segs.insert(
+        covered.clear();
+        covered.push((
             addr,
             Seg {
                 end,
                 writes: smallvec::smallvec![me],
                 reads: SmallVec::new(),
             },
-        );
-        return Ok(());
+        ));
+    } else {
+        for (_, seg) in &mut covered {
+            record(seg, me, write);
+        }
     }
-    for (_, seg) in segs.range_mut(addr..end) {
-        record(seg, me, write);
+    // `covered` replaces `g[lo..hi]`: in place as far as both reach, then the rest removed
+    // or inserted (SmallVec's drain and insert_many cost more than the whole check here).
+    let (n, had) = (covered.len(), hi - lo);
+    let mut pieces = covered.into_iter();
+    for (slot, piece) in g[lo..lo + n.min(had)].iter_mut().zip(&mut pieces) {
+        *slot = piece;
+    }
+    if had > n {
+        g.drain(lo + n..hi);
+    }
+    for (k, piece) in pieces.enumerate() {
+        g.insert(hi + k, piece);
     }
     Ok(())
 }
@@ -573,17 +622,21 @@ fn record(seg: &mut Seg, me: Acc, write: bool) {
     }
 }
 
-/// Makes sure a segment boundary exists at `x`.
-fn split(segs: &mut BTreeMap<usize, Seg>, x: usize) {
-    let hit = segs.range(..x).next_back().map(|(k, s)| (*k, s.end));
-    if let Some((k, end)) = hit {
-        if end > x {
-            let mut right = segs[&k].clone();
-            right.end = end;
-            segs.get_mut(&k).expect("present").end = x;
-            segs.insert(x, right);
-        }
+/// Makes sure no segment of granule `g` straddles `x` (splits the one that does).
+fn split(g: &mut Granule, x: usize) {
+    let i = g.partition_point(|(_, seg)| seg.end <= x);
+    if i < g.len() && g[i].0 < x {
+        let right = g[i].1.clone();
+        g[i].1.end = x;
+        g.insert(i + 1, (x, right));
     }
+}
+
+/// Drops what granule `g` records of `[addr, end)` (which lies in it).
+fn forget_in(g: &mut Granule, addr: usize, end: usize) {
+    split(g, addr);
+    split(g, end);
+    g.retain(|(start, _)| *start < addr || *start >= end);
 }
 
 #[cfg(test)]
@@ -754,6 +807,33 @@ mod tests {
                 "rank 0's block {}",
                 if a_releases { "releases" } else { "acquires" }
             );
+        }
+    }
+
+    /// Freed data memory is forgotten, byte-exactly: a later unordered access to the freed
+    /// bytes is no race (the memory is new), while the bytes around them, in the same granules,
+    /// keep what they recorded. Both ways `forget` finds the granules are taken: by the range
+    /// (a small free) and by the shard's table (a free larger than what is recorded).
+    #[test]
+    fn freed_data_is_forgotten_and_the_bytes_around_it_are_kept() {
+        let base = 7 * GRANULE - 64;
+        let len = 5 * GRANULE + 100;
+        for (from, freed) in [(base + 32, 3 * GRANULE), (base + 32, 300 * GRANULE)] {
+            let sh = RaceShadow::default();
+            let mut a = RaceCtx::start(&sh, 0, 0).unwrap();
+            let mut b = RaceCtx::start(&sh, 0, 1).unwrap();
+            a.access(&sh, base, len, true, false).unwrap();
+            sh.forget(from, freed);
+            let to = (from + freed).min(base + len);
+            // The freed bytes: nothing recorded, in every granule they cover.
+            assert_eq!(b.access(&sh, from, to - from, false, false), Ok(()));
+            // The bytes before the free, and after it when it ends inside the write.
+            let before = b.access(&sh, base, 32, false, false).unwrap_err();
+            assert!(before.starts_with("reads GM"), "{before}");
+            if to < base + len {
+                let after = b.access(&sh, to, 32, false, false).unwrap_err();
+                assert!(after.contains(&format!("{to:#x}..")), "{after}");
+            }
         }
     }
 
@@ -945,8 +1025,9 @@ mod tests {
                             .shard(addr)
                             .lock()
                             .map
-                            .get(&addr)
-                            .is_some_and(|s| s.end == (addr + len).min(piece_end))
+                            .get(&(addr / GRANULE))
+                            .and_then(|g| g.iter().find(|(start, _)| *start == addr))
+                            .is_some_and(|(_, s)| s.end == (addr + len).min(piece_end))
                         {
                             exact_hits += 1;
                         }
@@ -962,8 +1043,14 @@ mod tests {
                             .shard(addr)
                             .lock()
                             .map
-                            .range(..addr + len)
-                            .any(|(_, s)| s.end > addr && (s.reads.spilled() || s.writes.spilled()))
+                            .get(&(addr / GRANULE))
+                            .into_iter()
+                            .flatten()
+                            .any(|(start, s)| {
+                                *start < addr + len
+                                    && s.end > addr
+                                    && (s.reads.spilled() || s.writes.spilled())
+                            })
                         {
                             spilled += 1;
                         }
