@@ -174,7 +174,8 @@ if targets:
 if corelat:
     # The 64 KiB cells run by run (fixed costs dominate there, and so does the CPUs' placement),
     # each time with the round trip measured just before it. run.sh writes corelat.txt as MPI,
-    # twin, checked twin per repetition, in the order of the other files.
+    # then the twin and the checked twin (in either order), per repetition; each kind's lines
+    # are in the order of its own output file.
     runs = {}
     def times(path, name):
         for line in open(path):

@@ -5,7 +5,8 @@
 # run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size (and, from
 # 16 MiB on, over each cell's working set); the twin
 # runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
-# library's default, what tests run with), for the checkers' cost. Before each run it measures
+# library's default, what tests run with), for the checkers' cost (off first in odd reps, on
+# first in even ones, so that an order effect does not bias the ratio). Before each run it measures
 # how long the two CPUs take to hand a cache line back and forth (corelat.c), which on this VM
 # decides much of the twin's speed; the report gives the range per cell.
 #
@@ -78,11 +79,20 @@ for np in ${NPS:-2 4 8}; do
                 mpirun --allow-run-as-root --oversubscribe -np "$np" "$out/mpi_bench" "$coll" "$s" >> "$out/mpi.txt"
                 sleep 0.5 # let the MPI processes' exit finish before the twin starts
                 n=$(iters_for "$s")
-                echo "$coll $np $total off $("$out/corelat")" >> "$out/corelat.txt"
-                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json >> "$out/twin.jsonl"
-                echo "$coll $np $total on $("$out/corelat")" >> "$out/corelat.txt"
-                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json --twin-checks \
-                    >> "$out/twin_checked.jsonl"
+                # Checkers off, then on; every other rep on first, so that whatever the run
+                # before leaves behind (MPI's exiting processes, the page cache) does not
+                # always fall on the same side of target d's ratio.
+                if [ $((rep % 2)) = 1 ]; then order="off on"; else order="on off"; fi
+                for mode in $order; do
+                    echo "$coll $np $total $mode $("$out/corelat")" >> "$out/corelat.txt"
+                    if [ "$mode" = off ]; then
+                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
+                            >> "$out/twin.jsonl"
+                    else
+                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
+                            --twin-checks >> "$out/twin_checked.jsonl"
+                    fi
+                done
                 if [ "${STAGED:-1}" != 0 ]; then
                     echo "$coll $np $total staged $("$out/corelat")" >> "$out/corelat.txt"
                     "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 0 --json \
