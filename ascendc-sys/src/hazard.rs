@@ -158,6 +158,12 @@ pub(crate) struct Hazards {
     /// again, and the dependent loads of a search through a block's cold segment list were
     /// most of `access`'s time in a checked small collective.
     last: usize,
+    /// UB bytes `[.0, .1)` that a scalar load checked with no report covered, all of them
+    /// written, with nothing recorded since (empty when `.0 == .1`). A load inside them needs
+    /// no check: it would see the same segments, and what the scalar unit knows only grows
+    /// (flags and barriers join into it), so it is ordered after them too. Polls read several
+    /// lanes of the cell one DMA brought in; each lane was a search and a check.
+    loads_ok: (u32, u32),
     /// Unordered overwrites with identical bytes (harmless, not reported).
     pub benign: u64,
     /// Tests: take the general path for every access (the reference the fast paths must
@@ -170,6 +176,9 @@ pub(crate) struct Hazards {
     /// Tests: accesses inside one segment that [`Hazards::split_inside`] recorded.
     #[cfg(test)]
     inner_hits: u64,
+    /// Tests: scalar loads that `loads_ok` covered.
+    #[cfg(test)]
+    cached_loads: u64,
 }
 
 /// What an access is not ordered after.
@@ -295,6 +304,12 @@ impl Hazards {
         if overlapped.iter().all(|s| s.w_time == 0) {
             return Err(stale(S, start, end));
         }
+        // Cover the segments for later loads only if all were written (a later load of a
+        // never-written part alone must still be reported).
+        let cover = match (overlapped.first(), overlapped.last()) {
+            (Some(a), Some(b)) if overlapped.iter().all(|s| s.w_time > 0) => (a.start, b.end),
+            _ => (0, 0),
+        };
         for s in overlapped {
             if let Some(what) = conflict(s, S, false, knows) {
                 return Err(message(
@@ -306,6 +321,7 @@ impl Hazards {
                 ));
             }
         }
+        self.loads_ok = cover;
         Ok(())
     }
 
@@ -412,10 +428,22 @@ impl Hazards {
                 self.vc[p]
             }
         };
+        if pipe != S {
+            // Anything recorded may change what a scalar load of the bytes must be after.
+            self.loads_ok = (0, 0);
+        }
         if !self.fast_paths() {
             return self.access_general(pipe, write, &knows, (start, end), None, identical);
         }
         if pipe == S {
+            let (a, b) = self.loads_ok;
+            if a as usize <= start && end <= b as usize {
+                #[cfg(test)]
+                {
+                    self.cached_loads += 1;
+                }
+                return Ok(());
+            }
             // A scalar load records nothing: check the segments it overlaps where they lie,
             // without splitting them (polls read a lane of a cell a DMA just filled whole; a
             // split there would be merged back by the next fill, every poll).
@@ -677,6 +705,7 @@ mod tests {
         let mut fast_loads = 0;
         let mut lean_hits = 0;
         let mut inner_hits = 0;
+        let mut cached_loads = 0;
         for _case in 0..10_000 {
             let mut fast = Hazards::default();
             let mut general = Hazards {
@@ -756,6 +785,8 @@ mod tests {
                 fast.lean_hits = 0;
                 inner_hits += fast.inner_hits;
                 fast.inner_hits = 0;
+                cached_loads += fast.cached_loads;
+                fast.cached_loads = 0;
                 if let Some(v) = verdict(&f) {
                     *reports
                         .entry(v.split_once(',').map_or(v.clone(), |x| x.0.to_string()))
@@ -767,6 +798,10 @@ mod tests {
         }
         assert!(fast_loads > 10_000, "{fast_loads} scalar loads {reports:?}");
         assert!(lean_hits > 1_000, "{lean_hits} records on the lean paths");
+        assert!(
+            cached_loads > 500,
+            "{cached_loads} scalar loads inside bytes a load had checked"
+        );
         assert!(
             inner_hits > 1_000,
             "{inner_hits} records inside one segment"
