@@ -429,7 +429,8 @@ impl Hazards {
             }
         };
         if pipe != S {
-            // Anything recorded may change what a scalar load of the bytes must be after.
+            // Anything recorded may change what a scalar load of the bytes must be after. (Here,
+            // before every path below: the general one may split segments, then report.)
             self.loads_ok = (0, 0);
         }
         if !self.fast_paths() {

@@ -159,15 +159,16 @@ const _: () = assert!(
 );
 
 /// The recorded accesses of one granule of GM: its segments as (start, segment), in address
-/// order, not overlapping, within the granule (bytes in no segment were never accessed). Most
+/// order, not overlapping, within the granule (bytes in no segment have no recorded access). Most
 /// granules hold one or two (a DMA piece rarely starts or ends in the middle of more), kept
 /// inline, so that a lookup reads the hash table's slot and this list's first line.
 type Granule = SmallVec<[(usize, Seg); 2]>;
 
 /// The recorded accesses of one shard of GM (the granules that map to it), by granule index
-/// (address / [`GRANULE`]). A flat table, not an ordered map of segments: with gigabytes of
-/// GM (8 ranks of 64 MiB AllGathers) a shard held hundreds of segments, and each lookup's
-/// descent through B-tree nodes missed the cache at every level.
+/// (address / [`GRANULE`]). A flat table rather than an ordered map of segments: a lookup
+/// reads the table's slot and the granule's list, where a descent through the nodes of an
+/// ordered map misses the cache at every level once GM takes gigabytes (8 ranks of 64 MiB
+/// AllGathers: hundreds of segments per shard).
 #[derive(Default)]
 struct Segs {
     /// Tests: take the general path for every access (the reference the fast path must agree
@@ -247,13 +248,14 @@ impl RaceShadow {
         for (i, shard) in self.shards.iter().enumerate() {
             let mut s = shard.lock();
             let map = &mut s.map;
-            // The range's granules in this shard, or the shard's granules, whichever are fewer.
+            // The range's granules in this shard, or the shard's table (whose walk visits every
+            // slot), whichever are fewer.
             let in_range = (last - first + 1) / SHARDS + 1;
             let trim = |gi: usize, g: &mut Granule| {
                 forget_in(g, addr.max(gi * GRANULE), end.min((gi + 1) * GRANULE));
                 !g.is_empty()
             };
-            if in_range > map.len() {
+            if in_range > map.capacity() {
                 map.retain(|&gi, g| !(first..=last).contains(&gi) || trim(gi, g));
             } else {
                 let from = first + (i + SHARDS - first % SHARDS) % SHARDS;
@@ -266,6 +268,15 @@ impl RaceShadow {
                 }
             }
         }
+    }
+
+    /// Tests: whether every granule in the table records something (an emptied one is
+    /// removed, so that the table does not grow with memory that was freed).
+    #[cfg(test)]
+    fn no_empty_granules(&self) -> bool {
+        self.shards
+            .iter()
+            .all(|s| s.lock().map.values().all(|g| !g.is_empty()))
     }
 
     /// Who participant `who` is, for messages.
@@ -500,8 +511,6 @@ fn access_piece(
     vc: &[u32],
     write: bool,
 ) -> Result<(), Race> {
-    // The common case: the access covers exactly one recorded segment (a buffer read or
-    // rewritten whole, launch after launch). Check and update it where it is.
     #[cfg(test)]
     let fast = !s.force_general;
     #[cfg(not(test))]
@@ -510,69 +519,57 @@ fn access_piece(
     // The common case: the access covers exactly one recorded segment (a buffer read or
     // rewritten whole, launch after launch). Check and update it where it is.
     if fast {
-        let found = match g.len() {
-            // Most granules hold a segment or two: a scan beats the search's bookkeeping.
-            0..=4 => g.iter_mut().find(|(start, _)| *start == addr),
-            _ => g
-                .binary_search_by_key(&addr, |(start, _)| *start)
-                .ok()
-                .map(|i| &mut g[i]),
-        };
-        if let Some((_, seg)) = found.filter(|(_, seg)| seg.end == end) {
-            check(addr, seg, me, vc, write)?;
-            record(seg, me, write);
-            return Ok(());
+        if let Ok(i) = g.binary_search_by_key(&addr, |(start, _)| *start) {
+            let seg = &mut g[i].1;
+            if seg.end == end {
+                check(addr, seg, me, vc, write)?;
+                record(seg, me, write);
+                return Ok(());
+            }
         }
     }
     split(g, addr);
     split(g, end);
-    // The segments inside [addr, end), with the gaps between them filled by empty ones.
+    // The recorded segments inside [addr, end), checked where they are (the gaps between them
+    // hold no access, so nothing to be ordered after).
     let lo = g.partition_point(|(start, _)| *start < addr);
     let hi = g.partition_point(|(start, _)| *start < end);
-    let mut covered = SmallVec::<[(usize, Seg); 4]>::new();
-    let mut cursor = addr;
     for (start, seg) in &g[lo..hi] {
-        if *start > cursor {
-            covered.push((cursor, Seg::empty(*start)));
-        }
-        covered.push((*start, seg.clone()));
-        cursor = seg.end;
-    }
-    if cursor < end {
-        covered.push((cursor, Seg::empty(end)));
-    }
-    for (start, seg) in &covered {
         check(*start, seg, me, vc, write)?;
     }
     if write && !me.atomic {
         // A plain write leaves one state over the whole range: keep one segment, so the
         // shadow does not fragment as buffers are rewritten piece by piece.
-        covered.clear();
-        covered.push((
+        let one = (
             addr,
             Seg {
                 end,
                 writes: smallvec::smallvec![me],
                 reads: SmallVec::new(),
             },
-        ));
-    } else {
-        for (_, seg) in &mut covered {
-            record(seg, me, write);
+        );
+        if hi > lo {
+            g[lo] = one;
+            g.drain(lo + 1..hi);
+        } else {
+            g.insert(lo, one);
         }
+        return Ok(());
     }
-    // `covered` replaces `g[lo..hi]`: in place as far as both reach, then the rest removed
-    // or inserted (SmallVec's drain and insert_many cost more than the whole check here).
-    let (n, had) = (covered.len(), hi - lo);
-    let mut pieces = covered.into_iter();
-    for (slot, piece) in g[lo..lo + n.min(had)].iter_mut().zip(&mut pieces) {
-        *slot = piece;
-    }
-    if had > n {
-        g.drain(lo + n..hi);
-    }
-    for (k, piece) in pieces.enumerate() {
-        g.insert(hi + k, piece);
+    // Record the access in each segment of the range, and in new ones over its gaps.
+    let (mut i, mut cursor) = (lo, addr);
+    while cursor < end {
+        if g.get(i).is_some_and(|(start, _)| *start == cursor) {
+            record(&mut g[i].1, me, write);
+            cursor = g[i].1.end;
+        } else {
+            let next = g.get(i).map_or(end, |(start, _)| (*start).min(end));
+            let mut gap = Seg::empty(next);
+            record(&mut gap, me, write);
+            g.insert(i, (cursor, gap));
+            cursor = next;
+        }
+        i += 1;
     }
     Ok(())
 }
@@ -813,17 +810,32 @@ mod tests {
     /// Freed data memory is forgotten, byte-exactly: a later unordered access to the freed
     /// bytes is no race (the memory is new), while the bytes around them, in the same granules,
     /// keep what they recorded. Both ways `forget` finds the granules are taken: by the range
-    /// (a small free) and by the shard's table (a free larger than what is recorded).
+    /// (a free smaller than what is recorded) and by the shard's table (a larger one).
     #[test]
     fn freed_data_is_forgotten_and_the_bytes_around_it_are_kept() {
-        let base = 7 * GRANULE - 64;
-        let len = 5 * GRANULE + 100;
-        for (from, freed) in [(base + 32, 3 * GRANULE), (base + 32, 300 * GRANULE)] {
+        for (base, len, from, freed) in [
+            (
+                7 * GRANULE - 64,
+                5 * GRANULE + 100,
+                7 * GRANULE - 32,
+                3 * GRANULE,
+            ),
+            (
+                7 * GRANULE - 64,
+                5 * GRANULE + 100,
+                7 * GRANULE - 32,
+                300 * GRANULE,
+            ),
+            // Every shard holds granules outside the range too, and two or three inside it
+            // (the range goes round the shards more than once).
+            (0, 200 * GRANULE, 70 * GRANULE + 32, 130 * GRANULE - 64),
+        ] {
             let sh = RaceShadow::default();
             let mut a = RaceCtx::start(&sh, 0, 0).unwrap();
             let mut b = RaceCtx::start(&sh, 0, 1).unwrap();
             a.access(&sh, base, len, true, false).unwrap();
             sh.forget(from, freed);
+            assert!(sh.no_empty_granules());
             let to = (from + freed).min(base + len);
             // The freed bytes: nothing recorded, in every granule they cover.
             assert_eq!(b.access(&sh, from, to - from, false, false), Ok(()));
@@ -955,6 +967,7 @@ mod tests {
         let mut seen = [0usize; 4];
         let mut exact_hits = 0;
         let mut spilled = 0;
+        let mut forgets = 0;
         for _case in 0..cases {
             let fast = RaceShadow::default();
             let general = RaceShadow::default();
@@ -993,6 +1006,16 @@ mod tests {
                         fast.forget(FLAGS, 2 * CELL);
                         general.forget(FLAGS, 2 * CELL);
                         flags.forget(FLAGS, 2 * CELL);
+                    }
+                    4 if rng.below(8) == 0 => {
+                        // Data memory freed (and made again): a piece of the buffer, in one
+                        // granule or across both, or all of it.
+                        let a = DATA + CELL * rng.below(8) as usize;
+                        let len = (CELL * (1 + rng.below(8) as usize)).min(DATA + 256 - a);
+                        fast.forget(a, len);
+                        general.forget(a, len);
+                        oracle.bytes.retain(|x, _| *x < a || *x >= a + len);
+                        forgets += 1;
                     }
                     2 if rng.below(4) == 0 => {
                         f[b].finish(&fast);
@@ -1088,6 +1111,7 @@ mod tests {
                         }
                     }
                 }
+                assert!(fast.no_empty_granules() && general.no_empty_granules());
                 // (The general shadow's flag cells work as the fast one's: one check is enough.)
                 let want = &flags.vcs[b];
                 assert!(
@@ -1097,6 +1121,7 @@ mod tests {
                 );
             }
         }
+        assert!(forgets > cases / 20, "{forgets} data frees");
         (exact_hits, seen, spilled)
     }
 }
