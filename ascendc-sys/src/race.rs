@@ -175,6 +175,9 @@ struct Segs {
     /// with).
     #[cfg(test)]
     force_general: bool,
+    /// Tests: accesses that recorded into a gap before a segment of the range.
+    #[cfg(test)]
+    gaps_before: usize,
     map: HashMap<usize, Granule>,
 }
 
@@ -270,13 +273,21 @@ impl RaceShadow {
         }
     }
 
-    /// Tests: whether every granule in the table records something (an emptied one is
-    /// removed, so that the table does not grow with memory that was freed).
+    /// Tests: whether every granule in the table is well formed: in its own shard, not empty
+    /// (an emptied one is removed, so that the table does not grow with memory that was freed),
+    /// its segments not empty, in address order, not overlapping, inside the granule.
     #[cfg(test)]
-    fn no_empty_granules(&self) -> bool {
-        self.shards
-            .iter()
-            .all(|s| s.lock().map.values().all(|g| !g.is_empty()))
+    fn granules_well_formed(&self) -> bool {
+        self.shards.iter().enumerate().all(|(i, s)| {
+            s.lock().map.iter().all(|(&gi, g)| {
+                let (lo, hi) = (gi * GRANULE, (gi + 1) * GRANULE);
+                gi % SHARDS == i
+                    && !g.is_empty()
+                    && g.iter()
+                        .all(|(start, seg)| lo <= *start && *start < seg.end && seg.end <= hi)
+                    && g.windows(2).all(|w| w[0].1.end <= w[1].0)
+            })
+        })
     }
 
     /// Who participant `who` is, for messages.
@@ -564,6 +575,10 @@ fn access_piece(
             cursor = g[i].1.end;
         } else {
             let next = g.get(i).map_or(end, |(start, _)| (*start).min(end));
+            #[cfg(test)]
+            {
+                s.gaps_before += usize::from(next < end);
+            }
             let mut gap = Seg::empty(next);
             record(&mut gap, me, write);
             g.insert(i, (cursor, gap));
@@ -810,7 +825,8 @@ mod tests {
     /// Freed data memory is forgotten, byte-exactly: a later unordered access to the freed
     /// bytes is no race (the memory is new), while the bytes around them, in the same granules,
     /// keep what they recorded. Both ways `forget` finds the granules are taken: by the range
-    /// (a free smaller than what is recorded) and by the shard's table (a larger one).
+    /// (a free of fewer granules than the shard's table has slots) and by the table (a larger
+    /// one).
     #[test]
     fn freed_data_is_forgotten_and_the_bytes_around_it_are_kept() {
         for (base, len, from, freed) in [
@@ -835,7 +851,7 @@ mod tests {
             let mut b = RaceCtx::start(&sh, 0, 1).unwrap();
             a.access(&sh, base, len, true, false).unwrap();
             sh.forget(from, freed);
-            assert!(sh.no_empty_granules());
+            assert!(sh.granules_well_formed());
             let to = (from + freed).min(base + len);
             // The freed bytes: nothing recorded, in every granule they cover.
             assert_eq!(b.access(&sh, from, to - from, false, false), Ok(()));
@@ -968,6 +984,7 @@ mod tests {
         let mut exact_hits = 0;
         let mut spilled = 0;
         let mut forgets = 0;
+        let mut gaps_before = 0;
         for _case in 0..cases {
             let fast = RaceShadow::default();
             let general = RaceShadow::default();
@@ -1111,7 +1128,7 @@ mod tests {
                         }
                     }
                 }
-                assert!(fast.no_empty_granules() && general.no_empty_granules());
+                assert!(fast.granules_well_formed() && general.granules_well_formed());
                 // (The general shadow's flag cells work as the fast one's: one check is enough.)
                 let want = &flags.vcs[b];
                 assert!(
@@ -1120,8 +1137,17 @@ mod tests {
                     f[b].vc
                 );
             }
+            gaps_before += fast
+                .shards
+                .iter()
+                .map(|s| s.lock().gaps_before)
+                .sum::<usize>();
         }
         assert!(forgets > cases / 20, "{forgets} data frees");
+        assert!(
+            gaps_before > 100,
+            "{gaps_before} gaps recorded before a segment"
+        );
         (exact_hits, seen, spilled)
     }
 }
