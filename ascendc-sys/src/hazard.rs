@@ -304,12 +304,6 @@ impl Hazards {
         if overlapped.iter().all(|s| s.w_time == 0) {
             return Err(stale(S, start, end));
         }
-        // Cover the segments for later loads only if all were written (a later load of a
-        // never-written part alone must still be reported).
-        let cover = match (overlapped.first(), overlapped.last()) {
-            (Some(a), Some(b)) if overlapped.iter().all(|s| s.w_time > 0) => (a.start, b.end),
-            _ => (0, 0),
-        };
         for s in overlapped {
             if let Some(what) = conflict(s, S, false, knows) {
                 return Err(message(
@@ -321,7 +315,12 @@ impl Hazards {
                 ));
             }
         }
-        self.loads_ok = cover;
+        // Cover the segments for later loads only if all were written (a later load of a
+        // never-written part alone must still be reported).
+        self.loads_ok = match (overlapped.first(), overlapped.last()) {
+            (Some(a), Some(b)) if overlapped.iter().all(|s| s.w_time > 0) => (a.start, b.end),
+            _ => (0, 0),
+        };
         Ok(())
     }
 
