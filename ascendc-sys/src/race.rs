@@ -248,16 +248,17 @@ impl RaceShadow {
             return;
         }
         let (first, last) = (addr / GRANULE, (end - 1) / GRANULE);
+        // At most this many of the range's granules lie in any one shard.
+        let in_range = (last - first + 1) / SHARDS + 1;
+        let trim = |gi: usize, g: &mut Granule| {
+            forget_in(g, addr.max(gi * GRANULE), end.min((gi + 1) * GRANULE));
+            !g.is_empty()
+        };
         for (i, shard) in self.shards.iter().enumerate() {
             let mut s = shard.lock();
             let map = &mut s.map;
             // The range's granules in this shard, or the shard's table (whose walk visits every
             // slot), whichever are fewer.
-            let in_range = (last - first + 1) / SHARDS + 1;
-            let trim = |gi: usize, g: &mut Granule| {
-                forget_in(g, addr.max(gi * GRANULE), end.min((gi + 1) * GRANULE));
-                !g.is_empty()
-            };
             if in_range > map.capacity() {
                 map.retain(|&gi, g| !(first..=last).contains(&gi) || trim(gi, g));
             } else {
