@@ -167,8 +167,8 @@ impl Communicator {
             for it in its {
                 let bytes = it.count * it.dtype.size();
                 match it.kind {
-                    SendRecvKind::Send => s.send(it.buf, bytes, it.peer)?,
-                    SendRecvKind::Recv => s.recv(it.buf, bytes, it.peer)?,
+                    SendRecvKind::Send => s.in_call().send(it.buf, bytes, it.peer)?,
+                    SendRecvKind::Recv => s.in_call().recv(it.buf, bytes, it.peer)?,
                 }
             }
             s.post(&end, "batch_send_recv");

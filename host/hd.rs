@@ -179,9 +179,9 @@ impl Communicator {
                 // ---- pre-step ----
                 if rank >= p2 {
                     let q = extra_partner as u32;
-                    main.rx_ack(q, "pre-step")?;
+                    main.in_call().rx_ack(q, "pre-step")?;
                     main.copy_raw("pre-step", seg(q as usize, 0), input, cb, dt, opc, reads());
-                    main.tx_data_signal(q, "pre-step")?;
+                    main.in_call().tx_data_signal(q, "pre-step")?;
                 } else {
                     main.copy_raw(
                         "pre-step",
@@ -193,8 +193,9 @@ impl Communicator {
                         reads(),
                     );
                     if extra_partner < n {
-                        main.tx_ack(extra_partner as u32, "pre-step")?;
-                        main.rx_data_signal(extra_partner as u32, "pre-step")?;
+                        main.in_call().tx_ack(extra_partner as u32, "pre-step")?;
+                        main.in_call()
+                            .rx_data_signal(extra_partner as u32, "pre-step")?;
                     }
                     main.copy_raw(
                         "pre-step",
@@ -225,11 +226,11 @@ impl Communicator {
                         main.post(&hd.start_tx, &stage);
                         main.post(&hd.start_rx, &stage);
                         hd.rx.wait(&hd.start_rx, &stage);
-                        hd.rx.tx_ack(p, &stage)?;
-                        hd.rx.rx_data_signal(p, &stage)?;
+                        hd.rx.in_call().tx_ack(p, &stage)?;
+                        hd.rx.in_call().rx_data_signal(p, &stage)?;
                         hd.rx.post(&hd.done_rx, &stage);
                         hd.tx.wait(&hd.start_tx, &stage);
-                        hd.tx.rx_ack(p, &stage)?;
+                        hd.tx.in_call().rx_ack(p, &stage)?;
                         hd.tx.copy_raw(
                             &stage,
                             seg(p as usize, s),
@@ -239,7 +240,7 @@ impl Communicator {
                             opc,
                             Uses::new(),
                         );
-                        hd.tx.tx_data_signal(p, &stage)?;
+                        hd.tx.in_call().tx_data_signal(p, &stage)?;
                         hd.tx.post(&hd.done_tx, &stage);
                         main.wait(&hd.done_tx, &stage);
                         main.wait(&hd.done_rx, &stage);
@@ -257,12 +258,13 @@ impl Communicator {
                         writes(),
                     );
                     if extra_partner < n {
-                        main.tx_data_signal(extra_partner as u32, "final")?;
-                        main.rx_ack(extra_partner as u32, "final")?;
+                        main.in_call()
+                            .tx_data_signal(extra_partner as u32, "final")?;
+                        main.in_call().rx_ack(extra_partner as u32, "final")?;
                     }
                 } else {
                     let q = extra_partner as u32;
-                    main.rx_data_signal(q, "final")?;
+                    main.in_call().rx_data_signal(q, "final")?;
                     main.copy_raw(
                         "final",
                         output,
@@ -272,7 +274,7 @@ impl Communicator {
                         ffi::AIV_OP_NONE,
                         writes(),
                     );
-                    main.tx_ack(q, "final")?;
+                    main.in_call().tx_ack(q, "final")?;
                 }
             }
         }

@@ -505,6 +505,12 @@ impl CommStream {
 
     fn signal(&self, peer: u32, kind: u32, wait: bool, stage: &str) -> Result<()> {
         self.check_usable()?;
+        self.enqueue_signal(peer, kind, wait, stage)
+    }
+
+    /// [`CommStream::signal`] without the check that the rank has not failed: for the steps a
+    /// library call enqueues after its own check (see [`InCall`]).
+    fn enqueue_signal(&self, peer: u32, kind: u32, wait: bool, stage: &str) -> Result<()> {
         self.check_peer(peer)?;
         let turn = self.inner.launcher.links.lock().next((peer, kind, !wait));
         let seq = turn.n as i64;
@@ -553,6 +559,11 @@ impl CommStream {
 
     fn p2p(&self, buf: &DeviceBuffer, bytes: usize, peer: u32, send: bool) -> Result<()> {
         self.check_usable()?;
+        self.enqueue_p2p(buf, bytes, peer, send)
+    }
+
+    /// [`CommStream::p2p`] without the check that the rank has not failed (see [`InCall`]).
+    fn enqueue_p2p(&self, buf: &DeviceBuffer, bytes: usize, peer: u32, send: bool) -> Result<()> {
         self.check_peer(peer)?;
         let l = self.inner.launcher.clone();
         if peer == l.rank {
@@ -630,6 +641,54 @@ impl CommStream {
     /// Receives `bytes` from `peer` into `buf` (see [`CommStream::send`]).
     pub fn recv(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
         self.p2p(buf, bytes, peer, false)
+    }
+
+    /// This stream as the steps of a library call see it, after the call checked the rank.
+    pub(crate) fn in_call(&self) -> InCall<'_> {
+        InCall(self)
+    }
+}
+
+/// The link steps (signals, sends, receives) of one library call that enqueues several tasks
+/// (HD AllReduce, a batch of sends and receives), after the call's own check that the rank has
+/// not failed. They do not check it again: the call's first tasks may already have run and
+/// failed while later ones are being enqueued, and the call must then report that failure at
+/// `synchronize` (a mismatch the rank found itself, say), not [`Error::CommFailed`], which
+/// says an *earlier* call failed. Which of the two a user got depended on how fast the first
+/// task ran. The steps enqueued after such a failure do not run: the failed stream drops them,
+/// and a failure that stops the world refuses the launches of the rank's other streams.
+pub(crate) struct InCall<'a>(&'a CommStream);
+
+impl InCall<'_> {
+    /// [`CommStream::tx_ack`].
+    pub fn tx_ack(&self, peer: u32, stage: &str) -> Result<()> {
+        self.0.enqueue_signal(peer, ffi::AIV_LINK_ACK, false, stage)
+    }
+
+    /// [`CommStream::rx_ack`].
+    pub fn rx_ack(&self, peer: u32, stage: &str) -> Result<()> {
+        self.0.enqueue_signal(peer, ffi::AIV_LINK_ACK, true, stage)
+    }
+
+    /// [`CommStream::tx_data_signal`].
+    pub fn tx_data_signal(&self, peer: u32, stage: &str) -> Result<()> {
+        self.0
+            .enqueue_signal(peer, ffi::AIV_LINK_DATA, false, stage)
+    }
+
+    /// [`CommStream::rx_data_signal`].
+    pub fn rx_data_signal(&self, peer: u32, stage: &str) -> Result<()> {
+        self.0.enqueue_signal(peer, ffi::AIV_LINK_DATA, true, stage)
+    }
+
+    /// [`CommStream::send`].
+    pub fn send(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
+        self.0.enqueue_p2p(buf, bytes, peer, true)
+    }
+
+    /// [`CommStream::recv`].
+    pub fn recv(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
+        self.0.enqueue_p2p(buf, bytes, peer, false)
     }
 }
 
