@@ -400,7 +400,41 @@ impl Hazards {
     /// description of the hazard if it conflicts with an earlier access it is not ordered after.
     /// `identical(a, b)`: whether a write stores into `[a, b)` exactly the bytes already there
     /// (then overwriting them unordered is harmless: counted in `benign`, not reported).
+    ///
+    /// Inlined into its callers: scalar loads, half of a small collective's accesses and most
+    /// of them inside bytes a load already checked (`loads_ok`), are decided here without the
+    /// call, register saves and dispatch of the recording paths ([`Hazards::record`]).
+    #[inline]
     pub fn access(
+        &mut self,
+        kind: Access,
+        start: usize,
+        end: usize,
+        identical: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Result<(), String> {
+        if kind == Access::ScalarRead && start < end && self.fast_paths() {
+            let (a, b) = self.loads_ok;
+            if a as usize <= start && end <= b as usize {
+                #[cfg(test)]
+                {
+                    self.cached_loads += 1;
+                }
+                return Ok(());
+            }
+            // A scalar load records nothing: check the segments it overlaps where they lie,
+            // without splitting them (polls read a lane of a cell a DMA just filled whole; a
+            // split there would be merged back by the next fill, every poll). What it knows:
+            // what the scalar unit knows.
+            let knows = self.known;
+            return self.check_load(start, end, &knows);
+        }
+        self.record(kind, start, end, identical)
+    }
+
+    /// [`Hazards::access`] of anything but a scalar load on the fast paths: checks and records
+    /// it.
+    #[inline(never)]
+    fn record(
         &mut self,
         kind: Access,
         start: usize,
@@ -432,22 +466,9 @@ impl Hazards {
             // before every path below: the general one may split segments, then report.)
             self.loads_ok = (0, 0);
         }
-        if !self.fast_paths() {
+        if !self.fast_paths() || pipe == S {
+            // (A scalar load gets here only in tests that force the general path.)
             return self.access_general(pipe, write, &knows, (start, end), None, identical);
-        }
-        if pipe == S {
-            let (a, b) = self.loads_ok;
-            if a as usize <= start && end <= b as usize {
-                #[cfg(test)]
-                {
-                    self.cached_loads += 1;
-                }
-                return Ok(());
-            }
-            // A scalar load records nothing: check the segments it overlaps where they lie,
-            // without splitting them (polls read a lane of a cell a DMA just filled whole; a
-            // split there would be merged back by the next fill, every poll).
-            return self.check_load(start, end, &knows);
         }
         let tracked = self.segs.last().map_or(0, Seg::end);
         if write && start >= tracked {
