@@ -654,39 +654,41 @@ impl CommStream {
 /// not failed. They do not check it again: the call's first tasks may already have run and
 /// failed while later ones are being enqueued, and the call must then report that failure at
 /// `synchronize` (a mismatch the rank found itself, say), not [`Error::CommFailed`], which
-/// says an *earlier* call failed. Which of the two a user got depended on how fast the first
-/// task ran. The steps enqueued after such a failure do not run: the failed stream drops them,
-/// and a failure that stops the world refuses the launches of the rank's other streams.
+/// says an *earlier* call failed. The call is enqueued whole either way. What then runs of it:
+/// the failed stream drops its later tasks, and so do the streams that wait on it through an
+/// [`Event`]; a fault or a mismatch stops the world, which refuses every later launch of every
+/// rank. After a timeout (which does not stop the world), a batch's other links still run
+/// their items, as they would had they been enqueued a moment before the failure.
 pub(crate) struct InCall<'a>(&'a CommStream);
 
 impl InCall<'_> {
-    /// [`CommStream::tx_ack`].
+    /// [`CommStream::tx_ack`], without checking the rank again.
     pub fn tx_ack(&self, peer: u32, stage: &str) -> Result<()> {
         self.0.enqueue_signal(peer, ffi::AIV_LINK_ACK, false, stage)
     }
 
-    /// [`CommStream::rx_ack`].
+    /// [`CommStream::rx_ack`], without checking the rank again.
     pub fn rx_ack(&self, peer: u32, stage: &str) -> Result<()> {
         self.0.enqueue_signal(peer, ffi::AIV_LINK_ACK, true, stage)
     }
 
-    /// [`CommStream::tx_data_signal`].
+    /// [`CommStream::tx_data_signal`], without checking the rank again.
     pub fn tx_data_signal(&self, peer: u32, stage: &str) -> Result<()> {
         self.0
             .enqueue_signal(peer, ffi::AIV_LINK_DATA, false, stage)
     }
 
-    /// [`CommStream::rx_data_signal`].
+    /// [`CommStream::rx_data_signal`], without checking the rank again.
     pub fn rx_data_signal(&self, peer: u32, stage: &str) -> Result<()> {
         self.0.enqueue_signal(peer, ffi::AIV_LINK_DATA, true, stage)
     }
 
-    /// [`CommStream::send`].
+    /// [`CommStream::send`], without checking the rank again.
     pub fn send(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
         self.0.enqueue_p2p(buf, bytes, peer, true)
     }
 
-    /// [`CommStream::recv`].
+    /// [`CommStream::recv`], without checking the rank again.
     pub fn recv(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
         self.0.enqueue_p2p(buf, bytes, peer, false)
     }

@@ -141,18 +141,19 @@ fn a_mismatched_collective_is_an_error_on_every_rank() {
 }
 
 /// The rule holds however early the rank that sees the mismatch fails. HD's AllReduce checks
-/// the call in its first task and enqueues a dozen more after it; when that check had already
-/// failed by the time a later task was enqueued, the call returned `CommFailed` (the rank
-/// "failed earlier") instead of the mismatch itself, and no rank named it (about one run in
-/// 300 of the case above). Repeated here to make that interleaving likely;
-/// `AIV_MISMATCH_REPS=20000 cargo test --test agreement still_being_enqueued` for a longer hunt.
+/// the call in its first task and enqueues about 30 more after it (at 4 ranks), 8 of them link
+/// steps that checked the rank again; when the call check had already failed by the time one
+/// of those was enqueued, the call returned `CommFailed` (the rank "failed earlier") instead of
+/// the mismatch itself, and no rank named it (about one run in 300 of the case above; within a
+/// few hundred repetitions here). `AIV_MISMATCH_REPS=20000 cargo test --test agreement
+/// still_being_enqueued` for a longer hunt.
 #[test]
 fn a_mismatch_found_while_the_call_is_still_being_enqueued_is_named() {
     use AllReduceAlgo::*;
     let reps: usize = std::env::var("AIV_MISMATCH_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(1000);
     let sum = |algo| Op::Reduce(256, DataType::F32, ReduceOp::Sum, algo);
     for _ in 0..reps {
         expect_mismatch(4, 0, sum(OneShot), sum(Hd));

@@ -431,7 +431,8 @@ impl Hazards {
         self.record(kind, start, end, identical)
     }
 
-    /// [`Hazards::access`] of anything but a scalar load on the fast paths: checks and records
+    /// [`Hazards::access`] of anything but a scalar load on the fast paths (also of an empty
+    /// range, and of every access in tests that force the general path): checks and records
     /// it.
     #[inline(never)]
     fn record(
