@@ -85,13 +85,10 @@ for np in ${NPS:-2 4 8}; do
                 if [ $((rep % 2)) = 1 ]; then order="off on"; else order="on off"; fi
                 for mode in $order; do
                     echo "$coll $np $total $mode $("$out/corelat")" >> "$out/corelat.txt"
-                    if [ "$mode" = off ]; then
-                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
-                            >> "$out/twin.jsonl"
-                    else
-                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
-                            --twin-checks >> "$out/twin_checked.jsonl"
-                    fi
+                    if [ "$mode" = off ]; then checks=(); file=twin.jsonl
+                    else checks=(--twin-checks); file=twin_checked.jsonl; fi
+                    "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
+                        "${checks[@]}" >> "$out/$file"
                 done
                 if [ "${STAGED:-1}" != 0 ]; then
                     echo "$coll $np $total staged $("$out/corelat")" >> "$out/corelat.txt"
