@@ -11,8 +11,9 @@
 # decides much of the twin's speed; the report gives the range per cell.
 #
 #   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
-#   REPS=3 bash benches/compare/run.sh     # every cell 3 times (MPI, twin, MPI, twin, ...);
-#                                          # the report takes medians (the VM is noisy)
+#   REPS=3 bash benches/compare/run.sh     # every cell 3 times (all cells, then all again, ...:
+#                                          # MPI, twin, ... per cell); the report takes medians
+#                                          # (the VM is noisy)
 #
 # NPS="2 4" / COLLS=all_reduce / SIZES="65536" / OUT=dir restrict the cells and move the output
 # (default: every cell, benches/compare/out).
@@ -67,10 +68,13 @@ for np in ${NPS:-2 4 8}; do
     done
 done
 reps=${REPS:-1}
-for np in ${NPS:-2 4 8}; do
-    for coll in ${COLLS:-all_gather all_reduce}; do
-        for s in $sizes; do
-            for rep in $(seq "$reps"); do
+# Repetitions outermost: every cell once, then every cell again, ... A cell's repetitions are
+# then minutes apart, so a slow stretch of the VM (its host busy for seconds or a minute) falls
+# on one of them, which the median drops, rather than on all of them in a row.
+for rep in $(seq "$reps"); do
+    for np in ${NPS:-2 4 8}; do
+        for coll in ${COLLS:-all_gather all_reduce}; do
+            for s in $sizes; do
                 echo "np=$np $coll per-rank $s (rep $rep of $reps)" >&2
                 if [ "$coll" = all_gather ]; then total=$((s * np)); else total=$s; fi
                 # How far apart the two CPUs are just before each run (corelat.c): the report
