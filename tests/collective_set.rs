@@ -601,6 +601,43 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
     c.synchronize().unwrap();
 }
 
+/// A batch whose first item fails while the rest of the batch is still being enqueued reports
+/// that failure at `synchronize`, as it would had it failed a moment later: the call itself
+/// returns Ok, and neither says [`Error::CommFailed`], which means an *earlier* call failed.
+/// Here rank 0's first send times out (rank 1 never receives; a 10 ms deadline, the least
+/// there is) while its 99999 other items are still being enqueued (20-50 ms here). Before a
+/// batch's items stopped re-checking the rank, one of them returned `CommFailed` from
+/// `batch_send_recv` (in every run of this test on that code). `AIV_BATCH_FAIL_REPS=N` repeats
+/// it.
+#[test]
+fn a_batch_that_fails_while_it_is_still_being_enqueued_reports_its_own_failure() {
+    let reps: usize = std::env::var("AIV_BATCH_FAIL_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    for rep in 0..reps {
+        let w = World::sim_with(
+            2,
+            Config {
+                buffer_bytes: Some(8 * 1024),
+                exec_timeout: Some(Duration::from_millis(10)),
+                ..Config::default()
+            },
+        )
+        .unwrap();
+        let c = &w.comms()[0];
+        let one = c.alloc(4).unwrap();
+        let items = vec![SendRecvItem::send(&one, 1, DataType::F32, 1); 100_000];
+        let call = c.batch_send_recv(&items);
+        let sync = c.synchronize();
+        assert!(call.is_ok(), "repetition {rep}: the call returned {call:?}");
+        assert!(
+            matches!(sync, Err(Error::WaitTimeout { rank: 0, .. })),
+            "repetition {rep}: synchronize returned {sync:?}"
+        );
+    }
+}
+
 // ---- bad input ----
 
 fn untouched(b: &DeviceBuffer, fill: u8) {
