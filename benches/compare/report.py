@@ -75,7 +75,16 @@ def other_twin_runs(name):
 
 # The same cells with the twin's checkers on (run.sh from issue 14 on; absent in older outputs).
 checked_all = other_twin_runs("twin_checked.jsonl")
-checked = {k: median_row(v) for k, v in checked_all.items()}
+# Target d's runs: the pairs above plus run.sh's extra off/on pairs (DPAIRS, from the fourteenth
+# session on; absent in older outputs), the median time of each side per cell.
+d_extra = (other_twin_runs("twin_d_off.jsonl"), other_twin_runs("twin_d_on.jsonl"))
+d_runs = {k: ([r[0] for r in twin_all.get(k, [])] + [r[0] for r in d_extra[0].get(k, [])],
+              [r[0] for r in v] + [r[0] for r in d_extra[1].get(k, [])])
+          for k, v in checked_all.items()}
+def median(xs):
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2]
+checked = {k: (median(off), median(on), min(len(off), len(on))) for k, (off, on) in d_runs.items()}
 # The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
 staged = {k: median_row(v) for k, v in other_twin_runs("twin_staged.jsonl").items()}
 # Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off
@@ -109,7 +118,7 @@ cols = "| collective | ranks | per-rank size | MPI time (us) | twin time (us) | 
 if mem_ws:
     cols += " memcpy over the working set (GB/s) | twin traffic / that |"
 if checked:
-    cols += " twin time, checkers on (us) | checkers on / off |"
+    cols += " target d: off/on pairs | twin time, checkers off (us) | checkers on (us) | checkers on / off |"
 if corelat:
     cols += " CPU-to-CPU round trip before the runs (ns) |"
 print(cols)
@@ -129,18 +138,18 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     ws = mem_ws.get((coll, n, pr))
     if mem_ws:
         line += f" {ws:.2f} | {dma / ws:.0%} |" if ws else " - | - |"
-    ct = None
+    ct = dt = None
     if checked:
         c = checked.get(key)
         if c:
-            ct = c[0]
-            line += f" {ct:.1f} | {ct / tt if tt else 0:.2f}x |"
+            dt, ct, pairs = c
+            line += f" {pairs} | {dt:.1f} | {ct:.1f} | {ct / dt if dt else 0:.2f}x |"
         else:
-            line += " - | - |"
+            line += " - | - | - | - |"
     if corelat:
         ns = corelat.get(key, [])
         line += f" {min(ns):.0f}-{max(ns):.0f} |" if ns else " - |"
-    targets.append((coll, n, pr, mt, tt, mb, tb, m, dma, ct, ws))
+    targets.append((coll, n, pr, mt, tt, mb, tb, m, dma, ct, ws, dt))
     print(line)
 
 # Issue 14's targets, cell by cell, from the table above.
@@ -168,7 +177,7 @@ if targets:
     verdict("(c with the working-set memcpy)", [(label(t), t[8] / t[10], 0.9, True) for t in targets
                                                  if t[2] >= 16 << 20 and t[10]])
     # d: checkers on <= 1.3x checkers off in every cell of a and b.
-    verdict("d. checkers on / off", [(label(t), t[9] / t[4], 1.3, False) for t in targets
+    verdict("d. checkers on / off", [(label(t), t[9] / t[11], 1.3, False) for t in targets
                                      if t[9] is not None and (t[2] == 65536 or t[2] >= 1 << 20)])
 
 if corelat:

@@ -6,7 +6,8 @@
 # 16 MiB on, over each cell's working set); the twin
 # runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
 # library's default, what tests run with), for the checkers' cost (off first in odd reps, on
-# first in even ones, so that an order effect does not bias the ratio). Before each run it measures
+# first in even ones, so that an order effect does not bias the ratio; DPAIRS=N more pairs per
+# cell and rep, for that ratio alone, default 2). Before each run it measures
 # how long the two CPUs take to hand a cache line back and forth (corelat.c), which on this VM
 # decides much of the twin's speed; the report gives the range per cell.
 #
@@ -52,6 +53,8 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/twin.jsonl"
 : > "$out/twin_checked.jsonl"
 : > "$out/twin_staged.jsonl"
+: > "$out/twin_d_off.jsonl"
+: > "$out/twin_d_on.jsonl"
 : > "$out/corelat.txt"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
 # The same copies spread over as much memory as each cell's buffers take in all (inputs and
@@ -93,6 +96,19 @@ for rep in $(seq "$reps"); do
                     else checks=(--twin-checks); file=twin_checked.jsonl; fi
                     "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
                         "${checks[@]}" >> "$out/$file"
+                done
+                # More off/on pairs for target d alone (twin against twin, no MPI run between):
+                # a run of a small cell lasts a tenth of a second, and a quarter to a third of
+                # them here land in a stretch where the VM runs everything 1.3-2x slower, so five
+                # pairs leave d's median to chance. Tables a-c use the pair above only, the same
+                # count as MPI's runs.
+                for pair in $(seq "${DPAIRS:-2}"); do
+                    if [ $(((rep + pair) % 2)) = 1 ]; then order="off on"; else order="on off"; fi
+                    for mode in $order; do
+                        if [ "$mode" = off ]; then checks=(); else checks=(--twin-checks); fi
+                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 \
+                            --json "${checks[@]}" >> "$out/twin_d_$mode.jsonl"
+                    done
                 done
                 if [ "${STAGED:-1}" != 0 ]; then
                     echo "$coll $np $total staged $("$out/corelat")" >> "$out/corelat.txt"
