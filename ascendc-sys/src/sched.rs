@@ -414,7 +414,7 @@ impl PoolShared {
     /// directly and, when the block yields or parks, yields or parks in its place (parked, it
     /// counts as the block for aborts and the watchdog). A launch of one block from a stream
     /// thus costs no queue round trip at its start and no countdown wake-up at its end: a
-    /// 2-rank 64 KiB AllGather took 10% less time with it (BENCHMARKS.md, ninth session).
+    /// 2-rank 64 KiB AllGather took 10% less time with it (BENCHMARKS-HISTORY.md, ninth session).
     ///
     /// `body` and `finish` are not boxed: the coroutine keeps `body` on its own stack, and
     /// `finish` runs before this returns.
