@@ -84,7 +84,9 @@ d_runs = {k: ([r[0] for r in twin_all.get(k, [])] + [r[0] for r in d_extra[0].ge
 def median(xs):
     xs = sorted(xs)
     return xs[(len(xs) - 1) // 2]
-checked = {k: (median(off), median(on), min(len(off), len(on))) for k, (off, on) in d_runs.items()}
+# (A cell with runs on one side only, from a run stopped part-way, has no ratio.)
+checked = {k: (median(off), median(on), min(len(off), len(on)))
+           for k, (off, on) in d_runs.items() if off and on}
 # The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
 staged = {k: median_row(v) for k, v in other_twin_runs("twin_staged.jsonl").items()}
 # Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off

@@ -7,9 +7,9 @@
 # runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
 # library's default, what tests run with), for the checkers' cost (off first in odd reps, on
 # first in even ones, so that an order effect does not bias the ratio; DPAIRS=N more pairs per
-# cell and rep, for that ratio alone, default 2). Before each run it measures
-# how long the two CPUs take to hand a cache line back and forth (corelat.c), which on this VM
-# decides much of the twin's speed; the report gives the range per cell.
+# cell and rep, for that ratio alone, default 2). Before each run but those extra pairs it
+# measures how long the two CPUs take to hand a cache line back and forth (corelat.c), which on
+# this VM decides much of the twin's speed; the report gives the range per cell.
 #
 #   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (all cells, then all again, ...:
@@ -98,15 +98,17 @@ for rep in $(seq "$reps"); do
                         "${checks[@]}" >> "$out/$file"
                 done
                 # More off/on pairs for target d alone (twin against twin, no MPI run between):
-                # a run of a small cell lasts a tenth of a second, and a quarter to a third of
-                # them here land in a stretch where the VM runs everything 1.3-2x slower, so five
-                # pairs leave d's median to chance. Tables a-c use the pair above only, the same
-                # count as MPI's runs.
+                # a timed loop lasts tens of ms, and a quarter to a third of the runs here land
+                # in a stretch where the VM runs everything 1.3-2x slower, so five pairs leave
+                # d's median to chance. Tables a-c use the pair above only, the same count as
+                # MPI's runs. These runs skip the host's check of the results (-c 0: the same
+                # timed work, and the pair above checked them); at 64 MiB on 8 ranks the check
+                # takes four times as long as the rest of the run.
                 for pair in $(seq "${DPAIRS:-2}"); do
                     if [ $(((rep + pair) % 2)) = 1 ]; then order="off on"; else order="on off"; fi
                     for mode in $order; do
                         if [ "$mode" = off ]; then checks=(); else checks=(--twin-checks); fi
-                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 \
+                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 0 -R 1 \
                             --json "${checks[@]}" >> "$out/twin_d_$mode.jsonl"
                     done
                 done
