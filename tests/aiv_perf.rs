@@ -592,6 +592,40 @@ fn a_wrong_element_is_counted_and_exits_1() {
 }
 
 #[test]
+fn a_wrong_last_element_past_the_first_check_chunks_is_counted() {
+    // 3000000 bytes of output: the check compares 1 MiB at a time, so the last element lies
+    // in a third, ragged chunk.
+    let args = [
+        "all_reduce",
+        "-b",
+        "3000000",
+        "-e",
+        "3000000",
+        "-p",
+        "2",
+        "-n",
+        "1",
+        "-w",
+        "0",
+    ];
+    let (code, out, _) = aiv_perf_env(&args, &[("AIV_PERF_INJECT_WRONG", "last")]);
+    assert_eq!(code, 1, "{out}");
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0][8], "1", "out-of-place #wrong: {out}");
+    assert_eq!(rows[0][12], "1", "in-place #wrong: {out}");
+    let (code, out, _) = aiv_perf(&args);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        (
+            data_rows(&out)[0][8].as_str(),
+            data_rows(&out)[0][12].as_str()
+        ),
+        ("0", "0")
+    );
+}
+
+#[test]
 fn the_census_gives_all_gathers_protocol_figures() {
     // AllGather of S = 64 KiB per rank on 2 ranks (kernel/all_gather.cpp): each rank reads its
     // input and the peer's staged copy (2 S) and writes its staging copy, its slot and the

@@ -69,6 +69,10 @@ struct Call<'a> {
 /// Every rank's input: `input(rank, i)` is element `i` of `rank`'s send buffer.
 type Inputs<'a> = &'a dyn Fn(usize, usize) -> f64;
 
+/// The values one rank's output must hold, in order (produced as the check compares them, so
+/// that checking a row of gigabytes needs no copy of it).
+type Reference<'a> = Box<dyn Iterator<Item = f64> + 'a>;
+
 /// What a reference function needs to know about one rank's call.
 struct RefCase {
     /// Ranks in the world.
@@ -141,7 +145,7 @@ struct Collective {
     /// Enqueues one call (the harness synchronizes).
     run: fn(&Call) -> aiv_comm::Result<()>,
     /// The values one rank's output must hold, given every rank's input.
-    reference: fn(&RefCase, Inputs) -> Vec<f64>,
+    reference: for<'a> fn(&RefCase, Inputs<'a>) -> Reference<'a>,
 }
 
 /// The uneven counts of all_gather_v and reduce_scatter_v, for `--help`.
@@ -550,67 +554,58 @@ fn run_sendrecv(c: &Call) -> aiv_comm::Result<()> {
     c.comm.stream().recv(c.recv, bytes, (r + n - 1) % n)
 }
 
-fn ref_all_gather(c: &RefCase, input: Inputs) -> Vec<f64> {
-    (0..c.ranks)
-        .flat_map(|j| (0..c.count).map(move |i| input(j, i)))
-        .collect()
+fn ref_all_gather<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
+    let count = c.count;
+    Box::new((0..c.ranks).flat_map(move |j| (0..count).map(move |i| input(j, i))))
 }
 
-fn ref_all_reduce(c: &RefCase, input: Inputs) -> Vec<f64> {
-    (0..c.count)
-        .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, i))))
-        .collect()
+fn ref_all_reduce<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
+    let (op, ranks) = (c.op, c.ranks);
+    Box::new((0..c.count).map(move |i| reduce(op, (0..ranks).map(|r| input(r, i)))))
 }
 
-fn ref_reduce_scatter(c: &RefCase, input: Inputs) -> Vec<f64> {
-    let base = c.rank * c.count;
-    (0..c.count)
-        .map(|i| reduce(c.op, (0..c.ranks).map(|r| input(r, base + i))))
-        .collect()
+fn ref_reduce_scatter<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
+    let (op, ranks, base) = (c.op, c.ranks, c.rank * c.count);
+    Box::new((0..c.count).map(move |i| reduce(op, (0..ranks).map(|r| input(r, base + i)))))
 }
 
-fn ref_broadcast(c: &RefCase, input: Inputs) -> Vec<f64> {
-    (0..c.count).map(|i| input(c.root, i)).collect()
+fn ref_broadcast<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
+    let root = c.root;
+    Box::new((0..c.count).map(move |i| input(root, i)))
 }
 
-fn ref_alltoall(c: &RefCase, input: Inputs) -> Vec<f64> {
-    let base = c.rank * c.count;
-    (0..c.ranks)
-        .flat_map(|p| (0..c.count).map(move |i| input(p, base + i)))
-        .collect()
+fn ref_alltoall<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
+    let (count, base) = (c.count, c.rank * c.count);
+    Box::new((0..c.ranks).flat_map(move |p| (0..count).map(move |i| input(p, base + i))))
 }
 
-fn ref_alltoallv(c: &RefCase, input: Inputs) -> Vec<f64> {
+fn ref_alltoallv<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (q, m, n) = (c.rank, c.count, c.ranks);
-    (0..n)
-        .flat_map(|p| {
-            let from = a2av_send_displ(p, q, m, n);
-            (0..a2av_count(p, q, m, n)).map(move |i| input(p, from + i))
-        })
-        .collect()
+    Box::new((0..n).flat_map(move |p| {
+        let from = a2av_send_displ(p, q, m, n);
+        (0..a2av_count(p, q, m, n)).map(move |i| input(p, from + i))
+    }))
 }
 
-fn ref_all_gather_v(c: &RefCase, input: Inputs) -> Vec<f64> {
+fn ref_all_gather_v<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (m, n) = (c.count, c.ranks);
-    (0..n)
-        .flat_map(|q| (0..weighted_count(q, m, n)).map(move |i| input(q, i)))
-        .collect()
+    Box::new((0..n).flat_map(move |q| (0..weighted_count(q, m, n)).map(move |i| input(q, i))))
 }
 
-fn ref_reduce_scatter_v(c: &RefCase, input: Inputs) -> Vec<f64> {
-    let (m, n) = (c.count, c.ranks);
+fn ref_reduce_scatter_v<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
+    let (m, n, op) = (c.count, c.ranks, c.op);
     let base = weighted_displ(c.rank, m, n);
-    (0..weighted_count(c.rank, m, n))
-        .map(|i| reduce(c.op, (0..n).map(|r| input(r, base + i))))
-        .collect()
+    Box::new(
+        (0..weighted_count(c.rank, m, n))
+            .map(move |i| reduce(op, (0..n).map(|r| input(r, base + i)))),
+    )
 }
 
-fn ref_sendrecv(c: &RefCase, input: Inputs) -> Vec<f64> {
+fn ref_sendrecv<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let from = (c.rank + c.ranks - 1) % c.ranks;
-    (0..c.count).map(|i| input(from, i)).collect()
+    Box::new((0..c.count).map(move |i| input(from, i)))
 }
 
-/// `op` over `vals` (exact: the check values are small integers).
 fn reduce(op: ReduceOp, vals: impl Iterator<Item = f64>) -> f64 {
     match op {
         ReduceOp::Sum => vals.sum(),
@@ -667,9 +662,10 @@ struct Opts {
     buffsize_mb: Option<usize>,
     /// `--blocks-per-peer`: Config::blocks_per_peer.
     blocks_per_peer: Option<u32>,
-    /// `AIV_PERF_INJECT_WRONG=1`: rank 0 flips one byte of what it read back before comparing
-    /// (a self-test of the check, the `#wrong` count and exit status 1).
-    inject_wrong: bool,
+    /// `AIV_PERF_INJECT_WRONG=1` (or `last`): rank 0 flips a byte of the first (last) element
+    /// of what it read back before comparing (a self-test of the check, the `#wrong` count and
+    /// exit status 1).
+    inject_wrong: Option<Flip>,
     /// `--algo` as given (parsed for the collective once it is known).
     algo: Option<String>,
     ar_algo: AllReduceAlgo,
@@ -717,6 +713,7 @@ options:
                             all_gather pull_parts run K blocks in all, one per part
   AIV_PERF_INJECT_WRONG=1   self-test of the check: rank 0 flips a byte of its result
                             as read back, so #wrong is 1 and the exit status 1
+                            (=last: of its last element instead of its first)
       --algo ALGO           kernel: all_reduce auto (default) one_shot two_shot hd push;
                             all_gather auto (default: pull_parts) pull (staging + pull,
                             seed 000's) pull_parts (the same, a block per part) push
@@ -990,7 +987,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         check: true,
         buffsize_mb: None,
         blocks_per_peer: None,
-        inject_wrong: false,
+        inject_wrong: None,
         algo: None,
         ar_algo: AllReduceAlgo::Auto,
         ag_algo: AllGatherAlgo::Auto,
@@ -1136,7 +1133,11 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
     cfg.timeout_with(&env).map_err(|e| e.to_string())?;
     cfg.deterministic_with(&env).map_err(|e| e.to_string())?;
-    o.inject_wrong = env("AIV_PERF_INJECT_WRONG").is_some_and(|v| v == "1");
+    o.inject_wrong = match env("AIV_PERF_INJECT_WRONG").as_deref() {
+        Some("1") => Some(Flip::First),
+        Some("last") => Some(Flip::Last),
+        _ => None,
+    };
     Ok(Parsed::Run(Box::new(o)))
 }
 
@@ -1487,22 +1488,69 @@ fn measure(
         op: o.op,
         root: o.root,
     };
-    let want = encode_all(o.dtype, (o.coll.reference)(&case, &check_value).into_iter());
-    let mut got = vec![0u8; want.len()];
-    recv.read(0, &mut got)?;
-    if o.inject_wrong && r == 0 {
-        if let Some(b) = got.first_mut() {
-            *b ^= 0xff;
-        }
-    }
-    let es = o.dtype.size();
-    m.wrong = Some(
-        got.chunks(es)
-            .zip(want.chunks(es))
-            .filter(|(g, w)| g != w)
-            .count(),
-    );
+    m.wrong = Some(count_wrong(
+        o.dtype,
+        (o.coll.reference)(&case, &check_value),
+        &recv,
+        o.inject_wrong.filter(|_| r == 0),
+    )?);
     Ok(m)
+}
+
+/// Output bytes [`count_wrong`] reads and compares at a time.
+const CHECK_CHUNK: usize = 1 << 20;
+
+/// Which element of the result `AIV_PERF_INJECT_WRONG` spoils.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flip {
+    /// The first (`=1`).
+    First,
+    /// The last (`=last`: the check's last chunk must be compared too).
+    Last,
+}
+
+/// The elements of `recv` (from its start) that differ from `want`, encoded as `dtype`, compared
+/// a chunk at a time, so that checking a row takes no memory in proportion to it. `flip`: the
+/// self-test of the check (`AIV_PERF_INJECT_WRONG`), which flips the first byte of that element
+/// as read back.
+fn count_wrong(
+    dtype: DataType,
+    want: Reference,
+    recv: &DeviceBuffer,
+    flip: Option<Flip>,
+) -> aiv_comm::Result<usize> {
+    let mut want = want.peekable();
+    let es = dtype.size();
+    let per_chunk = (CHECK_CHUNK / es).max(1);
+    let (mut expected, mut got) = (
+        Vec::with_capacity(per_chunk * es),
+        vec![0u8; per_chunk * es],
+    );
+    let (mut offset, mut wrong) = (0, 0);
+    loop {
+        expected.clear();
+        for v in want.by_ref().take(per_chunk) {
+            encode(dtype, v, &mut expected);
+        }
+        if expected.is_empty() {
+            return Ok(wrong);
+        }
+        let got = &mut got[..expected.len()];
+        recv.read(offset, got)?;
+        match flip {
+            Some(Flip::First) if offset == 0 => got[0] ^= 0xff,
+            Some(Flip::Last) if want.peek().is_none() => got[got.len() - es] ^= 0xff,
+            _ => {}
+        }
+        if *got != expected[..] {
+            wrong += got
+                .chunks(es)
+                .zip(expected.chunks(es))
+                .filter(|(g, w)| g != w)
+                .count();
+        }
+        offset += expected.len();
+    }
 }
 
 /// Combines the ranks' measurements of one placement.
