@@ -25,7 +25,8 @@
 # (CMA). Every cell also runs the twin without registration (-R 0, staging every input in the
 # HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.
 #
-# Installs Open MPI from the distribution if mpicc/mpirun are missing. Takes ~8 minutes per rep here.
+# Installs Open MPI from the distribution if mpicc/mpirun are missing. With STAGED=0 a rep took
+# 5-6 minutes here in issue 14's fourteenth session (4 with DPAIRS=0); the staged runs add to it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-benches/compare/out}
