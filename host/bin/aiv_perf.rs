@@ -606,6 +606,7 @@ fn ref_sendrecv<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     Box::new((0..c.count).map(move |i| input(from, i)))
 }
 
+/// `op` over `vals` (exact: the check values are small integers).
 fn reduce(op: ReduceOp, vals: impl Iterator<Item = f64>) -> f64 {
     match op {
         ReduceOp::Sum => vals.sum(),
@@ -1510,9 +1511,10 @@ enum Flip {
 }
 
 /// The elements of `recv` (from its start) that differ from `want`, encoded as `dtype`, compared
-/// a chunk at a time, so that checking a row takes no memory in proportion to it. `flip`: the
-/// self-test of the check (`AIV_PERF_INJECT_WRONG`), which flips the first byte of that element
-/// as read back.
+/// a chunk at a time, so that the comparison takes no memory in proportion to the output (the
+/// rank's input, kept to write it again before the checked call, is the only row-sized host copy
+/// left). `flip`: the self-test of the check (`AIV_PERF_INJECT_WRONG`), which flips the first
+/// byte of that element as read back.
 fn count_wrong(
     dtype: DataType,
     want: Reference,
