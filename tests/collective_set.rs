@@ -605,8 +605,8 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
 /// that failure at `synchronize`, as it would had it failed a moment later: the call itself
 /// returns Ok, and neither says [`Error::CommFailed`], which means an *earlier* call failed.
 /// Here rank 0's first send times out (rank 1 never receives; a 10 ms deadline, the least
-/// there is) while its 99999 other items are still being enqueued (20-50 ms in a debug build
-/// here; on a machine that enqueues faster than the send times out, the test passes without
+/// there is) while its 99999 other items are still being enqueued (20-50 ms in `cargo test`'s
+/// build here; on a machine that enqueues faster than the send times out, the test passes without
 /// reaching that case). Before a batch's items stopped re-checking the rank, one of them
 /// returned `CommFailed` from `batch_send_recv` (in every run of this test on that code).
 /// `synchronize` names the send's timeout, or, when the main stream's wait for the end of the

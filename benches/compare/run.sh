@@ -104,7 +104,8 @@ for rep in $(seq "$reps"); do
                 # d's median to chance. Tables a-c use the pair above only, the same count as
                 # MPI's runs. These runs skip the host's check of the results (-c 0: the same
                 # timed work, and the pair above checked them); at 64 MiB on 8 ranks the check
-                # takes four times as long as the rest of the run.
+                # takes twice as long as the rest of the run (four times before aiv-perf's
+                # check went chunk by chunk).
                 for pair in $(seq "${DPAIRS:-2}"); do
                     if [ $(((rep + pair) % 2)) = 1 ]; then order="off on"; else order="on off"; fi
                     for mode in $order; do
