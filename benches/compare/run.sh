@@ -72,6 +72,16 @@ for np in ${NPS:-2 4 8}; do
     done
 done
 reps=${REPS:-1}
+# The checkers' order in pair K: off first when K is odd, on first when it is even.
+pair_order() { if [ $(($1 % 2)) = 1 ]; then echo "off on"; else echo "on off"; fi; }
+# One registered twin run of the current cell (coll, np, total, n): checkers $1 (off or on),
+# host check of the results $2 (aiv-perf -c), JSON appended to file $3 of the output.
+twin_run() {
+    local checks=()
+    if [ "$1" = on ]; then checks=(--twin-checks); fi
+    "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c "$2" -R 1 --json \
+        "${checks[@]}" >> "$out/$3"
+}
 # Repetitions outermost: every cell once, then every cell again, ... A cell's repetitions are
 # then minutes apart, so a slow stretch of the VM (its host busy for seconds or a minute) falls
 # on one of them, which the median drops, rather than on all of them in a row.
@@ -90,13 +100,10 @@ for rep in $(seq "$reps"); do
                 # Checkers off, then on; every other rep on first, so that whatever the run
                 # before leaves behind (MPI's exiting processes, the page cache) does not
                 # always fall on the same side of target d's ratio.
-                if [ $((rep % 2)) = 1 ]; then order="off on"; else order="on off"; fi
-                for mode in $order; do
+                for mode in $(pair_order "$rep"); do
                     echo "$coll $np $total $mode $("$out/corelat")" >> "$out/corelat.txt"
-                    if [ "$mode" = off ]; then checks=(); file=twin.jsonl
-                    else checks=(--twin-checks); file=twin_checked.jsonl; fi
-                    "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 1 --json \
-                        "${checks[@]}" >> "$out/$file"
+                    if [ "$mode" = off ]; then file=twin.jsonl; else file=twin_checked.jsonl; fi
+                    twin_run "$mode" 1 "$file"
                 done
                 # More off/on pairs for target d alone (twin against twin, no MPI run between):
                 # a timed loop lasts tens of ms, and a quarter to a third of the runs here land
@@ -107,11 +114,8 @@ for rep in $(seq "$reps"); do
                 # takes twice as long as the rest of the run (four times before aiv-perf's
                 # check went chunk by chunk).
                 for pair in $(seq "${DPAIRS:-2}"); do
-                    if [ $(((rep + pair) % 2)) = 1 ]; then order="off on"; else order="on off"; fi
-                    for mode in $order; do
-                        if [ "$mode" = off ]; then checks=(); else checks=(--twin-checks); fi
-                        "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 0 -R 1 \
-                            --json "${checks[@]}" >> "$out/twin_d_$mode.jsonl"
+                    for mode in $(pair_order $((rep + pair))); do
+                        twin_run "$mode" 0 "twin_d_$mode.jsonl"
                     done
                 done
                 if [ "${STAGED:-1}" != 0 ]; then
