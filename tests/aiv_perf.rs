@@ -593,21 +593,11 @@ fn a_wrong_element_is_counted_and_exits_1() {
 
 #[test]
 fn a_wrong_last_element_past_the_first_check_chunks_is_counted() {
-    // 3000000 bytes of output: the check compares 1 MiB at a time, so the last element lies
-    // in a third, ragged chunk.
-    let args = [
-        "all_reduce",
-        "-b",
-        "3000000",
-        "-e",
-        "3000000",
-        "-p",
-        "2",
-        "-n",
-        "1",
-        "-w",
-        "0",
-    ];
+    // The small AllReduce at 3000000 bytes of output: the check compares 1 MiB at a time, so
+    // the last element lies in a third, ragged chunk.
+    let mut args = ONE_SMALL_ALL_REDUCE;
+    (args[2], args[4]) = ("3000000", "3000000");
+    assert_eq!((args[1], args[3]), ("-b", "-e"));
     let (code, out, _) = aiv_perf_env(&args, &[("AIV_PERF_INJECT_WRONG", "last")]);
     assert_eq!(code, 1, "{out}");
     let rows = data_rows(&out);
@@ -616,13 +606,8 @@ fn a_wrong_last_element_past_the_first_check_chunks_is_counted() {
     assert_eq!(rows[0][12], "1", "in-place #wrong: {out}");
     let (code, out, _) = aiv_perf(&args);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(
-        (
-            data_rows(&out)[0][8].as_str(),
-            data_rows(&out)[0][12].as_str()
-        ),
-        ("0", "0")
-    );
+    let rows = data_rows(&out);
+    assert_eq!((rows[0][8].as_str(), rows[0][12].as_str()), ("0", "0"));
 }
 
 #[test]
