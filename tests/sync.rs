@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use aiv_comm::ffi::{self, AivSyncTestArgs};
-use aiv_comm::{BufferAccess, Communicator, Config, DeviceBuffer, Error, World};
+use aiv_comm::{
+    BufferAccess, Communicator, Config, DataType, DeviceBuffer, Error, ReduceOp, World,
+};
 
 fn world(ranks: usize, timeout: Duration) -> World {
     let w = World::sim_with(
@@ -271,6 +273,49 @@ fn reading_a_peer_buffer_before_its_flag_is_a_gm_race_whatever_its_size() {
             "{bytes} bytes: {errors:?}"
         );
     }
+}
+
+#[test]
+fn the_race_checker_switched_off_and_on_again_between_calls_stays_precise() {
+    // aiv-perf --checks-cost switches the checkers between batches of calls of one World. What
+    // ran while the race checker was off (a racy kernel among clean ones) raises no alarm once
+    // it is back on, and a race after that is reported as before.
+    let w = world(2, Duration::from_secs(30));
+    w.twin().set_race_check(true);
+    // A publish (racy if `early`), then, once every rank is done with it (both use the HCCL
+    // buffers), an AllReduce: the errors of all ranks.
+    let publish = |early: bool| -> Vec<String> {
+        let published = w.run(|c| -> aiv_comm::Result<()> {
+            let r = launch_publish(c, 64, early)?;
+            c.synchronize()?;
+            if !early {
+                assert_eq!(mismatches(&r)[0], 0, "rank {}", c.rank());
+            }
+            Ok(())
+        });
+        let reduced = w.run(|c| -> aiv_comm::Result<()> {
+            let x = c.alloc_from(&[c.rank() as f32 + 1.0; 4096])?;
+            let y = c.alloc(4 * 4096)?;
+            c.all_reduce(&x, &y, 4096, DataType::F32, ReduceOp::Sum)?;
+            c.synchronize()
+        });
+        published
+            .into_iter()
+            .chain(reduced)
+            .filter_map(|r| r.err().map(|e| e.to_string()))
+            .collect()
+    };
+    assert_eq!(publish(false), Vec::<String>::new(), "checked, clean");
+    w.twin().set_race_check(false);
+    assert_eq!(publish(true), Vec::<String>::new(), "unchecked, racy");
+    assert_eq!(publish(false), Vec::<String>::new(), "unchecked, clean");
+    w.twin().set_race_check(true);
+    assert_eq!(publish(false), Vec::<String>::new(), "checked again, clean");
+    let errors = publish(true);
+    assert!(
+        errors.iter().any(|e| e.contains("GM race")),
+        "checked again, racy: {errors:?}"
+    );
 }
 
 /// AIV_ST_PUBLISH of `bytes` (see aiv_args.h), reading early (a race) if `early`.
