@@ -385,6 +385,7 @@ fn bad_arguments_exit_2_with_a_one_line_reason() {
         vec!["all_reduce", "-T", "-1"],
         vec!["all_reduce", "-T", "soon"],
         vec!["all_gather", "-b", "4", "-e", "8", "-p", "4"],
+        vec!["all_reduce", "--checks-cost", "--twin-checks"],
     ] {
         let (code, out, err) = aiv_perf(&args);
         assert_eq!(code, 2, "{args:?}: {out} {err}");
@@ -685,6 +686,109 @@ fn the_output_says_which_twin_checkers_ran_and_the_environment_still_turns_one_o
         assert_eq!(v["twin_checks"]["hazards"], hazards, "{flag} {env:?}: {v}");
         assert_eq!(v["twin_checks"]["races"], races, "{flag} {env:?}: {v}");
     }
+}
+
+#[test]
+fn checks_cost_times_both_sides_in_one_run_with_traffic_per_operation_unchanged() {
+    // --checks-cost: the timed iterations run with the checkers off and as many again with them
+    // on (as configured: the environment still turns one off), in alternating batches of one
+    // run. The main figures are the unchecked side's, the checked time and the ratio come beside
+    // them: the median of the adjacent off/on pairs' ratios, every pair listed in the JSON. What
+    // the kernels move per operation does not depend on the checkers: it is that of a plain run
+    // (flag polls vary from run to run, a few hundred bytes in a megabyte). -n 7: 7 batches a
+    // side of one call each, an odd number of pairs.
+    let args = [
+        "all_reduce",
+        "-b",
+        "64K",
+        "-e",
+        "64K",
+        "-p",
+        "4",
+        "-n",
+        "7",
+        "-w",
+        "1",
+        "-R",
+        "1",
+        "--json",
+    ];
+    let (code, out, err) = aiv_perf(&args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let plain: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(plain["checked_batches"], serde_json::Value::Null, "{plain}");
+    assert_eq!(
+        plain["rows"][0]["out_of_place"]["checked_time_us"],
+        serde_json::Value::Null,
+        "{plain}"
+    );
+    let on = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "1")];
+    let no_races = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "0")];
+    for (env, races) in [(on, true), (no_races, false)] {
+        let mut a = args.to_vec();
+        a.push("--checks-cost");
+        let (code, out, err) = aiv_perf_env(&a, &env);
+        assert_eq!(code, 0, "{env:?}: {out}\n{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["twin_checks"]["hazards"], false, "{v}");
+        assert_eq!(v["twin_checks"]["races"], false, "{v}");
+        assert_eq!(v["checked_batches"]["hazards"], true, "{v}");
+        assert_eq!(v["checked_batches"]["races"], races, "{env:?}: {v}");
+        for place in ["out_of_place", "in_place"] {
+            let m = &v["rows"][0][place];
+            let p = &plain["rows"][0][place];
+            let f = |m: &serde_json::Value, k: &str| {
+                m[k].as_f64().unwrap_or_else(|| panic!("{place} {k}: {m}"))
+            };
+            let (t, c, r) = (
+                f(m, "time_us"),
+                f(m, "checked_time_us"),
+                f(m, "checks_ratio"),
+            );
+            assert!(t > 0.0 && c > 0.0, "{place}: {m}");
+            // Each pair: (off, on) us per operation of one call each; the sides' times are
+            // their means (the JSON rounds to 3 decimals) and the ratio the pairs' median.
+            let pairs: Vec<(f64, f64)> = m["checks_pairs"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{place}: {m}"))
+                .iter()
+                .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+                .collect();
+            assert_eq!(pairs.len(), 7, "{place}: {m}");
+            let mean = |f: fn(&(f64, f64)) -> f64| pairs.iter().map(f).sum::<f64>() / 7.0;
+            assert!((mean(|p| p.0) - t).abs() < 0.01, "{place}: {m}");
+            assert!((mean(|p| p.1) - c).abs() < 0.01, "{place}: {m}");
+            let mut ratios: Vec<f64> = pairs.iter().map(|(off, on)| on / off).collect();
+            ratios.sort_by(f64::total_cmp);
+            assert!((r - ratios[3]).abs() <= 1e-3 * r, "{place}: {m}");
+            assert_eq!(m["wrong"], 0, "{place}: {m}");
+            for k in ["dma_bytes_per_op", "max_core_bytes", "gm_read_per_rank"] {
+                let ratio = f(m, k) / f(p, k);
+                assert!((0.9..1.1).contains(&ratio), "{place} {k}: {m} vs {p}");
+            }
+            assert_eq!(
+                m["gm_data_read_per_rank"], p["gm_data_read_per_rank"],
+                "{place}"
+            );
+        }
+    }
+    // The table: the checked time and the ratio after the census columns.
+    let mut a = args[..args.len() - 1].to_vec();
+    a.push("--checks-cost");
+    let (code, out, err) = aiv_perf(&a);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.lines().any(|l| l.starts_with("# Twin checkers")
+            && l.contains("checked batches (--checks-cost): pipe hazards on")),
+        "{out}"
+    );
+    let rows = data_rows(&out);
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0].len(), COLUMNS + 2, "{out}");
+    let t: f64 = rows[0][OOP_TIME].parse().unwrap();
+    let c: f64 = rows[0][COLUMNS].parse().unwrap();
+    let r: f64 = rows[0][COLUMNS + 1].trim_end_matches('x').parse().unwrap();
+    assert!(t > 0.0 && c > 0.0 && r > 0.0, "{out}");
 }
 
 #[test]

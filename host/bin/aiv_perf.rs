@@ -33,7 +33,7 @@ use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer,
     ReduceOp, World,
 };
-use ascendc_sys::{Census, GmTraffic, RankCensus};
+use ascendc_sys::{Census, GmTraffic, RankCensus, Twin};
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------------------------------
@@ -673,6 +673,9 @@ struct Opts {
     ag_algo: AllGatherAlgo,
     json: bool,
     twin_checks: bool,
+    /// `--checks-cost`: time the iterations with the twin's checkers off and on, in alternating
+    /// batches of one run.
+    checks_cost: bool,
     /// `-R 1`: every rank registers its send and recv buffers as window memory.
     register: bool,
     timeout: Option<Duration>,
@@ -727,6 +730,17 @@ options:
                             that the figures measure the twin at full speed); AIV_TWIN_HAZARDS=0
                             or AIV_TWIN_RACES=0 still turns one off. The output says which were
                             on (the line Twin checkers; JSON: twin_checks)
+      --checks-cost         what the checkers cost: every row runs its -n timed iterations
+                            with the checkers off and -n more with them on (as --twin-checks
+                            would), in alternating batches of one run (off, on, on, off, ...;
+                            32 a side, fewer if -n is below 32). The main figures are the
+                            unchecked side's; two more columns give the checked time per
+                            operation and on/off, the median over adjacent off/on pairs of
+                            batches of their time ratio, which a slow stretch of a shared
+                            machine or one descheduled batch hardly moves (JSON:
+                            checked_time_us, checks_ratio, checks_pairs: every pair's us per
+                            operation off and on; checked_batches: which checkers ran).
+                            Not with --twin-checks
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 
@@ -994,6 +1008,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         ag_algo: AllGatherAlgo::Auto,
         json: false,
         twin_checks: false,
+        checks_cost: false,
         register: false,
         timeout: None,
         timeout_source: TimeoutSource::Default,
@@ -1011,6 +1026,11 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
             }
             "--twin-checks" => {
                 o.twin_checks = true;
+                i += 1;
+                continue;
+            }
+            "--checks-cost" => {
+                o.checks_cost = true;
                 i += 1;
                 continue;
             }
@@ -1096,6 +1116,9 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
             o.ranks,
             o.ranks - 1
         ));
+    }
+    if o.checks_cost && o.twin_checks {
+        return Err("--checks-cost times the checkers both off and on: drop --twin-checks".into());
     }
     if o.iters == 0 {
         return Err("-n must be at least 1".into());
@@ -1237,6 +1260,8 @@ enum Place {
 /// One placement's figures of one row.
 struct Measure {
     time_us: f64,
+    /// `--checks-cost`: the checked side.
+    cost: Option<Checked>,
     algbw: f64,
     busbw: f64,
     /// GM bytes the kernels' DMA read plus wrote, per operation (all ranks).
@@ -1278,6 +1303,131 @@ struct Sweep {
     hazards: bool,
     /// The GM race checker.
     races: bool,
+    /// `--checks-cost`: the checkers of the checked batches.
+    checked: Option<Checkers>,
+}
+
+/// Which of the twin's checkers run.
+#[derive(Clone, Copy)]
+struct Checkers {
+    /// The pipe-hazard checker.
+    hazards: bool,
+    /// The GM race checker.
+    races: bool,
+}
+
+impl Checkers {
+    const OFF: Checkers = Checkers {
+        hazards: false,
+        races: false,
+    };
+}
+
+/// Turns the twin's checkers on or off for the launches that start afterwards.
+fn set_checkers(twin: &Twin, c: Checkers) {
+    twin.set_hazard_check(c.hazards);
+    twin.set_race_check(c.races);
+}
+
+/// Batches a side of `--checks-cost` (fewer when `-n` is smaller). A batch's time runs from
+/// the ranks' common start to its slowest rank's end of a stream synchronisation, as a plain
+/// run's single timed loop does: a fixed cost per batch, alike on both sides, which brings
+/// the ratio a little closer to 1 the smaller the batches (at 25 calls of 100 us or more, well
+/// under 1%). 32 pairs give the median ratio a narrow spread on a noisy 2-vCPU VM.
+const COST_BATCHES: usize = 32;
+
+/// `--checks-cost`'s schedule of `iters` calls a side: (checkers on, calls) per batch, in the
+/// order off, on, on, off, off, on, ... Each side comes first in half of the adjacent pairs, so
+/// that a steady drift of the machine's speed over the run falls on both alike; each side makes
+/// `iters` calls in `min(iters, COST_BATCHES)` batches of nearly equal size.
+fn cost_schedule(iters: usize) -> Vec<(bool, usize)> {
+    let b = iters.clamp(1, COST_BATCHES);
+    let mut next = [0; 2];
+    (0..2 * b)
+        .map(|k| {
+            let side = k.div_ceil(2) % 2;
+            let i = next[side];
+            next[side] += 1;
+            (side == 1, cut(iters, i + 1, b) - cut(iters, i, b))
+        })
+        .collect()
+}
+
+/// `--checks-cost`'s figures of one placement.
+struct Checked {
+    /// Time per operation with the checkers on: the checked batches' times (each its slowest
+    /// rank's) over the calls they made.
+    time_us: f64,
+    /// The median, over the adjacent pairs of batches (one of each side, as many calls each), of
+    /// the checked batch's time over the unchecked one's. A pair runs within milliseconds, so a
+    /// slow stretch of the machine or a descheduled worker (one batch taking several times its
+    /// neighbours) moves one pair's ratio, not the median; a ratio of the two sides' total
+    /// times would take such a batch whole.
+    ratio: f64,
+    /// Every pair's time per operation, (checkers off, on), in run order.
+    pairs: Vec<(f64, f64)>,
+}
+
+/// Both sides of `--checks-cost` from the ranks' batch times.
+struct CostSides {
+    /// The unchecked side's time per operation.
+    time_us: f64,
+    checked: Checked,
+}
+
+/// [`CostSides`] of `iters` calls a side, from every rank's batches.
+fn checks_cost(iters: usize, per_rank: &[RankMeasure]) -> CostSides {
+    let schedule = cost_schedule(iters);
+    // Per batch: (checkers on, time per call of the slowest rank, time of the slowest rank).
+    let batches: Vec<(bool, f64, f64)> = schedule
+        .iter()
+        .enumerate()
+        .map(|(k, &(checks, calls))| {
+            let t = per_rank
+                .iter()
+                .filter_map(|m| m.batches.get(k))
+                .max()
+                .map_or(0.0, |t| t.as_secs_f64() * 1e6);
+            (checks, t / calls as f64, t)
+        })
+        .collect();
+    let side = |on: bool| -> f64 {
+        batches
+            .iter()
+            .filter(|b| b.0 == on)
+            .map(|b| b.2)
+            .sum::<f64>()
+            / iters as f64
+    };
+    let pairs: Vec<(f64, f64)> = batches
+        .chunks_exact(2)
+        .map(|p| {
+            if p[0].0 {
+                (p[1].1, p[0].1)
+            } else {
+                (p[0].1, p[1].1)
+            }
+        })
+        .collect();
+    let mut ratios: Vec<f64> = pairs
+        .iter()
+        .filter(|(off, _)| *off > 0.0)
+        .map(|(off, on)| on / off)
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let ratio = match ratios.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => ratios[n / 2],
+        n => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
+    };
+    CostSides {
+        time_us: side(false),
+        checked: Checked {
+            time_us: side(true),
+            ratio,
+            pairs,
+        },
+    }
 }
 
 /// A barrier that a failing rank breaks, so that the others stop instead of waiting for it.
@@ -1344,8 +1494,12 @@ impl From<aiv_comm::Error> for RankError {
 
 /// What one rank measured of one placement.
 struct RankMeasure {
-    /// The timed iterations.
+    /// The timed iterations (with `--checks-cost`, those with the checkers off).
     time: Duration,
+    /// `--checks-cost`: the time of every batch, in [`cost_schedule`]'s order (empty without).
+    batches: Vec<Duration>,
+    /// The calls the traffic counters below cover (both sides with `--checks-cost`).
+    counted_calls: usize,
     /// Wrong elements of its output; `None` without `-c 1`.
     wrong: Option<usize>,
     /// GM bytes every rank's DMA read plus wrote in the timed iterations (the twin's total).
@@ -1388,6 +1542,7 @@ fn sync(comm: &Communicator, st: &RankState) -> aiv_comm::Result<()> {
 /// One rank's share of one placement of one row: inputs written, warm-up, timed iterations,
 /// one untimed call with the twin's sync census on, then (with `-c 1`) one call from fresh
 /// inputs over a poisoned output, checked against the reference.
+#[allow(clippy::too_many_arguments)]
 fn measure(
     o: &Opts,
     world: &World,
@@ -1396,6 +1551,7 @@ fn measure(
     place: Place,
     count: usize,
     rv: &Rendezvous,
+    checked: Option<Checkers>,
 ) -> Result<RankMeasure, RankError> {
     let r = comm.rank() as usize;
     let (send, recv) = views(o, st, place, r, count)?;
@@ -1428,22 +1584,62 @@ fn measure(
     }
     sync(comm, st)?;
     // Every rank's warm-up has finished (and moved its last byte) before the twin's DMA
-    // counters are read; nobody starts before that reading.
+    // counters are read; nobody starts before that reading (the rendezvous that starts `timed`).
     rv.wait()?;
-    let dma0 = world.twin().gm_traffic();
-    let cores0 = world.twin().core_traffic(r as u32);
-    rv.wait()?;
-    let t0 = Instant::now();
-    for _ in 0..o.iters {
-        (o.coll.run)(&call)?;
-    }
-    sync(comm, st)?;
-    rv.wait()?;
-    let dt = t0.elapsed();
-    let dma1 = world.twin().gm_traffic();
-    let cores1 = world.twin().core_traffic(r as u32);
+    let twin = world.twin();
+    let dma0 = twin.gm_traffic();
+    let cores0 = twin.core_traffic(r as u32);
+    // Times `calls` calls, from the moment every rank is ready to the moment every rank's last
+    // one has finished.
+    let timed = |calls: usize| -> Result<Duration, RankError> {
+        rv.wait()?;
+        let t0 = Instant::now();
+        for _ in 0..calls {
+            (o.coll.run)(&call)?;
+        }
+        sync(comm, st)?;
+        rv.wait()?;
+        Ok(t0.elapsed())
+    };
+    let mut batches = Vec::new();
+    let time = match checked {
+        None => timed(o.iters)?,
+        Some(on) => {
+            for (checks, calls) in cost_schedule(o.iters) {
+                // Rank 0 switches while the others wait (a launch reads the knobs when it
+                // starts; every rank's calls of the batch before have finished).
+                if r == 0 {
+                    set_checkers(twin, if checks { on } else { Checkers::OFF });
+                }
+                rv.wait()?;
+                let t0 = Instant::now();
+                for _ in 0..calls {
+                    (o.coll.run)(&call)?;
+                }
+                sync(comm, st)?;
+                // This rank's time, before the rendezvous (its wake-up is no part of the
+                // batch); the batch's time is the slowest rank's.
+                batches.push(t0.elapsed());
+                rv.wait()?;
+            }
+            if r == 0 {
+                set_checkers(twin, Checkers::OFF);
+            }
+            // The unchecked side's time (combine() takes each batch's slowest rank instead).
+            cost_schedule(o.iters)
+                .iter()
+                .zip(&batches)
+                .filter(|((checks, _), _)| !checks)
+                .map(|(_, t)| *t)
+                .sum()
+        }
+    };
+    let dma1 = twin.gm_traffic();
+    let cores1 = twin.core_traffic(r as u32);
     let mut m = RankMeasure {
-        time: dt,
+        time,
+        batches,
+        counted_calls: o.iters * if checked.is_some() { 2 } else { 1 },
         wrong: None,
         dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),
         cores: cores1
@@ -1459,7 +1655,6 @@ fn measure(
     // The census: one more call with the same arguments, untimed, with the twin's sync census
     // on. Rank 0 switches it while the others wait (a launch reads the knob when it starts), and
     // off again before anyone starts the next call.
-    let twin = world.twin();
     if r == 0 {
         let _stale = twin.take_census();
         twin.set_census(true);
@@ -1567,7 +1762,11 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
     } else {
         None
     };
-    let time_us = time.as_secs_f64() * 1e6 / o.iters as f64;
+    let cost = o.checks_cost.then(|| checks_cost(o.iters, per_rank));
+    let time_us = match &cost {
+        Some(c) => c.time_us,
+        None => time.as_secs_f64() * 1e6 / o.iters as f64,
+    };
     let per_us = |bytes: f64| {
         if time_us > 0.0 {
             bytes / time_us / 1e3
@@ -1576,8 +1775,9 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
         }
     };
     let algbw = per_us(size as f64);
-    let iters = o.iters as u64;
-    let dma_per_op = per_rank.first().map_or(0, |m| m.dma) as f64 / iters as f64;
+    // The calls the traffic counters covered (both sides with `--checks-cost`).
+    let counted = per_rank.first().map_or(o.iters, |m| m.counted_calls) as u64;
+    let dma_per_op = per_rank.first().map_or(0, |m| m.dma) as f64 / counted as f64;
     let moved = |t: &GmTraffic| t.read + t.written;
     let cores_used = per_rank
         .iter()
@@ -1601,16 +1801,17 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
         .unwrap_or_default();
     Measure {
         time_us,
+        cost: cost.map(|c| c.checked),
         algbw,
         busbw: algbw * (o.coll.busbw_factor)(o.ranks),
         dma_per_op,
         dmabw: per_us(dma_per_op / 2.0),
         cores_used,
         rank_gm: GmTraffic {
-            read: busiest.read / iters,
-            written: busiest.written / iters,
+            read: busiest.read / counted,
+            written: busiest.written / counted,
         },
-        max_core_bytes: max_core as f64 / iters as f64,
+        max_core_bytes: max_core as f64 / counted as f64,
         census: per_rank
             .iter()
             .find_map(|m| m.census.clone())
@@ -1626,10 +1827,15 @@ fn run(o: &Opts) -> Result<Sweep, String> {
     // (on by default in the library, for development and tests) are opt-in here. With
     // `--twin-checks` the twin keeps its configuration, so `AIV_TWIN_HAZARDS=0` or
     // `AIV_TWIN_RACES=0` still turns one of them off (to measure the other alone).
+    // `--checks-cost` runs half its timed batches with the checkers as configured.
+    let configured = Checkers {
+        hazards: world.twin().hazard_check(),
+        races: world.twin().race_check(),
+    };
     if !o.twin_checks {
-        world.twin().set_hazard_check(false);
-        world.twin().set_race_check(false);
+        set_checkers(world.twin(), Checkers::OFF);
     }
+    let checked = o.checks_cost.then_some(configured);
     let es = o.dtype.size();
     let n = o.ranks;
     let list: Vec<usize> = sizes(o)
@@ -1689,9 +1895,18 @@ fn run(o: &Opts) -> Result<Sweep, String> {
         let results = world.run(|comm| {
             let st = &states[comm.rank() as usize];
             let r = (|| -> Result<(RankMeasure, Option<RankMeasure>), RankError> {
-                let out = measure(o, &world, comm, st, Place::Out, count, &rv)?;
+                let out = measure(o, &world, comm, st, Place::Out, count, &rv, checked)?;
                 let inp = match o.coll.in_place {
-                    Some(_) => Some(measure(o, &world, comm, st, Place::In, count, &rv)?),
+                    Some(_) => Some(measure(
+                        o,
+                        &world,
+                        comm,
+                        st,
+                        Place::In,
+                        count,
+                        &rv,
+                        checked,
+                    )?),
                     None => None,
                 };
                 Ok((out, inp))
@@ -1745,6 +1960,7 @@ fn run(o: &Opts) -> Result<Sweep, String> {
         rows,
         hazards: world.twin().hazard_check(),
         races: world.twin().race_check(),
+        checked,
     })
 }
 
@@ -1874,18 +2090,29 @@ fn print_header(o: &Opts) {
         o.check as u8
     );
     out!("#");
+    // `--checks-cost`: two more columns, the checked time and its ratio to the time (out of
+    // place).
+    let [cost0, cost1, cost2] = if o.checks_cost {
+        [
+            "  checkers on (out)".to_string(),
+            format!("  {:>7}  {:>6}", "time", "on/off"),
+            format!("  {:>7}  {:>6}", "(us)", ""),
+        ]
+    } else {
+        Default::default()
+    };
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA   NPU cores (out)   census (out, per rank and op)",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place           twin DMA   NPU cores (out)   census (out, per rank and op){cost0}",
         "", "", "", "", ""
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}{cost1}",
         "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
         "algbw", "busbw", "#wrong", "dmabw", "dmabw", "cores", "GMB/core", "rdKiB", "wrKiB",
         "waits", "rounds"
     );
     out!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}",
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}{cost2}",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
         "(GB/s)", "", "(out)", "(in)", "", "(KiB/op)", "(data)", "(data)", "", ""
     );
@@ -1907,7 +2134,7 @@ fn body(m: Option<&Measure>) -> String {
 fn print_row(o: &Opts, r: &Row) {
     let c = &r.out;
     out!(
-        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}  {}  {}  {:>5}  {:>6}",
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}  {}  {}  {:>5}  {:>6}{}",
         r.size,
         r.count,
         o.dtype.name(),
@@ -1924,8 +2151,21 @@ fn print_row(o: &Opts, r: &Row) {
         fmt_cell(c.census_max(|k| k.data_read) as f64 / 1024.0, 8),
         fmt_cell(c.census_max(|k| k.data_written) as f64 / 1024.0, 8),
         c.census_max(|k| k.waits),
-        c.census.rounds
+        c.census.rounds,
+        cost_cells(&r.out)
     );
+}
+
+/// `--checks-cost`'s columns of a placement: the checked time per operation and its ratio to
+/// the unchecked one (nothing in a plain run).
+fn cost_cells(m: &Measure) -> String {
+    m.cost.as_ref().map_or_else(String::new, |c| {
+        format!(
+            "  {}  {:>6}",
+            fmt_cell(c.time_us, 7),
+            format!("{:.3}x", c.ratio)
+        )
+    })
 }
 
 /// A JSON number (`null` if not finite).
@@ -1976,8 +2216,25 @@ fn json_measure(m: Option<&Measure>) -> String {
     };
     let per_rank: Vec<String> = m.census.ranks.iter().map(json_rank_census).collect();
     format!(
-        "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
+        "{{\"time_us\":{},\"checked_time_us\":{},\"checks_ratio\":{},\"checks_pairs\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
         json_num(m.time_us, 3),
+        m.cost
+            .as_ref()
+            .map_or_else(|| "null".into(), |c| json_num(c.time_us, 3)),
+        m.cost
+            .as_ref()
+            .map_or_else(|| "null".into(), |c| json_num(c.ratio, 4)),
+        m.cost.as_ref().map_or_else(
+            || "null".into(),
+            |c| {
+                let p: Vec<String> = c
+                    .pairs
+                    .iter()
+                    .map(|(off, on)| format!("[{},{}]", json_num(*off, 3), json_num(*on, 3)))
+                    .collect();
+                format!("[{}]", p.join(","))
+            }
+        ),
         json_num(m.algbw, 6),
         json_num(m.busbw, 6),
         m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
@@ -2019,7 +2276,7 @@ fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<us
         .resolved_timeout()
         .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
     out!(
-        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{{\"hazards\":{},\"races\":{}}},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
+        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{{\"hazards\":{},\"races\":{}}},\"checked_batches\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
         json_str(o.coll.name),
         o.ranks,
         json_str(o.dtype.name()),
@@ -2031,6 +2288,10 @@ fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<us
         o.register,
         sweep.hazards,
         sweep.races,
+        sweep.checked.map_or_else(
+            || "null".into(),
+            |c| format!("{{\"hazards\":{},\"races\":{}}}", c.hazards, c.races)
+        ),
         timeout,
         items.join(","),
         json_num(avg, 6),
@@ -2088,8 +2349,15 @@ fn main() -> ExitCode {
         );
         out!("# {:<20} : {} ", "Avg bus bandwidth", fmt_g(avg));
         let on = |b: bool| if b { "on" } else { "off" };
+        let cost = sweep.checked.map_or_else(String::new, |c| {
+            format!(
+                "; checked batches (--checks-cost): pipe hazards {}, GM races {}",
+                on(c.hazards),
+                on(c.races)
+            )
+        });
         out!(
-            "# {:<20} : pipe hazards {}, GM races {}",
+            "# {:<20} : pipe hazards {}, GM races {}{cost}",
             "Twin checkers",
             on(sweep.hazards),
             on(sweep.races)
@@ -2306,6 +2574,27 @@ mod tests {
             }
             // algbw = size / time: the size is the larger of the two buffers, as in nccl-tests.
             assert!(c.min_ranks >= 1);
+        }
+    }
+
+    #[test]
+    fn checks_cost_batches_alternate_in_pairs_of_equal_calls() {
+        for iters in [1, 2, 7, 31, 32, 33, 100, 800] {
+            let s = cost_schedule(iters);
+            let b = iters.min(COST_BATCHES);
+            assert_eq!(s.len(), 2 * b, "{iters}");
+            for side in [false, true] {
+                let calls: Vec<usize> = s.iter().filter(|x| x.0 == side).map(|x| x.1).collect();
+                assert_eq!(calls.iter().sum::<usize>(), iters, "{iters}");
+                assert!(calls
+                    .iter()
+                    .all(|&c| c == iters / b || c == iters.div_ceil(b)));
+            }
+            // Off, on | on, off | off, on | ...: each pair one of each side, as many calls.
+            for (i, p) in s.chunks_exact(2).enumerate() {
+                assert_eq!((p[0].0, p[1].0), (i % 2 == 1, i % 2 == 0), "{iters}: {s:?}");
+                assert_eq!(p[0].1, p[1].1, "{iters}: {s:?}");
+            }
         }
     }
 }
