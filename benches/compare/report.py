@@ -87,6 +87,22 @@ def median(xs):
 # (A cell with runs on one side only, from a run stopped part-way, has no ratio.)
 checked = {k: (median(off), median(on), min(len(off), len(on)))
            for k, (off, on) in d_runs.items() if off and on}
+# Target d within one process (aiv-perf --checks-cost, run.sh from the fifteenth session on;
+# absent in older outputs): every repetition's adjacent off/on batch pairs of the cell, pooled;
+# per cell (pairs, median us per operation off, median on, median of the pairs' on/off ratios).
+cost_pairs = {}
+try:
+    for line in open(f"{out}/twin_cost.jsonl"):
+        d = json.loads(line)
+        for r in d["rows"]:
+            pairs = r["out_of_place"].get("checks_pairs") or []
+            cost_pairs.setdefault((d["collective"], d["ranks"], r["size"]), []).extend(
+                (off, on) for off, on in pairs if off and on)
+except FileNotFoundError:
+    pass
+cost = {k: (len(v), median([p[0] for p in v]), median([p[1] for p in v]),
+            median([on / off for off, on in v]))
+        for k, v in cost_pairs.items() if v}
 # The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
 staged = {k: median_row(v) for k, v in other_twin_runs("twin_staged.jsonl").items()}
 # Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off
@@ -120,7 +136,9 @@ cols = "| collective | ranks | per-rank size | MPI time (us) | twin time (us) | 
 if mem_ws:
     cols += " memcpy over the working set (GB/s) | twin traffic / that |"
 if checked:
-    cols += " target d: off/on pairs | twin time, checkers off (us) | checkers on (us) | checkers on / off |"
+    cols += " separate runs: off/on pairs | twin time, checkers off (us) | checkers on (us) | checkers on / off |"
+if cost:
+    cols += " target d, one run: off/on batch pairs | checkers off (us) | checkers on (us) | median pair on / off |"
 if corelat:
     cols += " CPU-to-CPU round trip before the runs (ns) |"
 print(cols)
@@ -148,10 +166,18 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
             line += f" {pairs} | {dt:.1f} | {ct:.1f} | {ct / dt if dt else 0:.2f}x |"
         else:
             line += " - | - | - | - |"
+    cr = None
+    if cost:
+        c = cost.get(key)
+        if c:
+            pairs, off_us, on_us, cr = c
+            line += f" {pairs} | {off_us:.1f} | {on_us:.1f} | {cr:.2f}x |"
+        else:
+            line += " - | - | - | - |"
     if corelat:
         ns = corelat.get(key, [])
         line += f" {min(ns):.0f}-{max(ns):.0f} |" if ns else " - |"
-    targets.append((coll, n, pr, mt, tt, mb, tb, m, dma, ct, ws, dt))
+    targets.append((coll, n, pr, mt, tt, mb, tb, m, dma, ct, ws, dt, cr))
     print(line)
 
 # Issue 14's targets, cell by cell, from the table above.
@@ -178,9 +204,15 @@ if targets:
     # Not the issue's letter: c against a memcpy that touches as much memory as the cell.
     verdict("(c with the working-set memcpy)", [(label(t), t[8] / t[10], 0.9, True) for t in targets
                                                  if t[2] >= 16 << 20 and t[10]])
-    # d: checkers on <= 1.3x checkers off in every cell of a and b.
-    verdict("d. checkers on / off", [(label(t), t[9] / t[11], 1.3, False) for t in targets
-                                     if t[9] is not None and (t[2] == 65536 or t[2] >= 1 << 20)])
+    # d: checkers on <= 1.3x checkers off in every cell of a and b. Measured within one process
+    # when the run has --checks-cost runs (the median of adjacent off/on batch pairs), else from
+    # separate processes; with both, the separate runs' verdict follows for comparison.
+    ab = lambda t: t[2] == 65536 or t[2] >= 1 << 20
+    if cost:
+        verdict("d. checkers on / off (one run, pairs of batches)",
+                [(label(t), t[12], 1.3, False) for t in targets if t[12] is not None and ab(t)])
+    verdict("(d from separate runs)" if cost else "d. checkers on / off",
+            [(label(t), t[9] / t[11], 1.3, False) for t in targets if t[9] is not None and ab(t)])
 
 if corelat:
     # The 64 KiB cells run by run (fixed costs dominate there, and so does the CPUs' placement),

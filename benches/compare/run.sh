@@ -5,11 +5,15 @@
 # run alternately in one go, plus the machine's 2-thread memcpy bandwidth at each size (and, from
 # 16 MiB on, over each cell's working set); the twin
 # runs twice per cell, with its checkers off (aiv-perf's default) and on (`--twin-checks`, the
-# library's default, what tests run with), for the checkers' cost (off first in odd reps, on
-# first in even ones, so that an order effect does not bias the ratio; DPAIRS=N more pairs per
-# cell and rep, for that ratio alone, default 2). Before each run but those extra pairs it
-# measures how long the two CPUs take to hand a cache line back and forth (corelat.c), which on
-# this VM decides much of the twin's speed; the report gives the range per cell.
+# library's default, what tests run with; off first in odd reps, on first in even ones), and
+# once more with `--checks-cost` for the checkers' cost (target d): one process alternating
+# batches of iterations with the checkers off and on, the report taking the median over the
+# adjacent off/on pairs of batches of every rep. Separate processes vary 1.3-2x on this VM,
+# which made the ratio of separate runs a matter of chance; DPAIRS=N adds N more separate
+# off/on pairs per cell and rep (default 0; 2 in the fourteenth session) for comparison. Before
+# each run but those extra pairs and the --checks-cost run it measures how long the two CPUs
+# take to hand a cache line back and forth (corelat.c), which on this VM decides much of the
+# twin's speed; the report gives the range per cell.
 #
 #   bash benches/compare/run.sh            # writes benches/compare/out/{report.md,busbw.svg,...}
 #   REPS=3 bash benches/compare/run.sh     # every cell 3 times (all cells, then all again, ...:
@@ -26,7 +30,8 @@
 # HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.
 #
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. With STAGED=0 a rep took
-# 5-6 minutes here in issue 14's fourteenth session (4 with DPAIRS=0); the staged runs add to it.
+# 5-6 minutes here in issue 14's fourteenth session with two extra separate pairs (4 without);
+# the staged runs add to it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-benches/compare/out}
@@ -56,6 +61,7 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/twin_staged.jsonl"
 : > "$out/twin_d_off.jsonl"
 : > "$out/twin_d_on.jsonl"
+: > "$out/twin_cost.jsonl"
 : > "$out/corelat.txt"
 "$out/memcpy_bw" $sizes > "$out/memcpy.txt"
 # The same copies spread over as much memory as each cell's buffers take in all (inputs and
@@ -105,15 +111,16 @@ for rep in $(seq "$reps"); do
                     if [ "$mode" = off ]; then file=twin.jsonl; else file=twin_checked.jsonl; fi
                     twin_run "$mode" 1 "$file"
                 done
-                # More off/on pairs for target d alone (twin against twin, no MPI run between):
-                # a timed loop lasts tens of ms, and a quarter to a third of the runs here land
-                # in a stretch where the VM runs everything 1.3-2x slower, so five pairs leave
-                # d's median to chance. Tables a-c use the pair above only, the same count as
-                # MPI's runs. These runs skip the host's check of the results (-c 0: the same
-                # timed work, and the pair above checked them); at 64 MiB on 8 ranks the check
-                # takes twice as long as the rest of the run (four times before aiv-perf's
-                # check went chunk by chunk).
-                for pair in $(seq "${DPAIRS:-2}"); do
+                # Target d within one process: the checkers off and on in alternating batches
+                # (aiv-perf --checks-cost). It skips the host's check of the results (-c 0: the
+                # same timed work, and the pair above checked them); at 64 MiB on 8 ranks the
+                # check takes twice as long as the rest of the run.
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 0 -R 1 \
+                    --checks-cost --json >> "$out/twin_cost.jsonl"
+                # More separate off/on pairs, for comparison (twin against twin, no MPI run
+                # between, -c 0): a timed loop lasts tens of ms, and a quarter to a third of the
+                # runs here land in a stretch where the VM runs everything 1.3-2x slower.
+                for pair in $(seq "${DPAIRS:-0}"); do
                     for mode in $(pair_order $((rep + pair))); do
                         twin_run "$mode" 0 "twin_d_$mode.jsonl"
                     done
