@@ -1376,7 +1376,7 @@ struct CostSides {
 }
 
 /// [`CostSides`] of `iters` calls a side, from every rank's batches.
-fn checks_cost(iters: usize, per_rank: &[RankMeasure]) -> CostSides {
+fn cost_sides(iters: usize, per_rank: &[RankMeasure]) -> CostSides {
     let schedule = cost_schedule(iters);
     // Per batch: (checkers on, time per call of the slowest rank, time of the slowest rank).
     let batches: Vec<(bool, f64, f64)> = schedule
@@ -1762,7 +1762,7 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
     } else {
         None
     };
-    let cost = o.checks_cost.then(|| checks_cost(o.iters, per_rank));
+    let cost = o.checks_cost.then(|| cost_sides(o.iters, per_rank));
     let time_us = match &cost {
         Some(c) => c.time_us,
         None => time.as_secs_f64() * 1e6 / o.iters as f64,
