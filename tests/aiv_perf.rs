@@ -406,6 +406,15 @@ fn bad_environment_exits_2() {
         assert_eq!(code, 2, "{env:?}: {err}");
         assert!(err.starts_with("aiv-perf: "), "{env:?}: {err}");
     }
+    // --checks-cost with both checkers turned off has nothing to time.
+    let off = [("AIV_TWIN_HAZARDS", "0"), ("AIV_TWIN_RACES", "0")];
+    let (code, out, err) = aiv_perf_env(&["all_reduce", "--checks-cost"], &off);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        err.starts_with("aiv-perf: ") && err.contains("--checks-cost"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -713,17 +722,47 @@ fn checks_cost_times_both_sides_in_one_run_with_traffic_per_operation_unchanged(
         "1",
         "--json",
     ];
-    let (code, out, err) = aiv_perf(&args);
+    let on = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "1")];
+    let no_races = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "0")];
+    // Launches of one call, all ranks (the census of the extra call).
+    let launches = |m: &serde_json::Value| -> u64 {
+        m["census"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{m}"))
+            .iter()
+            .map(|r| r["launches"].as_u64().unwrap())
+            .sum()
+    };
+    let checked = |m: &serde_json::Value| {
+        (
+            m["checked_launches"]["hazards"].as_u64().unwrap(),
+            m["checked_launches"]["races"].as_u64().unwrap(),
+        )
+    };
+    let (code, out, err) = aiv_perf_env(&args, &on);
     assert_eq!(code, 0, "{out}\n{err}");
     let plain: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(plain["checked_batches"], serde_json::Value::Null, "{plain}");
+    // A plain run times the twin without its checkers, --twin-checks with them.
+    assert_eq!(
+        checked(&plain["rows"][0]["out_of_place"]),
+        (0, 0),
+        "{plain}"
+    );
+    let mut a = args.to_vec();
+    a.push("--twin-checks");
+    let (code, out, err) = aiv_perf_env(&a, &on);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = &v["rows"][0]["out_of_place"];
+    let all = 7 * launches(m);
+    assert!(all >= 7 * 4, "{m}");
+    assert_eq!(checked(m), (all, all), "{m}");
     assert_eq!(
         plain["rows"][0]["out_of_place"]["checked_time_us"],
         serde_json::Value::Null,
         "{plain}"
     );
-    let on = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "1")];
-    let no_races = [("AIV_TWIN_HAZARDS", "1"), ("AIV_TWIN_RACES", "0")];
     for (env, races) in [(on, true), (no_races, false)] {
         let mut a = args.to_vec();
         a.push("--checks-cost");
@@ -762,6 +801,14 @@ fn checks_cost_times_both_sides_in_one_run_with_traffic_per_operation_unchanged(
             ratios.sort_by(f64::total_cmp);
             assert!((r - ratios[3]).abs() <= 1e-3 * r, "{place}: {m}");
             assert_eq!(m["wrong"], 0, "{place}: {m}");
+            // The checked batches, and only they, ran with the checkers on: as many launches
+            // as 7 calls make.
+            let half = 7 * launches(m);
+            assert_eq!(
+                checked(m),
+                (half, if races { half } else { 0 }),
+                "{place}: {m}"
+            );
             for k in ["dma_bytes_per_op", "max_core_bytes", "gm_read_per_rank"] {
                 let ratio = f(m, k) / f(p, k);
                 assert!((0.9..1.1).contains(&ratio), "{place} {k}: {m} vs {p}");
@@ -775,7 +822,7 @@ fn checks_cost_times_both_sides_in_one_run_with_traffic_per_operation_unchanged(
     // The table: the checked time and the ratio after the census columns.
     let mut a = args[..args.len() - 1].to_vec();
     a.push("--checks-cost");
-    let (code, out, err) = aiv_perf(&a);
+    let (code, out, err) = aiv_perf_env(&a, &on);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.lines().any(|l| l.starts_with("# Twin checkers")

@@ -365,13 +365,13 @@ impl Device {
         let block_dim = taken.len() as u32;
         let pool = twin.pool.shared();
         let launch = Arc::new(LaunchShared::new(name, inner.rank, block_dim, pool));
-        if let Err(reason) = twin.start_launch(&launch) {
-            self.release_cores(&taken);
-            return Err(refused(reason));
-        }
         let knobs = &twin.knobs;
         let check_hazards = knobs.hazards.load(std::sync::atomic::Ordering::Relaxed);
         let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed);
+        if let Err(reason) = twin.start_launch(&launch, check_hazards, check_races) {
+            self.release_cores(&taken);
+            return Err(refused(reason));
+        }
         let lazy_on = knobs.lazy.load(std::sync::atomic::Ordering::Relaxed);
         let jitter_us = knobs.jitter_us.load(std::sync::atomic::Ordering::Relaxed);
         let stream_after = knobs

@@ -75,7 +75,7 @@ pub use kernel::{ArgBlock, GmAddr, Kernel, ParamInfo, SignatureFn};
 pub use knobs::{TwinConfig, DEFAULT_WATCHDOG, STREAM_AFTER_MAX};
 pub use sched::{in_host_task, HostSignal};
 pub use traffic::{GmTraffic, TRACKED_CORES, TRACKED_DEVICES};
-pub use twin::Twin;
+pub use twin::{CheckedLaunches, Twin};
 
 /// Path of the twin's AscendC headers (`kernel_operator.h`, `asc_twin_abi.h`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

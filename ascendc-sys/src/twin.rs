@@ -35,8 +35,22 @@ pub struct Twin {
     pub(crate) inner: Arc<TwinInner>,
 }
 
-/// The running launches one worker (or the other threads) started.
-type Launches = Vec<Weak<LaunchShared>>;
+/// The running launches one worker (or the other threads) started, and how many it started
+/// with each checker on.
+#[derive(Default)]
+struct Launches {
+    running: Vec<Weak<LaunchShared>>,
+    checked: CheckedLaunches,
+}
+
+/// Launches of a twin so far that started with its checkers on ([`Twin::checked_launches`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckedLaunches {
+    /// Launches with the pipe-hazard checker on.
+    pub hazards: u64,
+    /// Launches with the GM race checker on.
+    pub races: u64,
+}
 
 /// A device's own handle to its twin, which the device's blocks clone: cloning the twin's
 /// `Arc` instead writes a reference count that every worker writes at every launch, a cache
@@ -167,6 +181,13 @@ impl Twin {
     /// `AIV_TWIN_RACES` at creation).
     pub fn race_check(&self) -> bool {
         self.inner.knobs.races.load(Ordering::Relaxed)
+    }
+
+    /// How many launches of this twin so far started with each checker on: what a run that
+    /// switches them ([`Twin::set_hazard_check`], [`Twin::set_race_check`]) really checked.
+    /// Subtract two readings to count a span.
+    pub fn checked_launches(&self) -> CheckedLaunches {
+        self.inner.checked_launches()
     }
 
     /// Turns deferred GM -> UB staging on or off for launches that start afterwards. With it, a
@@ -345,8 +366,14 @@ impl TwinInner {
         self.aborted.lock().clone()
     }
 
-    /// Registers a launch that starts now; Err(reason) if the twin was aborted.
-    pub fn start_launch(&self, l: &Arc<LaunchShared>) -> Result<(), String> {
+    /// Registers a launch that starts now, with the pipe-hazard checker on if `hazards` and the
+    /// race checker on if `races`; Err(reason) if the twin was aborted.
+    pub fn start_launch(
+        &self,
+        l: &Arc<LaunchShared>,
+        hazards: bool,
+        races: bool,
+    ) -> Result<(), String> {
         let pool = Arc::as_ptr(self.pool.shared());
         let slot = match crate::sched::worker() {
             Some((p, i)) if std::ptr::eq(p, pool) => i + 1,
@@ -358,9 +385,24 @@ impl TwinInner {
         if self.aborted_flag.load(Ordering::SeqCst) {
             return Err(self.aborted_reason().unwrap_or_default());
         }
-        a.retain(|w| w.strong_count() > 0);
-        a.push(Arc::downgrade(l));
+        a.running.retain(|w| w.strong_count() > 0);
+        a.running.push(Arc::downgrade(l));
+        a.checked.hazards += hazards as u64;
+        a.checked.races += races as u64;
         Ok(())
+    }
+
+    /// [`Twin::checked_launches`].
+    pub fn checked_launches(&self) -> CheckedLaunches {
+        self.launches
+            .iter()
+            .fold(CheckedLaunches::default(), |t, s| {
+                let c = s.lock().checked;
+                CheckedLaunches {
+                    hazards: t.hazards + c.hazards,
+                    races: t.races + c.races,
+                }
+            })
     }
 
     fn active(&self) -> Vec<Arc<LaunchShared>> {
@@ -368,6 +410,7 @@ impl TwinInner {
             .iter()
             .flat_map(|s| {
                 s.lock()
+                    .running
                     .iter()
                     .filter_map(Weak::upgrade)
                     .collect::<Vec<_>>()

@@ -4,7 +4,7 @@
 //! ```text
 //! aiv-perf <collective> [-b 8K] [-e 64M] [-f 2 | -i STEP] [-d fp32] [-o sum] [-r 0] [-p RANKS]
 //!          [-n ITERS] [-w WARMUP] [-c 0|1] [-T SECONDS] [--buffsize MB] [--blocks-per-peer K] [--algo ALGO]
-//!          [--twin-checks] [--json]
+//!          [-R 0|1] [--twin-checks | --checks-cost] [--json]
 //! aiv-perf [<collective>] --help
 //! ```
 //!
@@ -21,8 +21,10 @@
 //! (`ascendc_sys::Twin::set_census`), so the timed calls never pay for it: per rank, the GM
 //! bytes of data and flag memory its DMA read and wrote, its flag waits, and the sync rounds on
 //! the critical path (the Lamport depth over flag stores and loads, `ascendc_sys::Census`);
-//! the table shows them out of place, JSON for both placements. Exit status: 0 ok, 1 if any
-//! element is wrong (or the run failed), 2 on bad arguments.
+//! the table shows them out of place, JSON for both placements. `--checks-cost` times the
+//! iterations with the twin's checkers off and on in alternating batches of one process
+//! ([`cost_schedule`], [`cost_sides`]). Exit status: 0 ok, 1 if any element is wrong (or the run
+//! failed), 2 on bad arguments.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -33,7 +35,7 @@ use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer,
     ReduceOp, World,
 };
-use ascendc_sys::{Census, GmTraffic, RankCensus, Twin};
+use ascendc_sys::{Census, CheckedLaunches, GmTraffic, RankCensus, Twin};
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------------------------------
@@ -733,14 +735,21 @@ options:
       --checks-cost         what the checkers cost: every row runs its -n timed iterations
                             with the checkers off and -n more with them on (as --twin-checks
                             would), in alternating batches of one run (off, on, on, off, ...;
-                            32 a side, fewer if -n is below 32). The main figures are the
-                            unchecked side's; two more columns give the checked time per
-                            operation and on/off, the median over adjacent off/on pairs of
-                            batches of their time ratio, which a slow stretch of a shared
-                            machine or one descheduled batch hardly moves (JSON:
-                            checked_time_us, checks_ratio, checks_pairs: every pair's us per
-                            operation off and on; checked_batches: which checkers ran).
-                            Not with --twin-checks
+                            32 a side, or -n of one call each when -n is 32 or less), after
+                            -w warm-up calls each way. The main figures are the unchecked
+                            side's (timed batch by batch, so not quite a plain run's); two
+                            more columns give the checked time per operation and on/off, the
+                            median over adjacent off/on pairs of batches of their time ratio,
+                            which a slow stretch of a shared machine or one descheduled batch
+                            hardly moves (nor a cost the checkers pay in a few batches only:
+                            compare checked_time_us / time_us, the sides' totals). Each batch
+                            adds a stream synchronisation to both sides, which pulls on/off
+                            toward 1 when calls are short: give small sizes a few hundred
+                            calls a side. JSON: checked_time_us, checks_ratio, checks_pairs
+                            (every pair's us per operation off and on), checked_batches (which
+                            checkers ran); every run's JSON gives checked_launches, the timed
+                            launches that ran with each checker on. Not with --twin-checks; an error when
+                            AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave nothing to time
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 
@@ -1120,6 +1129,13 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     if o.checks_cost && o.twin_checks {
         return Err("--checks-cost times the checkers both off and on: drop --twin-checks".into());
     }
+    let twin = ascendc_sys::TwinConfig::from_lookup(&env);
+    if o.checks_cost && !twin.hazard_check && !twin.race_check {
+        return Err(
+            "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
+                .into(),
+        );
+    }
     if o.iters == 0 {
         return Err("-n must be at least 1".into());
     }
@@ -1262,6 +1278,9 @@ struct Measure {
     time_us: f64,
     /// `--checks-cost`: the checked side.
     cost: Option<Checked>,
+    /// Launches of the timed calls (both sides with `--checks-cost`) that ran with each of the
+    /// twin's checkers on, all ranks.
+    checked_launches: CheckedLaunches,
     algbw: f64,
     busbw: f64,
     /// GM bytes the kernels' DMA read plus wrote, per operation (all ranks).
@@ -1317,6 +1336,7 @@ struct Checkers {
 }
 
 impl Checkers {
+    /// Both off.
     const OFF: Checkers = Checkers {
         hazards: false,
         races: false,
@@ -1329,11 +1349,12 @@ fn set_checkers(twin: &Twin, c: Checkers) {
     twin.set_race_check(c.races);
 }
 
-/// Batches a side of `--checks-cost` (fewer when `-n` is smaller). A batch's time runs from
-/// the ranks' common start to its slowest rank's end of a stream synchronisation, as a plain
-/// run's single timed loop does: a fixed cost per batch, alike on both sides, which brings
-/// the ratio a little closer to 1 the smaller the batches (at 25 calls of 100 us or more, well
-/// under 1%). 32 pairs give the median ratio a narrow spread on a noisy 2-vCPU VM.
+/// Batches a side of `--checks-cost` (fewer when `-n` is smaller). Each rank times a batch from
+/// the rendezvous that starts it to the end of its stream synchronisation, and the batch's
+/// time is its slowest rank's: the synchronisation is a fixed cost per batch, alike on both
+/// sides, which brings the ratio closer to 1 the shorter the batch (in one call of a few us it
+/// is a large part; in 25 calls of 100 us, or one of several ms, a small one). 32 pairs give the
+/// median ratio a narrow spread on a noisy 2-vCPU VM.
 const COST_BATCHES: usize = 32;
 
 /// `--checks-cost`'s schedule of `iters` calls a side: (checkers on, calls) per batch, in the
@@ -1359,10 +1380,11 @@ struct Checked {
     /// rank's) over the calls they made.
     time_us: f64,
     /// The median, over the adjacent pairs of batches (one of each side, as many calls each), of
-    /// the checked batch's time over the unchecked one's. A pair runs within milliseconds, so a
-    /// slow stretch of the machine or a descheduled worker (one batch taking several times its
+    /// the checked batch's time over the unchecked one's. A pair runs back to back, so a slow
+    /// stretch of the machine or a descheduled worker (one batch taking several times its
     /// neighbours) moves one pair's ratio, not the median; a ratio of the two sides' total
-    /// times would take such a batch whole.
+    /// times would take such a batch whole. (So would it a cost the checkers pay in a few
+    /// batches only: the totals are in [`Checked::time_us`] and the main time.)
     ratio: f64,
     /// Every pair's time per operation, (checkers off, on), in run order.
     pairs: Vec<(f64, f64)>,
@@ -1370,8 +1392,10 @@ struct Checked {
 
 /// Both sides of `--checks-cost` from the ranks' batch times.
 struct CostSides {
-    /// The unchecked side's time per operation.
+    /// The unchecked side's time per operation: its batches' times (each its slowest rank's)
+    /// over the calls they made.
     time_us: f64,
+    /// The checked side, and the ratio.
     checked: Checked,
 }
 
@@ -1494,12 +1518,14 @@ impl From<aiv_comm::Error> for RankError {
 
 /// What one rank measured of one placement.
 struct RankMeasure {
-    /// The timed iterations (with `--checks-cost`, those with the checkers off).
+    /// The timed iterations (zero with `--checks-cost`, whose times are in `batches`).
     time: Duration,
     /// `--checks-cost`: the time of every batch, in [`cost_schedule`]'s order (empty without).
     batches: Vec<Duration>,
     /// The calls the traffic counters below cover (both sides with `--checks-cost`).
     counted_calls: usize,
+    /// Launches of the twin in those calls that ran with each checker on.
+    checked_launches: CheckedLaunches,
     /// Wrong elements of its output; `None` without `-c 1`.
     wrong: Option<usize>,
     /// GM bytes every rank's DMA read plus wrote in the timed iterations (the twin's total).
@@ -1583,12 +1609,32 @@ fn measure(
         (o.coll.run)(&call)?;
     }
     sync(comm, st)?;
-    // Every rank's warm-up has finished (and moved its last byte) before the twin's DMA
-    // counters are read; nobody starts before that reading (the rendezvous that starts `timed`).
-    rv.wait()?;
     let twin = world.twin();
+    // `--checks-cost`: as many warm-up calls with the checkers on, so that the first checked
+    // batch does not pay for what the checkers build at their first launches (participants,
+    // flag cells, shadow segments). Rank 0 switches while the others wait, as in the batches.
+    if let Some(on) = checked {
+        rv.wait()?;
+        if r == 0 {
+            set_checkers(twin, on);
+        }
+        rv.wait()?;
+        for _ in 0..o.warmup {
+            (o.coll.run)(&call)?;
+        }
+        sync(comm, st)?;
+        rv.wait()?;
+        if r == 0 {
+            set_checkers(twin, Checkers::OFF);
+        }
+    }
+    // Every rank's warm-up has finished (and moved its last byte) before the twin's DMA
+    // counters are read; nobody starts before that reading (the rendezvous that starts `timed`
+    // or the first batch).
+    rv.wait()?;
     let dma0 = twin.gm_traffic();
     let cores0 = twin.core_traffic(r as u32);
+    let checked0 = twin.checked_launches();
     // Times `calls` calls, from the moment every rank is ready to the moment every rank's last
     // one has finished.
     let timed = |calls: usize| -> Result<Duration, RankError> {
@@ -1625,21 +1671,20 @@ fn measure(
             if r == 0 {
                 set_checkers(twin, Checkers::OFF);
             }
-            // The unchecked side's time (combine() takes each batch's slowest rank instead).
-            cost_schedule(o.iters)
-                .iter()
-                .zip(&batches)
-                .filter(|((checks, _), _)| !checks)
-                .map(|(_, t)| *t)
-                .sum()
+            Duration::ZERO
         }
     };
     let dma1 = twin.gm_traffic();
     let cores1 = twin.core_traffic(r as u32);
+    let checked1 = twin.checked_launches();
     let mut m = RankMeasure {
         time,
         batches,
         counted_calls: o.iters * if checked.is_some() { 2 } else { 1 },
+        checked_launches: CheckedLaunches {
+            hazards: checked1.hazards - checked0.hazards,
+            races: checked1.races - checked0.races,
+        },
         wrong: None,
         dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),
         cores: cores1
@@ -1802,6 +1847,9 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
     Measure {
         time_us,
         cost: cost.map(|c| c.checked),
+        checked_launches: per_rank
+            .first()
+            .map_or_else(CheckedLaunches::default, |m| m.checked_launches),
         algbw,
         busbw: algbw * (o.coll.busbw_factor)(o.ranks),
         dma_per_op,
@@ -2160,11 +2208,12 @@ fn print_row(o: &Opts, r: &Row) {
 /// the unchecked one (nothing in a plain run).
 fn cost_cells(m: &Measure) -> String {
     m.cost.as_ref().map_or_else(String::new, |c| {
-        format!(
-            "  {}  {:>6}",
-            fmt_cell(c.time_us, 7),
-            format!("{:.3}x", c.ratio)
-        )
+        let ratio = match c.ratio {
+            r if !r.is_finite() => "-".to_string(),
+            r if r < 10.0 => format!("{r:.3}x"),
+            r => format!("{r:.0}x"),
+        };
+        format!("  {}  {ratio:>6}", fmt_cell(c.time_us, 7))
     })
 }
 
@@ -2216,7 +2265,7 @@ fn json_measure(m: Option<&Measure>) -> String {
     };
     let per_rank: Vec<String> = m.census.ranks.iter().map(json_rank_census).collect();
     format!(
-        "{{\"time_us\":{},\"checked_time_us\":{},\"checks_ratio\":{},\"checks_pairs\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
+        "{{\"time_us\":{},\"checked_time_us\":{},\"checks_ratio\":{},\"checks_pairs\":{},\"checked_launches\":{{\"hazards\":{},\"races\":{}}},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
         json_num(m.time_us, 3),
         m.cost
             .as_ref()
@@ -2235,6 +2284,8 @@ fn json_measure(m: Option<&Measure>) -> String {
                 format!("[{}]", p.join(","))
             }
         ),
+        m.checked_launches.hazards,
+        m.checked_launches.races,
         json_num(m.algbw, 6),
         json_num(m.busbw, 6),
         m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
@@ -2575,6 +2626,42 @@ mod tests {
             // algbw = size / time: the size is the larger of the two buffers, as in nccl-tests.
             assert!(c.min_ranks >= 1);
         }
+    }
+
+    #[test]
+    fn checks_cost_takes_each_batchs_slowest_rank_and_the_median_of_the_pairs() {
+        // 4 calls a side in 4 one-call batches: off, on | on, off | off, on | on, off.
+        let rank = |us: [u64; 8]| RankMeasure {
+            time: Duration::ZERO,
+            batches: us.iter().map(|&u| Duration::from_micros(u)).collect(),
+            counted_calls: 8,
+            checked_launches: CheckedLaunches::default(),
+            wrong: None,
+            dma: 0,
+            cores: Vec::new(),
+            census: None,
+        };
+        let ranks = [
+            rank([10, 12, 30, 10, 10, 11, 14, 10]),
+            rank([9, 13, 12, 20, 10, 10, 14, 10]),
+        ];
+        let c = cost_sides(4, &ranks);
+        // Per batch, the slower rank: 10 13 | 30 20 | 10 11 | 14 10.
+        assert_eq!(
+            c.checked.pairs,
+            vec![(10.0, 13.0), (20.0, 30.0), (10.0, 11.0), (10.0, 14.0)]
+        );
+        assert!((c.time_us - 12.5).abs() < 1e-9 && (c.checked.time_us - 17.0).abs() < 1e-9);
+        // Ratios 1.3 1.5 1.1 1.4: an even count, the mean of the middle two.
+        assert!((c.checked.ratio - 1.35).abs() < 1e-9, "{}", c.checked.ratio);
+        // A pair whose unchecked batch took no time has no ratio; none at all: NaN.
+        let zero = [rank([0, 12, 30, 10, 10, 11, 14, 10])];
+        let c = cost_sides(4, &zero);
+        assert!((c.checked.ratio - 1.4).abs() < 1e-9, "{}", c.checked.ratio);
+        assert!(cost_sides(1, &[rank([0, 5, 0, 0, 0, 0, 0, 0])])
+            .checked
+            .ratio
+            .is_nan());
     }
 
     #[test]
