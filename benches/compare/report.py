@@ -2,6 +2,8 @@
 """Turns the raw output of benches/compare/run.sh into a markdown table (stdout) and busbw.svg.
 
 Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt,
+twin_checked.jsonl and twin_cost.jsonl (the same with --twin-checks and with --checks-cost;
+target d), twin_staged.jsonl (-R 0),
 memcpy_ws.txt (run.sh from issue 14's eighth session on: the same copies over each >= 16 MiB cell's
 working set, "coll ranks per-rank-size working-set GB/s"), and
 (run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
@@ -14,6 +16,7 @@ threads, each byte one read and one write). When aiv-perf's JSON carries its cen
 second table gives the kernels' cost in NPU terms: GM data bytes per rank, flag waits, sync
 rounds."""
 import json
+import statistics
 import sys
 
 out = sys.argv[1]
@@ -89,19 +92,30 @@ checked = {k: (median(off), median(on), min(len(off), len(on)))
            for k, (off, on) in d_runs.items() if off and on}
 # Target d within one process (aiv-perf --checks-cost, run.sh from the fifteenth session on;
 # absent in older outputs): every repetition's adjacent off/on batch pairs of the cell, pooled;
-# per cell (pairs, median us per operation off, median on, median of the pairs' on/off ratios).
+# per cell (pairs, median us per operation off, median on, median of the pairs' on/off ratios
+# (statistics.median: the mean of the middle two of an even count, as aiv-perf's own), median
+# over the repetitions of the ratio of the two sides' totals). Which checkers the checked
+# batches ran, over all runs (the verdict names them).
 cost_pairs = {}
+cost_totals = {}
+cost_checkers = set()
 try:
     for line in open(f"{out}/twin_cost.jsonl"):
         d = json.loads(line)
+        cb = d.get("checked_batches") or {}
+        cost_checkers.add((cb.get("hazards"), cb.get("races")))
         for r in d["rows"]:
-            pairs = r["out_of_place"].get("checks_pairs") or []
-            cost_pairs.setdefault((d["collective"], d["ranks"], r["size"]), []).extend(
-                (off, on) for off, on in pairs if off and on)
+            o = r["out_of_place"]
+            key = (d["collective"], d["ranks"], r["size"])
+            cost_pairs.setdefault(key, []).extend(
+                (off, on) for off, on in (o.get("checks_pairs") or []) if off and on)
+            if o.get("checked_time_us") and o.get("time_us"):
+                cost_totals.setdefault(key, []).append(o["checked_time_us"] / o["time_us"])
 except FileNotFoundError:
     pass
-cost = {k: (len(v), median([p[0] for p in v]), median([p[1] for p in v]),
-            median([on / off for off, on in v]))
+cost = {k: (len(v), statistics.median([p[0] for p in v]), statistics.median([p[1] for p in v]),
+            statistics.median([on / off for off, on in v]),
+            statistics.median(cost_totals[k]) if cost_totals.get(k) else None)
         for k, v in cost_pairs.items() if v}
 # The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
 staged = {k: median_row(v) for k, v in other_twin_runs("twin_staged.jsonl").items()}
@@ -138,7 +152,7 @@ if mem_ws:
 if checked:
     cols += " separate runs: off/on pairs | twin time, checkers off (us) | checkers on (us) | checkers on / off |"
 if cost:
-    cols += " target d, one run: off/on batch pairs | checkers off (us) | checkers on (us) | median pair on / off |"
+    cols += " target d, --checks-cost: off/on batch pairs | checkers off (us) | checkers on (us) | median pair on / off | totals on / off |"
 if corelat:
     cols += " CPU-to-CPU round trip before the runs (ns) |"
 print(cols)
@@ -170,10 +184,11 @@ for key in sorted(twin, key=lambda k: (k[0], k[1], k[2])):
     if cost:
         c = cost.get(key)
         if c:
-            pairs, off_us, on_us, cr = c
-            line += f" {pairs} | {off_us:.1f} | {on_us:.1f} | {cr:.2f}x |"
+            pairs, off_us, on_us, cr, tot = c
+            line += f" {pairs} | {off_us:.1f} | {on_us:.1f} | {cr:.2f}x | "
+            line += f"{tot:.2f}x |" if tot else "- |"
         else:
-            line += " - | - | - | - |"
+            line += " - | - | - | - | - |"
     if corelat:
         ns = corelat.get(key, [])
         line += f" {min(ns):.0f}-{max(ns):.0f} |" if ns else " - |"
@@ -209,7 +224,10 @@ if targets:
     # separate processes; with both, the separate runs' verdict follows for comparison.
     ab = lambda t: t[2] == 65536 or t[2] >= 1 << 20
     if cost:
-        verdict("d. checkers on / off (one run, pairs of batches)",
+        def on_off(b):
+            return "on" if b else "off"
+        ran = "; ".join(f"hazards {on_off(h)}, races {on_off(r)}" for h, r in sorted(cost_checkers))
+        verdict(f"d. checkers on / off (--checks-cost: median of batch pairs; {ran})",
                 [(label(t), t[12], 1.3, False) for t in targets if t[12] is not None and ab(t)])
     verdict("(d from separate runs)" if cost else "d. checkers on / off",
             [(label(t), t[9] / t[11], 1.3, False) for t in targets if t[9] is not None and ab(t)])

@@ -30,8 +30,8 @@
 # HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.
 #
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. With STAGED=0 a rep took
-# 5-6 minutes here in issue 14's fourteenth session with two extra separate pairs (4 without);
-# the staged runs add to it.
+# 3.5 minutes here in issue 14's fifteenth session (the --checks-cost run included; at most 8
+# calls a side at 64 MiB, before they became at least 8); the staged runs add to it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-benches/compare/out}
@@ -112,11 +112,12 @@ for rep in $(seq "$reps"); do
                     twin_run "$mode" 1 "$file"
                 done
                 # Target d within one process: the checkers off and on in alternating batches
-                # (aiv-perf --checks-cost). It skips the host's check of the results (-c 0: the
-                # same timed work, and the pair above checked them); at 64 MiB on 8 ranks the
+                # (aiv-perf --checks-cost), at least 8 calls a side (8 one-call pairs at 64 MiB,
+                # where a call takes tens of ms). It skips the host's check of the results (-c 0:
+                # the same timed work, and the pair above checked them); at 64 MiB on 8 ranks the
                 # check takes twice as long as the rest of the run.
-                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 0 -R 1 \
-                    --checks-cost --json >> "$out/twin_cost.jsonl"
+                "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$((n < 8 ? 8 : n))" -w 5 \
+                    -c 0 -R 1 --checks-cost --json >> "$out/twin_cost.jsonl"
                 # More separate off/on pairs, for comparison (twin against twin, no MPI run
                 # between, -c 0): a timed loop lasts tens of ms, and a quarter to a third of the
                 # runs here land in a stretch where the VM runs everything 1.3-2x slower.
