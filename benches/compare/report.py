@@ -102,8 +102,9 @@ cost_checkers = set()
 try:
     for line in open(f"{out}/twin_cost.jsonl"):
         d = json.loads(line)
-        cb = d.get("checked_batches") or {}
-        cost_checkers.add((cb.get("hazards"), cb.get("races")))
+        cb = d.get("checked_batches")
+        if cb:
+            cost_checkers.add((cb["hazards"], cb["races"]))
         for r in d["rows"]:
             o = r["out_of_place"]
             key = (d["collective"], d["ranks"], r["size"])
@@ -222,7 +223,9 @@ if targets:
     # d: checkers on <= 1.3x checkers off in every cell of a and b. Measured within one process
     # when the run has --checks-cost runs (the median of adjacent off/on batch pairs), else from
     # separate processes; with both, the separate runs' verdict follows for comparison.
-    ab = lambda t: t[2] == 65536 or t[2] >= 1 << 20
+    def ab(t):
+        """A cell of targets a and b (64 KiB, or 1 MiB and more)."""
+        return t[2] == 65536 or t[2] >= 1 << 20
     if cost:
         def on_off(b):
             return "on" if b else "off"

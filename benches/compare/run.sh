@@ -30,8 +30,8 @@
 # HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.
 #
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. With STAGED=0 a rep took
-# 3.5 minutes here in issue 14's fifteenth session (the --checks-cost run included; at most 8
-# calls a side at 64 MiB, before they became at least 8); the staged runs add to it.
+# 3.5 minutes here in issue 14's fifteenth session, the --checks-cost run included; the staged
+# runs add to it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-benches/compare/out}
