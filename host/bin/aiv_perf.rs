@@ -748,8 +748,9 @@ options:
                             calls a side. JSON: checked_time_us, checks_ratio, checks_pairs
                             (every pair's us per operation off and on), checked_batches (which
                             checkers ran); every run's JSON gives checked_launches, the timed
-                            launches that ran with each checker on. Not with --twin-checks; an error when
-                            AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave nothing to time
+                            launches that ran with each checker on. Not with --twin-checks;
+                            an error when AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave
+                            nothing to time
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 
