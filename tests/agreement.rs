@@ -150,10 +150,7 @@ fn a_mismatched_collective_is_an_error_on_every_rank() {
 #[test]
 fn a_mismatch_found_while_the_call_is_still_being_enqueued_is_named() {
     use AllReduceAlgo::*;
-    let reps: usize = std::env::var("AIV_MISMATCH_REPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+    let reps = common::reps("AIV_MISMATCH_REPS", 1000);
     let sum = |algo| Op::Reduce(256, DataType::F32, ReduceOp::Sum, algo);
     for _ in 0..reps {
         expect_mismatch(4, 0, sum(OneShot), sum(Hd));

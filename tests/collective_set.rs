@@ -615,10 +615,7 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
 /// call. `AIV_BATCH_FAIL_REPS=N` repeats it.
 #[test]
 fn a_batch_that_fails_while_it_is_still_being_enqueued_reports_its_own_failure() {
-    let reps: usize = std::env::var("AIV_BATCH_FAIL_REPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let reps = common::reps("AIV_BATCH_FAIL_REPS", 3);
     for rep in 0..reps {
         let w = World::sim_with(
             2,

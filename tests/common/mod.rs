@@ -8,6 +8,18 @@ pub mod reduce;
 use aiv_comm::ffi::{kernels, AivTwinTestArgs};
 use ascendc_sys::{Device, DeviceConfig, GmBuffer, KernelFault, Twin, TwinError};
 
+/// How many times a repeated test runs: the environment variable `var` if set (a count; any
+/// other value stops the test, rather than quietly running the default), else `default`.
+pub fn reps(var: &str, default: usize) -> usize {
+    match std::env::var(var) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{var}={v:?} is not a repetition count")),
+        Err(_) => default,
+    }
+}
+
 /// The byte the tests fill a buffer's guard bytes (and the rest of it) with before a collective.
 pub const SENTINEL: u8 = 0xEE;
 
