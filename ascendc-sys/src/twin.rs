@@ -75,9 +75,10 @@ pub(crate) struct TwinInner {
     pub traffic: Traffic,
     /// The sync census (census.rs): built by the first launch with the census on.
     pub census: Arc<crate::census::Shared>,
-    /// Launches running now (for [`Twin::abort`]), by the worker that started them (slot 0:
-    /// other threads): every launch registers itself, and a list the workers all wrote would
-    /// move between their cores at every launch.
+    /// Launches running now (for [`Twin::abort`]) and counts of those started with each checker
+    /// on ([`Twin::checked_launches`]), by the worker that started them (slot 0: other
+    /// threads): every launch registers itself, and a list or counter the workers all wrote
+    /// would move between their cores at every launch.
     launches: Box<[Padded<Mutex<Launches>>]>,
     /// Why the twin was aborted, if it was.
     pub aborted: Mutex<Option<String>>,
@@ -387,8 +388,8 @@ impl TwinInner {
         }
         a.running.retain(|w| w.strong_count() > 0);
         a.running.push(Arc::downgrade(l));
-        a.checked.hazards += hazards as u64;
-        a.checked.races += races as u64;
+        a.checked.hazards += u64::from(hazards);
+        a.checked.races += u64::from(races);
         Ok(())
     }
 
