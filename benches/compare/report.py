@@ -3,7 +3,7 @@
 
 Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt,
 twin_checked.jsonl and twin_cost.jsonl (the same with --twin-checks and with --checks-cost;
-target d), twin_staged.jsonl (-R 0),
+target d), twin_d_off.jsonl and twin_d_on.jsonl (DPAIRS), twin_staged.jsonl (-R 0),
 memcpy_ws.txt (run.sh from issue 14's eighth session on: the same copies over each >= 16 MiB cell's
 working set, "coll ranks per-rank-size working-set GB/s"), and
 (run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
@@ -229,8 +229,8 @@ if targets:
     if cost:
         def on_off(b):
             return "on" if b else "off"
-        ran = "; ".join(f"hazards {on_off(h)}, races {on_off(r)}" for h, r in sorted(cost_checkers))
-        verdict(f"d. checkers on / off (--checks-cost: median of batch pairs; {ran})",
+        ran = "".join(f"; hazards {on_off(h)}, races {on_off(r)}" for h, r in sorted(cost_checkers))
+        verdict(f"d. checkers on / off (--checks-cost: median of batch pairs{ran})",
                 [(label(t), t[12], 1.3, False) for t in targets if t[12] is not None and ab(t)])
     verdict("(d from separate runs)" if cost else "d. checkers on / off",
             [(label(t), t[9] / t[11], 1.3, False) for t in targets if t[9] is not None and ab(t)])

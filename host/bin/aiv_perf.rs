@@ -1384,8 +1384,8 @@ struct Checked {
     /// the checked batch's time over the unchecked one's. A pair runs back to back, so a slow
     /// stretch of the machine or a descheduled worker (one batch taking several times its
     /// neighbours) moves one pair's ratio, not the median; a ratio of the two sides' total
-    /// times would take such a batch whole. (So would it a cost the checkers pay in a few
-    /// batches only: the totals are in [`Checked::time_us`] and the main time.)
+    /// times would take such a batch whole. (It would also take whole a cost the checkers pay
+    /// in a few batches only; the totals are in [`Checked::time_us`] and the main time.)
     ratio: f64,
     /// Every pair's time per operation, (checkers off, on), in run order.
     pairs: Vec<(f64, f64)>,
@@ -1635,7 +1635,7 @@ fn measure(
     rv.wait()?;
     let dma0 = twin.gm_traffic();
     let cores0 = twin.core_traffic(r as u32);
-    let checked0 = twin.checked_launches();
+    let launches0 = twin.checked_launches();
     // Times `calls` calls, from the moment every rank is ready to the moment every rank's last
     // one has finished.
     let timed = |calls: usize| -> Result<Duration, RankError> {
@@ -1677,14 +1677,14 @@ fn measure(
     };
     let dma1 = twin.gm_traffic();
     let cores1 = twin.core_traffic(r as u32);
-    let checked1 = twin.checked_launches();
+    let launches1 = twin.checked_launches();
     let mut m = RankMeasure {
         time,
         batches,
         counted_calls: o.iters * if checked.is_some() { 2 } else { 1 },
         checked_launches: CheckedLaunches {
-            hazards: checked1.hazards - checked0.hazards,
-            races: checked1.races - checked0.races,
+            hazards: launches1.hazards - launches0.hazards,
+            races: launches1.races - launches0.races,
         },
         wrong: None,
         dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),

@@ -16,7 +16,8 @@ pub fn reps(var: &str, default: usize) -> usize {
             .trim()
             .parse()
             .unwrap_or_else(|_| panic!("{var}={v:?} is not a repetition count")),
-        Err(_) => default,
+        Err(std::env::VarError::NotPresent) => default,
+        Err(e) => panic!("{var}: {e}"),
     }
 }
 
