@@ -1130,12 +1130,14 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     if o.checks_cost && o.twin_checks {
         return Err("--checks-cost times the checkers both off and on: drop --twin-checks".into());
     }
-    let twin = ascendc_sys::TwinConfig::from_lookup(&env);
-    if o.checks_cost && !twin.hazard_check && !twin.race_check {
-        return Err(
-            "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
-                .into(),
-        );
+    if o.checks_cost {
+        let twin = ascendc_sys::TwinConfig::from_lookup(&env);
+        if !twin.hazard_check && !twin.race_check {
+            return Err(
+                "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
+                    .into(),
+            );
+        }
     }
     if o.iters == 0 {
         return Err("-n must be at least 1".into());
@@ -1630,27 +1632,32 @@ fn measure(
         }
     }
     // Every rank's warm-up has finished (and moved its last byte) before the twin's DMA
-    // counters are read; nobody starts before that reading (the rendezvous that starts `timed`
-    // or the first batch).
+    // counters are read; nobody starts before that reading (the rendezvous that starts
+    // `calls_from_rendezvous`).
     rv.wait()?;
     let dma0 = twin.gm_traffic();
     let cores0 = twin.core_traffic(r as u32);
     let launches0 = twin.checked_launches();
-    // Times `calls` calls, from the moment every rank is ready to the moment every rank's last
-    // one has finished.
-    let timed = |calls: usize| -> Result<Duration, RankError> {
+    // Makes `calls` calls once every rank is ready, and waits for them to finish on this rank;
+    // returns when they started.
+    let calls_from_rendezvous = |calls: usize| -> Result<Instant, RankError> {
         rv.wait()?;
         let t0 = Instant::now();
         for _ in 0..calls {
             (o.coll.run)(&call)?;
         }
         sync(comm, st)?;
-        rv.wait()?;
-        Ok(t0.elapsed())
+        Ok(t0)
     };
     let mut batches = Vec::new();
     let time = match checked {
-        None => timed(o.iters)?,
+        None => {
+            // From the moment every rank is ready to the moment every rank's last call has
+            // finished.
+            let t0 = calls_from_rendezvous(o.iters)?;
+            rv.wait()?;
+            t0.elapsed()
+        }
         Some(on) => {
             for (checks, calls) in cost_schedule(o.iters) {
                 // Rank 0 switches while the others wait (a launch reads the knobs when it
@@ -1658,12 +1665,7 @@ fn measure(
                 if r == 0 {
                     set_checkers(twin, if checks { on } else { Checkers::OFF });
                 }
-                rv.wait()?;
-                let t0 = Instant::now();
-                for _ in 0..calls {
-                    (o.coll.run)(&call)?;
-                }
-                sync(comm, st)?;
+                let t0 = calls_from_rendezvous(calls)?;
                 // This rank's time, before the rendezvous (its wake-up is no part of the
                 // batch); the batch's time is the slowest rank's.
                 batches.push(t0.elapsed());
