@@ -58,7 +58,7 @@ pub(crate) fn scalar(
     }
     if !found.sync && !store {
         if let Some(rc) = ctx.race.as_mut() {
-            rc.access(&ctx.twin.race, addr, size, false, false)
+            rc.access(&ctx.twin.race, found.base, addr, size, false, false)
                 .map_err(|reason| FaultKind::GmRace { reason })?;
         }
     }
@@ -122,7 +122,7 @@ pub(crate) fn bypass(
             (true, false) => {}
             (true, true) => rc.release(&ctx.twin.race, addr, size),
             (false, _) => rc
-                .access(&ctx.twin.race, addr, size, store, false)
+                .access(&ctx.twin.race, found.base, addr, size, store, false)
                 .map_err(|reason| FaultKind::GmRace { reason })?,
         }
     }
@@ -176,7 +176,7 @@ pub(crate) fn flush(ctx: &mut BlockCtx, addr: Option<usize>) -> Result<(), Fault
             if found.sync {
                 rc.release(&ctx.twin.race, l, LINE);
             } else {
-                rc.access(&ctx.twin.race, l, LINE, true, false)
+                rc.access(&ctx.twin.race, found.base, l, LINE, true, false)
                     .map_err(|reason| FaultKind::GmRace { reason })?;
             }
         }

@@ -660,7 +660,7 @@ impl Drop for GmBuffer {
         let found = self.twin.mem.lookup(addr, len);
         self.twin
             .before_write(found.as_ref().map(|f| f.meta()), addr, len);
-        self.twin.race.forget(addr, len);
+        self.twin.race.forget(addr, addr, len);
         // SAFETY: ptr/len come from this twin's `alloc`; whoever launches kernels on it keeps
         // the buffer alive until they end (the contract of `Device::launch`), so nothing uses
         // it any more.

@@ -273,7 +273,7 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
                 (true, true) => {}
                 (true, false) => rc.release(shadow, a, b.len),
                 (false, _) => rc
-                    .access(shadow, a, b.len, !load, atomic)
+                    .access(shadow, found.base, a, b.len, !load, atomic)
                     .map_err(|reason| FaultKind::GmRace { reason })?,
             }
         }

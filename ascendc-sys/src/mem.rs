@@ -54,6 +54,8 @@ struct Region {
 
 /// The allocation an access falls into.
 pub(crate) struct Hit<'a> {
+    /// Its first byte.
+    pub start: usize,
     /// Its counters.
     pub meta: &'a Arc<RegionMeta>,
     kind: GmKind,
@@ -78,6 +80,8 @@ impl Hit<'_> {
 #[derive(Clone, Copy)]
 pub(crate) struct Found {
     meta: *const RegionMeta,
+    /// The allocation's first byte.
+    pub base: usize,
     /// The access is to flag memory.
     pub sync: bool,
 }
@@ -269,6 +273,7 @@ impl Memory {
                 c.last = i;
                 let r = &c.ranges[i].2;
                 f(&Hit {
+                    start: c.ranges[i].0,
                     meta: &r.meta,
                     kind: r.kind,
                     sync: &r.sync,
@@ -282,6 +287,7 @@ impl Memory {
     pub fn lookup(&self, addr: usize, len: usize) -> Option<Found> {
         self.with_region(addr, len, |h| Found {
             meta: Arc::as_ptr(h.meta),
+            base: h.start,
             sync: h.is_sync(addr, len),
         })
     }
