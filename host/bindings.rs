@@ -305,6 +305,7 @@ pub const AIV_API_RELOAD_TWICE: AivApiTestMode = 27;
 pub const AIV_API_LAZY_FILL: AivApiTestMode = 28;
 pub const AIV_API_EVENT_FETCH: AivApiTestMode = 29;
 pub const AIV_API_CROSS_WAIT_MODE1: AivApiTestMode = 30;
+pub const AIV_API_SET_TAIL: AivApiTestMode = 31;
 pub const AIV_API_RELOAD: AivApiTestMode = 25;
 pub type AivApiTestMode = ::std::os::raw::c_uint;
 #[repr(C)]

@@ -268,6 +268,17 @@ __aicore__ inline void Bypass(__gm__ const AivApiTestArgs *a)
     s.SetValue(2, in.GetValue(0)); // the cached line is not updated by the bypass write
 }
 
+/* SetValue of the last int32 of a 100-byte buffer: its 64-byte cache line runs 28 bytes past
+ * the buffer's end. Written back by DataCacheCleanAndInvalid (rounds != 0) or the kernel's end. */
+__aicore__ inline void SetTail(__gm__ const AivApiTestArgs *a)
+{
+    GlobalTensor<int32_t> in = Gm32(a->in);
+    in.SetValue(24, a->param);
+    if (a->rounds != 0) {
+        DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(in[24]);
+    }
+}
+
 __aicore__ inline void Printf()
 {
     TPipe pipe;
@@ -493,6 +504,9 @@ extern "C" __global__ __aicore__ void aiv_api_selftest(GM_ADDR argsAddr)
         break;
     case AIV_API_PRINTF:
         Printf();
+        break;
+    case AIV_API_SET_TAIL:
+        SetTail(a);
         break;
     case AIV_API_PRINTF_BAD:
         printf("%c\n", 65);

@@ -14,9 +14,9 @@ use aiv_comm::ffi::{
     AIV_API_EVENT_COLLISION, AIV_API_EVENT_EXHAUST, AIV_API_EVENT_FETCH, AIV_API_EVENT_IDS,
     AIV_API_FUSED_COPY, AIV_API_LAZY_FILL, AIV_API_NO_FREE_SYNC, AIV_API_PIECE, AIV_API_PRINTF,
     AIV_API_PRINTF_BAD, AIV_API_QUEUE_VECOUT, AIV_API_RELOAD, AIV_API_RELOAD_TWICE,
-    AIV_API_RESTORE, AIV_API_SYNC_ALL_GM, AIV_API_SYNC_ALL_HW, AIV_API_SYNC_ALL_SKIP,
-    AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS, AIV_API_TRAP,
-    AIV_API_VECIN_TO_MTE3,
+    AIV_API_RESTORE, AIV_API_SET_TAIL, AIV_API_SYNC_ALL_GM, AIV_API_SYNC_ALL_HW,
+    AIV_API_SYNC_ALL_SKIP, AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS,
+    AIV_API_TRAP, AIV_API_VECIN_TO_MTE3,
 };
 use ascendc_sys::{args, Device, FaultKind, GmBuffer, TwinError};
 
@@ -319,6 +319,23 @@ fn the_data_cache_bypass_reaches_gm_and_leaves_cached_lines_alone() {
     let mut v = [0u8; 4];
     run.input.read(0, &mut v).unwrap();
     assert_eq!(i32::from_le_bytes(v), 9);
+}
+
+/// A scalar store into the last bytes of a buffer whose cache line runs past its end reaches
+/// GM, by DataCacheCleanAndInvalid or at the kernel's end, and leaves the rest of the line's
+/// bytes in the buffer as they were.
+#[test]
+fn a_scalar_store_in_a_buffers_last_cache_line_reaches_gm() {
+    let input: Vec<u8> = (1..=100).collect();
+    for dcci in [0, 1] {
+        let run = Run::new(256, &input);
+        assert_eq!(run.input.len(), 100);
+        run.launch(AIV_API_SET_TAIL, 1, dcci, 0, -7).unwrap();
+        let mut now = vec![0u8; 100];
+        run.input.read(0, &mut now).unwrap();
+        assert_eq!(&now[..96], &input[..96], "dcci {dcci}");
+        assert_eq!(&now[96..], &(-7i32).to_le_bytes(), "dcci {dcci}");
+    }
 }
 
 #[test]

@@ -25,6 +25,10 @@ use crate::twin::TwinHandle;
 pub(crate) struct CacheLine {
     pub data: [u8; 64],
     pub dirty: bool,
+    /// The line's bytes that lie in its allocation, as (first byte, count): all 64, or fewer
+    /// when the line runs past the allocation's end. The fill loads them and a write-back
+    /// stores them, and nothing else.
+    pub span: (usize, usize),
 }
 
 /// Per-block state.

@@ -19,6 +19,14 @@ use crate::mem;
 
 const LINE: usize = 64;
 
+/// The bytes `[from, from + n)` of the cache line at `line` that lie in `found`, an allocation
+/// holding some of them: the whole line, or the part inside the allocation when the line runs
+/// past its end (or, were an allocation not to start on a line, before its start).
+fn valid(line: usize, found: &mem::Found) -> (usize, usize) {
+    let from = line.max(found.base);
+    (from, (line + LINE).min(found.end) - from)
+}
+
 /// The allocation a scalar access of `size` bytes at `addr` lies in; `size_ok`: whether the
 /// call accepts that size (the address must also be aligned to it).
 fn target(
@@ -67,21 +75,26 @@ pub(crate) fn scalar(
     let fresh = !ctx.dcache.contains_key(&line);
     if fresh {
         let mut data = [0u8; LINE];
-        // A line may straddle the allocation end; fill only the valid bytes.
-        let (from, n) = if ctx.twin.mem.check(line, LINE) {
-            (line, LINE)
-        } else {
-            (addr, size)
-        };
-        // SAFETY: the range was bounds-checked; atomic word loads race with nothing undefined.
+        // A line may run past the allocation's end: fill the bytes inside it (all of them, as
+        // the write-back stores them all), and nothing outside it.
+        let (from, n) = valid(line, &found);
+        // SAFETY: [from, from + n) lies inside the allocation looked up above; atomic word loads
+        // race with nothing undefined.
         unsafe { mem::atomic_read(data.as_mut_ptr().add(from - line), from as *const u8, n) };
-        ctx.dcache.insert(line, CacheLine { data, dirty: false });
+        ctx.dcache.insert(
+            line,
+            CacheLine {
+                data,
+                dirty: false,
+                span: (from, n),
+            },
+        );
         if found.sync {
             if let Some(rc) = ctx.race.as_mut() {
-                rc.acquire(&ctx.twin.race, line, LINE);
+                rc.acquire(&ctx.twin.race, from, n);
             }
             if let Some(c) = ctx.census.as_mut() {
-                c.acquire(std::iter::once((line, LINE)));
+                c.acquire(std::iter::once((from, n)));
             }
         }
     }
@@ -165,26 +178,29 @@ pub(crate) fn flush(ctx: &mut BlockCtx, addr: Option<usize>) -> Result<(), Fault
             continue;
         }
         // The line was read from GM by this block; its allocation may be gone only if the
-        // kernel outlived its buffers (a host bug), and then nothing is written.
-        let Some(found) = ctx.twin.mem.lookup(l, LINE) else {
+        // kernel outlived its buffers (a host bug), and then nothing is written. A line that
+        // runs past its allocation's end writes back the bytes inside it, which the fill read.
+        let (from, n) = c.span;
+        let Some(found) = ctx.twin.mem.lookup(from, n) else {
             continue;
         };
         if let Some(c) = ctx.census.as_mut() {
-            c.access(found.sync, Op::Store, std::iter::once((l, LINE)));
+            c.access(found.sync, Op::Store, std::iter::once((from, n)));
         }
         if let Some(rc) = ctx.race.as_mut() {
             if found.sync {
-                rc.release(&ctx.twin.race, l, LINE);
+                rc.release(&ctx.twin.race, from, n);
             } else {
-                rc.access(&ctx.twin.race, found.base, l, LINE, true, false)
+                rc.access(&ctx.twin.race, found.base, from, n, true, false)
                     .map_err(|reason| FaultKind::GmRace { reason })?;
             }
         }
         let meta = found.meta();
-        ctx.twin.before_write(Some(meta), l, LINE);
-        // SAFETY: bounds checked just above; a line is a small (atomic) access.
-        unsafe { mem::write(l as *mut u8, c.data.as_ptr(), LINE) };
-        ctx.twin.after_write(Some(meta), l, LINE);
+        ctx.twin.before_write(Some(meta), from, n);
+        // SAFETY: [from, from + n) lies inside the allocation looked up just above; a line is a
+        // small (atomic) access.
+        unsafe { mem::write(from as *mut u8, c.data.as_ptr().add(from - l), n) };
+        ctx.twin.after_write(Some(meta), from, n);
     }
     Ok(())
 }

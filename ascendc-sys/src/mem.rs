@@ -56,6 +56,8 @@ struct Region {
 pub(crate) struct Hit<'a> {
     /// Its first byte.
     pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
     /// Its counters.
     pub meta: &'a Arc<RegionMeta>,
     kind: GmKind,
@@ -82,6 +84,8 @@ pub(crate) struct Found {
     meta: *const RegionMeta,
     /// The allocation's first byte.
     pub base: usize,
+    /// One past the allocation's last byte.
+    pub end: usize,
     /// The access is to flag memory.
     pub sync: bool,
 }
@@ -274,6 +278,7 @@ impl Memory {
                 let r = &c.ranges[i].2;
                 f(&Hit {
                     start: c.ranges[i].0,
+                    end: c.ranges[i].1,
                     meta: &r.meta,
                     kind: r.kind,
                     sync: &r.sync,
@@ -288,13 +293,9 @@ impl Memory {
         self.with_region(addr, len, |h| Found {
             meta: Arc::as_ptr(h.meta),
             base: h.start,
+            end: h.end,
             sync: h.is_sync(addr, len),
         })
-    }
-
-    /// True if `[addr, addr + len)` lies inside one live allocation.
-    pub fn check(&self, addr: usize, len: usize) -> bool {
-        self.with_region(addr, len, |_| ()).is_some()
     }
 
     /// The rank owning the allocation that contains `addr`, if any.
@@ -565,7 +566,11 @@ mod tests {
         let m = Memory::new(7);
         let a = m.alloc(4096, 3, GmKind::Data).unwrap() as usize;
         let s = m.alloc(64, 3, GmKind::Sync).unwrap() as usize;
-        assert!(m.check(a, 4096) && !m.check(a, 4097) && !m.check(a + 4096, 1));
+        assert!(
+            m.lookup(a, 4096).is_some()
+                && m.lookup(a, 4097).is_none()
+                && m.lookup(a + 4096, 1).is_none()
+        );
         assert_eq!(
             m.with_region(a + 10, 8, |h| h.is_sync(a + 10, 8)),
             Some(false)
@@ -588,7 +593,7 @@ mod tests {
             m.free(a as *mut u8, 4096);
             m.free(s as *mut u8, 64);
         }
-        assert!(!m.check(a, 1));
+        assert!(m.lookup(a, 1).is_none());
         assert_eq!(m.usage(), (0, 0));
     }
 }
