@@ -32,9 +32,9 @@ use crate::padded::Padded;
 const CELL: usize = 32;
 
 /// Hasher of the checker's maps, keyed by cell addresses, participant numbers and granule
-/// indices ([`GranuleKey`]): a multiply
-/// and a fold (the default SipHash was a tenth of a checked small collective: every flag poll
-/// looks its cell up). Keys come from the twin's own memory layout, not from an adversary.
+/// indices ([`GranuleKey`]): a multiply and a fold (the default SipHash was a tenth of a
+/// checked small collective: every flag poll looks its cell up). Keys come from the twin's own
+/// memory layout, not from an adversary.
 #[derive(Default)]
 struct KeyHasher(u64);
 
