@@ -321,7 +321,8 @@ enum AivApiTestMode {
                                      param 1: ReleaseEventID of the queue's id, 2: WaitFlag on it */
     AIV_API_CROSS_WAIT_MODE1 = 30,/* CrossCoreWaitFlag<1>(0) */
     AIV_API_SET_TAIL = 31,        /* GlobalTensor<int32_t>(in).SetValue(24, param): the last 4 bytes of a
-                                     100-byte input, whose cache line runs past its end; rounds != 0:
+                                     100-byte input, whose cache line runs past its end; then
+                                     GetValue(16), the line's first int32, to slot 0; rounds != 0:
                                      DataCacheCleanAndInvalid of that line, else the kernel's end */
     AIV_API_RELOAD = 25           /* load in piece 0 into a TBuf, store it to out piece 0, and (no flag
                                      between) load in piece `param` into the same bytes; store to piece 1 */

@@ -269,11 +269,13 @@ __aicore__ inline void Bypass(__gm__ const AivApiTestArgs *a)
 }
 
 /* SetValue of the last int32 of a 100-byte buffer: its 64-byte cache line runs 28 bytes past
- * the buffer's end. Written back by DataCacheCleanAndInvalid (rounds != 0) or the kernel's end. */
+ * the buffer's end. Then GetValue of the line's first int32 (from the cached line) into slot 0.
+ * Written back by DataCacheCleanAndInvalid (rounds != 0) or the kernel's end. */
 __aicore__ inline void SetTail(__gm__ const AivApiTestArgs *a)
 {
     GlobalTensor<int32_t> in = Gm32(a->in);
     in.SetValue(24, a->param);
+    Slots(a).SetValue(0, in.GetValue(16));
     if (a->rounds != 0) {
         DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(in[24]);
     }

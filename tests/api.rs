@@ -323,7 +323,7 @@ fn the_data_cache_bypass_reaches_gm_and_leaves_cached_lines_alone() {
 
 /// A scalar store into the last bytes of a buffer whose cache line runs past its end reaches
 /// GM, by DataCacheCleanAndInvalid or at the kernel's end, and leaves the rest of the line's
-/// bytes in the buffer as they were.
+/// bytes in the buffer as they were; a scalar load of another of them reads them.
 #[test]
 fn a_scalar_store_in_a_buffers_last_cache_line_reaches_gm() {
     let input: Vec<u8> = (1..=100).collect();
@@ -331,6 +331,8 @@ fn a_scalar_store_in_a_buffers_last_cache_line_reaches_gm() {
         let run = Run::new(256, &input);
         assert_eq!(run.input.len(), 100);
         run.launch(AIV_API_SET_TAIL, 1, dcci, 0, -7).unwrap();
+        let first = i32::from_le_bytes(input[64..68].try_into().unwrap());
+        assert_eq!(run.slots(0)[0], first as i64, "dcci {dcci}");
         let mut now = vec![0u8; 100];
         run.input.read(0, &mut now).unwrap();
         assert_eq!(&now[..96], &input[..96], "dcci {dcci}");
