@@ -47,9 +47,9 @@
 namespace aiv {
 
 /* UB bytes a SoftSync needs for its scratch cells (poll cell, diag record, barrier row, store
- * cell, count cell). */
+ * cell, count cell, zero store cell). */
 constexpr uint32_t SYNC_SCRATCH_BYTES = 2048;
-static_assert(3 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES <= SYNC_SCRATCH_BYTES,
+static_assert(4 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES <= SYNC_SCRATCH_BYTES,
               "SoftSync scratch cells fit");
 /* A SetFlag / WaitFlag pair of `e` on `id`. */
 template <AscendC::HardEvent e> __aicore__ inline void SyncPipes(AscendC::TEventID id)
@@ -90,12 +90,14 @@ public:
         out_ = scratch[AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES].ReinterpretCast<int32_t>();
         count_ = scratch[2 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES]
                      .ReinterpretCast<int32_t>();
-        // The store cells start zero: a store rewrites only the lanes it changes, and a count
-        // increment adds its whole cell. Polls fill cell_ by DMA before anything reads it. One
-        // vector fill per cell rather than a scalar store per lane (the twin's checkers see
-        // every one of those, in every block of every launch).
-        AscendC::Duplicate(out_, static_cast<int32_t>(0), AIV_FLAG_LANES);
-        AscendC::Duplicate(count_, static_cast<int32_t>(0), AIV_FLAG_LANES);
+        zero_ = scratch[3 * AIV_FLAG_BYTES + AIV_DIAG_BYTES + AIV_MAX_BLOCKS * AIV_FLAG_BYTES]
+                    .ReinterpretCast<int32_t>();
+        // The store cells start zero: a store rewrites only the lanes it changes, a store
+        // without payload only zero_'s tag, and a count increment adds its whole cell. Polls
+        // fill cell_ by DMA before anything reads it. One vector fill for the three adjacent
+        // cells rather than a scalar store per lane (the twin's checkers see every one of
+        // those, in every block of every launch).
+        AscendC::Duplicate(out_, static_cast<int32_t>(0), 3 * AIV_FLAG_LANES);
         for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
             outPayload_[i] = 0;
         }
@@ -308,18 +310,27 @@ public:
             return false;
         }
         AscendC::PipeBarrier<PIPE_ALL>(); // data before flag: earlier GM writes are complete
-        // The store cell keeps its payload between stores (a launch stores the same fingerprint
-        // again and again): only changed lanes are rewritten.
+        // A store without payload leaves from zero_, whose payload lanes stay zero. The other
+        // store cell keeps its payload between stores (a launch stores the same fingerprint
+        // again and again): only changed lanes are rewritten. So a plain Record after a
+        // Record1vN with a fingerprint rewrites no lane (six scalar stores fewer).
+        bool bare = true;
         for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
-            if (outPayload_[i] != lanes[i]) {
-                outPayload_[i] = lanes[i];
-                out_.SetValue(AIV_FLAG_PAYLOAD + i, lanes[i]);
+            bare = bare && lanes[i] == 0;
+        }
+        const AscendC::LocalTensor<int32_t> &src = bare ? zero_ : out_;
+        if (!bare) {
+            for (int32_t i = 0; i < AIV_PAYLOAD_LANES; i++) {
+                if (outPayload_[i] != lanes[i]) {
+                    outPayload_[i] = lanes[i];
+                    out_.SetValue(AIV_FLAG_PAYLOAD + i, lanes[i]);
+                }
             }
         }
-        out_.ReinterpretCast<int64_t>().SetValue(0, value);
+        src.ReinterpretCast<int64_t>().SetValue(0, value);
         SyncPipes<AscendC::HardEvent::S_MTE3>(sMte3_); // MTE3 reads the scalar stores
-        AscendC::DataCopy(Gm(rank, offset), out_, AIV_FLAG_LANES);
-        SyncPipes<AscendC::HardEvent::MTE3_S>(mte3S_); // out_ is reused by the scalar unit
+        AscendC::DataCopy(Gm(rank, offset), src, AIV_FLAG_LANES);
+        SyncPipes<AscendC::HardEvent::MTE3_S>(mte3S_); // the cell is reused by the scalar unit
         return true;
     }
 
@@ -471,6 +482,7 @@ private:
     AscendC::LocalTensor<int32_t> wide_; /* BarrierAll's row of cells */
     AscendC::LocalTensor<int32_t> out_;  /* stores leave from here */
     AscendC::LocalTensor<int32_t> count_; /* atomic count increments leave from here */
+    AscendC::LocalTensor<int32_t> zero_;  /* stores without payload leave from here */
 };
 
 } // namespace aiv
