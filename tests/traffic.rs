@@ -37,8 +37,11 @@ fn checked_launches_count_what_each_launch_ran_with() {
     }
     let end = twin.checked_launches();
     assert_eq!(
-        (end.hazards - start.hazards, end.races - start.races),
-        (3, 2)
+        end.since(start),
+        CheckedLaunches {
+            hazards: 3,
+            races: 2
+        }
     );
     // From the workers (a stream's tasks launch there, on the worker of their rank): the
     // counts of all of them add up, and only launches with a checker on count for it.
@@ -69,10 +72,7 @@ fn checked_launches_count_what_each_launch_ran_with() {
         .sum();
     assert!(launches >= 6, "{launches}");
     assert_eq!(
-        CheckedLaunches {
-            hazards: after.hazards - before.hazards,
-            races: after.races - before.races,
-        },
+        after.since(before),
         CheckedLaunches {
             hazards: launches,
             races: 0,

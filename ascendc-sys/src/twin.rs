@@ -52,6 +52,24 @@ pub struct CheckedLaunches {
     pub races: u64,
 }
 
+impl CheckedLaunches {
+    /// The launches counted since `earlier`, an earlier reading of the same twin's counts
+    /// (they only grow).
+    ///
+    /// ```
+    /// # use ascendc_sys::CheckedLaunches;
+    /// let before = CheckedLaunches { hazards: 3, races: 1 };
+    /// let after = CheckedLaunches { hazards: 5, races: 1 };
+    /// assert_eq!(after.since(before), CheckedLaunches { hazards: 2, races: 0 });
+    /// ```
+    pub fn since(self, earlier: CheckedLaunches) -> CheckedLaunches {
+        CheckedLaunches {
+            hazards: self.hazards - earlier.hazards,
+            races: self.races - earlier.races,
+        }
+    }
+}
+
 /// A device's own handle to its twin, which the device's blocks clone: cloning the twin's
 /// `Arc` instead writes a reference count that every worker writes at every launch, a cache
 /// line moving between the cores twice per block (this count is written by the device's

@@ -1684,10 +1684,7 @@ fn measure(
         time,
         batches,
         counted_calls: o.iters * if checked.is_some() { 2 } else { 1 },
-        checked_launches: CheckedLaunches {
-            hazards: launches1.hazards - launches0.hazards,
-            races: launches1.races - launches0.races,
-        },
+        checked_launches: launches1.since(launches0),
         wrong: None,
         dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),
         cores: cores1
