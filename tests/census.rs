@@ -61,13 +61,7 @@ fn census_all_gather_from(
     w.twin().set_census(false);
     let census = w.twin().take_census();
     let traffic = (0..n as u32)
-        .map(|r| {
-            let (a, b) = (moved(r), &before[r as usize]);
-            GmTraffic {
-                read: a.read - b.read,
-                written: a.written - b.written,
-            }
-        })
+        .map(|r| moved(r).since(before[r as usize]))
         .collect();
     (census, traffic)
 }

@@ -6,7 +6,7 @@ mod common;
 
 use aiv_comm::ffi::{AivTwinTestArgs, AIV_TT_COPY};
 use aiv_comm::{AllGatherAlgo, Config, DataType, ReduceOp, World};
-use ascendc_sys::CheckedLaunches;
+use ascendc_sys::{CheckedLaunches, GmTraffic};
 
 #[test]
 fn checked_launches_count_what_each_launch_ran_with() {
@@ -101,8 +101,11 @@ fn dma_counters_match_what_the_kernels_move() {
     c.synchronize().unwrap();
     let t1 = w.twin().gm_traffic();
     assert_eq!(
-        (t1.read - t0.read, t1.written - t0.written),
-        (n as u64, n as u64)
+        t1.since(t0),
+        GmTraffic {
+            read: n as u64,
+            written: n as u64
+        }
     );
 
     // An atomic reduce also reads its destination.
@@ -112,8 +115,11 @@ fn dma_counters_match_what_the_kernels_move() {
     c.synchronize().unwrap();
     let t2 = w.twin().gm_traffic();
     assert_eq!(
-        (t2.read - t1.read, t2.written - t1.written),
-        (2 * n as u64, n as u64)
+        t2.since(t1),
+        GmTraffic {
+            read: 2 * n as u64,
+            written: n as u64
+        }
     );
     assert!(dst.to_vec::<u32>().unwrap().iter().all(|&x| x == 6));
 
@@ -133,7 +139,7 @@ fn dma_counters_match_what_the_kernels_move() {
         c.synchronize().unwrap();
     });
     let t4 = w.twin().gm_traffic();
-    let (read, written) = (t4.read - t3.read, t4.written - t3.written);
+    let GmTraffic { read, written } = t4.since(t3);
     let (want_read, want_written) = (4 * 4 * s as u64, 4 * 5 * s as u64);
     let slack = s as u64 / 4;
     assert!(
@@ -185,7 +191,7 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
         let after = w.twin().core_traffic(r);
         assert_eq!(after.len(), ascendc_sys::TRACKED_CORES);
         for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
-            let (read, written) = (a.read - z.read, a.written - z.written);
+            let GmTraffic { read, written } = a.since(*z);
             // Part j of 1 MiB in 32-byte blocks: 349_536, 349_536 and 349_504 bytes for 3.
             let j = if per_part { b } else { b / 4 } as u64;
             let per = (s as u64).div_ceil(parts as u64).div_ceil(32) * 32;

@@ -13,6 +13,24 @@ pub struct GmTraffic {
     pub written: u64,
 }
 
+impl GmTraffic {
+    /// The bytes moved since `earlier`, an earlier reading of the same counters (they only
+    /// grow).
+    ///
+    /// ```
+    /// # use ascendc_sys::GmTraffic;
+    /// let before = GmTraffic { read: 64, written: 32 };
+    /// let after = GmTraffic { read: 192, written: 32 };
+    /// assert_eq!(after.since(before), GmTraffic { read: 128, written: 0 });
+    /// ```
+    pub fn since(self, earlier: GmTraffic) -> GmTraffic {
+        GmTraffic {
+            read: self.read - earlier.read,
+            written: self.written - earlier.written,
+        }
+    }
+}
+
 /// One worker's counters, on a cache line of their own.
 #[repr(align(128))]
 #[derive(Default)]

@@ -1690,10 +1690,7 @@ fn measure(
         cores: cores1
             .iter()
             .zip(&cores0)
-            .map(|(b, a)| GmTraffic {
-                read: b.read - a.read,
-                written: b.written - a.written,
-            })
+            .map(|(b, a)| b.since(*a))
             .collect(),
         census: None,
     };
