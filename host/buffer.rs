@@ -7,6 +7,12 @@
 //! a task about to start waits for the host copies in progress that conflict with it. So a host
 //! copy never races a kernel's DMA, whatever threads the program uses. Claims are per allocation
 //! (a view's claim covers the whole allocation), which is conservative.
+//!
+//! A task's write claim also names the bytes the task writes. If the task fails or is dropped
+//! unrun, those bytes are *poisoned* with its error: a host read of any of them is
+//! [`Error::Poisoned`] (naming that error) until a later task that writes them succeeds, the
+//! host writes them, or [`DeviceBuffer::clear_poison`] accepts them as they are. So the output
+//! of a failed or dropped launch never reads back as a result.
 
 use std::sync::Arc;
 
@@ -29,6 +35,67 @@ struct Claims {
     host_writes: usize,
     /// Threads and host tasks waiting in `wait_then` (changes signal `changed` only then).
     waiters: usize,
+    /// Byte ranges of the allocation that a failed or dropped task was to write, with its error.
+    poison: Vec<Poison>,
+}
+
+/// Bytes `[start, end)` of an allocation whose writer failed with `cause`, or was dropped unrun
+/// because of it.
+struct Poison {
+    start: usize,
+    end: usize,
+    cause: Error,
+}
+
+impl Claims {
+    /// Poisons `[start, end)` with `cause` (bytes already poisoned keep their first cause).
+    fn poison(&mut self, start: usize, end: usize, cause: &Error) {
+        if start >= end || self.poison.iter().any(|p| p.start <= start && end <= p.end) {
+            return;
+        }
+        self.poison.push(Poison {
+            start,
+            end,
+            cause: cause.clone(),
+        });
+    }
+
+    /// Clears the poison of `[start, end)` (the bytes hold what was written there since).
+    fn clear(&mut self, start: usize, end: usize) {
+        if self.poison.is_empty() || start >= end {
+            return;
+        }
+        let mut kept = Vec::with_capacity(self.poison.len());
+        for p in self.poison.drain(..) {
+            if p.end <= start || end <= p.start {
+                kept.push(p);
+                continue;
+            }
+            if p.start < start {
+                kept.push(Poison {
+                    start: p.start,
+                    end: start,
+                    cause: p.cause.clone(),
+                });
+            }
+            if end < p.end {
+                kept.push(Poison {
+                    start: end,
+                    end: p.end,
+                    cause: p.cause,
+                });
+            }
+        }
+        self.poison = kept;
+    }
+
+    /// The cause of the first poisoned byte range that meets `[start, end)`.
+    fn poisoned(&self, start: usize, end: usize) -> Option<&Error> {
+        self.poison
+            .iter()
+            .find(|p| p.start < end && start < p.end)
+            .map(|p| &p.cause)
+    }
 }
 
 /// One GM allocation of a world and its claims.
@@ -142,23 +209,48 @@ pub(crate) type Uses = smallvec::SmallVec<[Use; 2]>;
 /// A task's claim on a buffer (see the module docs): held from enqueue until the task is done.
 pub(crate) struct Use {
     alloc: Arc<Alloc>,
-    write: bool,
+    /// For a write claim, the bytes `[start, end)` of the allocation the task writes, all of
+    /// them when it succeeds.
+    write: Option<(usize, usize)>,
+    /// Released by [`Use::finish`] (else by drop, with no word on the bytes).
+    finished: bool,
 }
 
 impl Use {
     /// The task is about to start: waits for the conflicting host copies in progress.
     pub fn begin(&self) {
-        let write = self.write;
+        let write = self.write.is_some();
         self.alloc.wait_then(
             |c| c.host_writes == 0 && (!write || c.host_reads == 0),
             None,
         );
     }
+
+    /// The task is done: `failed` with this error, or dropped unrun because of it (its write
+    /// range is poisoned), or succeeded (`None`: its write range holds its result).
+    pub fn finish(mut self, failed: Option<&Error>) {
+        self.finished = true;
+        let write = self.write;
+        self.alloc.change(|c| match write {
+            Some((start, end)) => {
+                c.task_writes -= 1;
+                match failed {
+                    Some(e) => c.poison(start, end, e),
+                    None => c.clear(start, end),
+                }
+            }
+            None => c.task_reads -= 1,
+        });
+    }
 }
 
 impl Drop for Use {
     fn drop(&mut self) {
-        let write = self.write;
+        if self.finished {
+            return;
+        }
+        // Never part of a task (a call refused after taking its claims): nothing was written.
+        let write = self.write.is_some();
         self.alloc.change(|c| {
             if write {
                 c.task_writes -= 1;
@@ -188,6 +280,24 @@ impl<'a> HostCopy<'a> {
             Some(claim),
         );
         HostCopy { alloc, write }
+    }
+
+    /// [`HostCopy::start`] of a read of bytes `[start, end)` of the allocation: refused with
+    /// [`Error::Poisoned`] if a failed or dropped task was to write any of them.
+    fn read(alloc: &'a Alloc, start: usize, end: usize) -> Result<HostCopy<'a>> {
+        let copy = HostCopy::start(alloc, false);
+        let poisoned = alloc.claims.lock().poisoned(start, end).cloned();
+        match poisoned {
+            Some(cause) => Err(Error::Poisoned {
+                cause: Box::new(cause),
+            }),
+            None => Ok(copy),
+        }
+    }
+
+    /// The host wrote bytes `[start, end)`: they hold what it wrote.
+    fn wrote(&self, start: usize, end: usize) {
+        self.alloc.claims.lock().clear(start, end);
     }
 }
 
@@ -276,52 +386,105 @@ impl DeviceBuffer {
         self.alloc.change(|c| c.task_reads += 1);
         Use {
             alloc: self.alloc.clone(),
-            write: false,
+            write: None,
+            finished: false,
         }
     }
 
-    /// A claim for a task that writes (or reads and writes) the buffer.
+    /// A claim for a task that writes (or reads and writes) the whole buffer.
     pub(crate) fn use_write(&self) -> Use {
+        self.use_write_range(0, self.len)
+    }
+
+    /// A claim for a task that writes bytes `[offset, offset + len)` of the buffer (all of them
+    /// if it succeeds; see the module docs), inside it.
+    pub(crate) fn use_write_range(&self, offset: usize, len: usize) -> Use {
+        debug_assert!(offset.checked_add(len).is_some_and(|e| e <= self.len));
         self.alloc.change(|c| c.task_writes += 1);
+        let start = self.offset + offset;
         Use {
             alloc: self.alloc.clone(),
-            write: true,
+            write: Some((start, start + len)),
+            finished: false,
         }
     }
 
     /// Copies `data` into the buffer starting at element `elem_offset` (host -> device), after
-    /// every enqueued task that uses the buffer.
+    /// every enqueued task that uses the buffer. The bytes written are no longer poisoned.
     pub fn write<T: Pod>(&self, elem_offset: usize, data: &[T]) -> Result<()> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let off = self.byte_range(elem_offset, std::mem::size_of::<T>(), bytes.len())?;
-        let _copy = HostCopy::start(&self.alloc, true);
+        let copy = HostCopy::start(&self.alloc, true);
         self.alloc.gm.write(off, bytes)?;
+        copy.wrote(off, off + bytes.len());
         Ok(())
     }
 
     /// Copies elements starting at `elem_offset` into `out` (device -> host), after every
     /// enqueued task that writes the buffer.
+    ///
+    /// [`Error::Poisoned`] (nothing copied) if a task that was to write any of those bytes
+    /// failed or was dropped unrun: they do not hold its result. The error names the task's
+    /// error; [`DeviceBuffer::clear_poison`] accepts the bytes as they are.
     pub fn read<T: Pod>(&self, elem_offset: usize, out: &mut [T]) -> Result<()> {
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
         let off = self.byte_range(elem_offset, std::mem::size_of::<T>(), bytes.len())?;
-        let _copy = HostCopy::start(&self.alloc, false);
+        let _copy = HostCopy::read(&self.alloc, off, off + bytes.len())?;
         self.alloc.gm.read(off, bytes)?;
         Ok(())
     }
 
     /// The whole buffer as elements of `T` (trailing bytes that do not fill a `T` are left out),
-    /// after every enqueued task that writes the buffer.
+    /// after every enqueued task that writes the buffer; [`Error::Poisoned`] as
+    /// [`DeviceBuffer::read`].
     pub fn to_vec<T: Pod + Default>(&self) -> Result<Vec<T>> {
         let mut v = vec![T::default(); self.len / std::mem::size_of::<T>().max(1)];
         self.read(0, &mut v)?;
         Ok(v)
     }
 
-    /// Sets every byte to `value`, after every enqueued task that uses the buffer.
+    /// Sets every byte to `value`, after every enqueued task that uses the buffer. No byte of
+    /// the buffer is poisoned afterwards.
     pub fn fill(&self, value: u8) -> Result<()> {
-        let _copy = HostCopy::start(&self.alloc, true);
+        let copy = HostCopy::start(&self.alloc, true);
         self.alloc.gm.fill(self.offset, self.len, value)?;
+        copy.wrote(self.offset, self.offset + self.len);
         Ok(())
+    }
+
+    /// The error of the failed or dropped task that left some byte of this buffer poisoned
+    /// (see [`Error::Poisoned`]), after every enqueued task that writes the buffer; `None` if
+    /// every byte reads.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use aiv_comm::{Config, DataType, Error, ReduceOp, World};
+    /// let cfg = Config { exec_timeout: Some(Duration::from_millis(100)), ..Config::default() };
+    /// let world = World::sim_with(2, cfg).unwrap();
+    /// let c = &world.comms()[0]; // rank 1 never joins: the AllReduce times out
+    /// let x = c.alloc_from(&[1.0f32; 16]).unwrap();
+    /// let y = c.alloc(64).unwrap();
+    /// c.all_reduce(&x, &y, 16, DataType::F32, ReduceOp::Sum).unwrap();
+    /// assert!(matches!(y.poisoned(), Some(Error::WaitTimeout { .. })));
+    /// assert!(matches!(y.to_vec::<f32>(), Err(Error::Poisoned { .. })));
+    /// y.clear_poison(); // take the bytes as they are (partly written)
+    /// assert!(y.to_vec::<f32>().is_ok());
+    /// ```
+    pub fn poisoned(&self) -> Option<Error> {
+        let _copy = HostCopy::start(&self.alloc, false);
+        let c = self.alloc.claims.lock();
+        let cause = c.poisoned(self.offset, self.offset + self.len).cloned();
+        drop(c); // before `_copy`, whose drop takes the lock
+        cause
+    }
+
+    /// Accepts the bytes of this buffer as they are: reads of them no longer fail with
+    /// [`Error::Poisoned`] (what a failed launch left there is not its result, and may be part
+    /// of it). Waits for the enqueued tasks that write the buffer first, so a failure of one of
+    /// them poisons the bytes again.
+    pub fn clear_poison(&self) {
+        let copy = HostCopy::start(&self.alloc, false);
+        copy.wrote(self.offset, self.offset + self.len);
     }
 
     fn byte_range(&self, elem_offset: usize, es: usize, bytes: usize) -> Result<usize> {

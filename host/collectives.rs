@@ -29,6 +29,27 @@ pub(crate) fn check_aligned(what: &'static str, buf: &DeviceBuffer, dtype: DataT
     Ok(())
 }
 
+/// The claims of one chunk's launch of a collective: `send` read, and the bytes of `recv` the
+/// chunk `c` writes (elements of `es` bytes): one piece at the chunk's offset, or with
+/// `out_stride` bytes per rank (AllGather), one such piece in each of the `n` ranks' parts.
+pub(crate) fn chunk_uses(
+    send: &DeviceBuffer,
+    recv: &DeviceBuffer,
+    c: &crate::plan::Chunk,
+    es: usize,
+    n: u32,
+    out_stride: usize,
+) -> Uses {
+    let (off, len) = (c.offset * es, c.count * es);
+    let mut uses = Uses::from_iter([send.use_read()]);
+    if out_stride == 0 {
+        uses.push(recv.use_write_range(off, len));
+    } else {
+        uses.extend((0..n as usize).map(|r| recv.use_write_range(r * out_stride + off, len)));
+    }
+    uses
+}
+
 /// Which AllReduce kernel to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum AllReduceAlgo {
@@ -153,26 +174,25 @@ impl Communicator {
                 ..template
             };
             let tag = self.reserve_tags(1)?;
-            self.enqueue_launch(kernel, blocks, tag, fp, send, recv, args);
+            let uses = chunk_uses(send, recv, &c, es, n, template.out_stride as usize);
+            self.enqueue_launch(kernel, blocks, tag, fp, uses, args);
         }
         Ok(())
     }
 
     /// Enqueues on the main stream one launch of `kernel` on `blocks` blocks with `args` (its
     /// communicator arguments those of tag `tag`, filled in when it runs) and fingerprint `fp`;
-    /// `send` is claimed for reading and `recv` for writing until it has run.
-    #[allow(clippy::too_many_arguments)]
+    /// `uses` (its input and the bytes of its output it writes, [`chunk_uses`]) are claimed
+    /// until it has run.
     pub(crate) fn enqueue_launch<A: ffi::WithComm>(
         &self,
         kernel: &'static ascendc_sys::Kernel,
         blocks: u32,
         tag: i64,
         fp: [i32; ffi::AIV_PAYLOAD_LANES as usize],
-        send: &DeviceBuffer,
-        recv: &DeviceBuffer,
+        uses: Uses,
         args: A,
     ) {
-        let uses = Uses::from_iter([send.use_read(), recv.use_write()]);
         let name = kernel.name();
         self.main.task(name, name, uses, move |ctx| {
             let args = args.with_comm(ctx.comm_args(tag));
@@ -238,7 +258,8 @@ impl Communicator {
                 fp,
                 ..template
             };
-            self.enqueue_launch(kernel, n * parts, tag, fp, send, recv, args);
+            let uses = chunk_uses(send, recv, &c, es, n, template.out_stride as usize);
+            self.enqueue_launch(kernel, n * parts, tag, fp, uses, args);
         }
         Ok(())
     }

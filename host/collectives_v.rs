@@ -22,7 +22,7 @@ use crate::world::Communicator;
 /// Tags an AlltoAllV reserves: one for its count exchange and a window for its chunks (whose
 /// number is known only once the counts are exchanged, while every rank must reserve the same
 /// tags at the same call). Tags are 64-bit, so the window costs nothing.
-const ALL_TO_ALL_V_TAGS: i64 = 1 << 24;
+const ALL_TO_ALL_V_TAGS: i64 = crate::plan::MAX_CHUNKS as i64 + 1;
 
 /// One segment per rank: (displacement, count) in elements.
 type Segments = Vec<(usize, usize)>;
@@ -173,6 +173,8 @@ struct VCall {
     tags_per_launch: i64,
     /// Fills a chunk's arguments (everything but comm and fp).
     fill: Box<dyn Fn(&Chunk) -> ffi::AivCollVArgs + Send + Sync>,
+    /// The segments of `recv` the call writes (elements): a chunk writes its piece of each.
+    out: Segments,
 }
 
 impl Communicator {
@@ -202,7 +204,15 @@ impl Communicator {
             .encode();
             let args = ffi::AivCollVArgs { fp, ..fill(&c) };
             let tag = self.reserve_tags(v.tags_per_launch)?;
-            self.enqueue_launch(v.kernel, blocks, tag, fp, send, recv, args);
+            let es = v.call.dtype.size();
+            let mut uses = Uses::from_iter([send.use_read()]);
+            for &seg in &v.out {
+                let len = piece(seg, &c) * es;
+                if len > 0 {
+                    uses.push(recv.use_write_range((seg.0 + c.offset) * es, len));
+                }
+            }
+            self.enqueue_launch(v.kernel, blocks, tag, fp, uses, args);
         }
         Ok(())
     }
@@ -365,6 +375,7 @@ impl Communicator {
             longest: send_counts.iter().copied().max().unwrap_or(0),
             tags_per_launch: 2,
             fill: Box::new(fill),
+            out: vec![(0, recv_count)],
         };
         self.launch_v(v, send, recv)
     }
@@ -419,6 +430,7 @@ impl Communicator {
         )?;
         check_disjoint_segments("all_gather_v recv buffer", recv, &segs, es)?;
         let (send_addr, recv_addr) = (send.addr(), recv.addr());
+        let out = segs.clone();
         let fill = move |c: &Chunk| {
             let mut a = ffi::AivCollVArgs {
                 input: send_addr + (c.offset * es) as u64,
@@ -444,6 +456,7 @@ impl Communicator {
             longest: recv_counts.iter().copied().max().unwrap_or(0),
             tags_per_launch: 1,
             fill: Box::new(fill),
+            out,
         };
         self.launch_v(v, send, recv)
     }
@@ -488,6 +501,7 @@ impl Communicator {
             call,
             longest: count,
             tags_per_launch: 1,
+            out: segs_r.clone(),
             fill: Box::new(all_to_all_fill(
                 send.addr(),
                 recv.addr(),
@@ -610,6 +624,7 @@ impl Communicator {
             call,
             longest,
             tags_per_launch: 1,
+            out: segs_r.clone(),
             fill: Box::new(all_to_all_fill(
                 send.addr(),
                 recv.addr(),
@@ -700,6 +715,15 @@ impl Communicator {
         let base = self.reserve_tags(ALL_TO_ALL_V_TAGS)?;
         let buffer = self.buffer_bytes();
         let slot = slot_bytes(buffer, n);
+        // The task writes every segment of `recv` when it succeeds.
+        let es = dtype.size();
+        let mut uses = Uses::from_iter([send.use_read()]);
+        uses.extend(
+            segs_r
+                .iter()
+                .filter(|s| s.1 > 0)
+                .map(|s| recv.use_write_range(s.0 * es, s.1 * es)),
+        );
         let fill = all_to_all_fill(
             send.addr(),
             recv.addr(),
@@ -708,7 +732,6 @@ impl Communicator {
             dtype.size(),
             slot as u64,
         );
-        let uses = Uses::from_iter([send.use_read(), recv.use_write()]);
         let exchange = Call {
             chunks: 1,
             ..Call::of(CallOp::AllToAllVCounts, n as u64, dtype, None)
@@ -742,9 +765,10 @@ impl Communicator {
             all.read(0, bytemuck::cast_slice_mut(&mut matrix))?;
             // Row p: p's send counts (n), then p's receive counts (n). Every rank holds the same
             // matrix, so every rank reaches the same verdict.
-            let (sends, recvs) = (|p: usize, q: usize| matrix[p * 2 * n + q], |p: usize, q: usize| {
-                matrix[p * 2 * n + n + q]
-            });
+            let (sends, recvs) = (
+                |p: usize, q: usize| matrix[p * 2 * n + q],
+                |p: usize, q: usize| matrix[p * 2 * n + n + q],
+            );
             for q in 0..n {
                 for p in 0..n {
                     if sends(p, q) != recvs(q, p) {
@@ -764,14 +788,8 @@ impl Communicator {
                 }
             }
             let longest = (0..n * n).map(|i| sends(i / n, i % n)).max().unwrap_or(0) as usize;
+            // At most MAX_CHUNKS chunks: tags base + 1 .. base + ALL_TO_ALL_V_TAGS.
             let chunks = plan_chunks(Kind::AllToAll, longest, dtype, n, buffer)?;
-            if chunks.len() as i64 >= ALL_TO_ALL_V_TAGS {
-                return Err(Error::Length(format!(
-                    "all_to_all_v: a message of {longest} elements needs {} chunks of the HCCL buffer; at most {}",
-                    chunks.len(),
-                    ALL_TO_ALL_V_TAGS - 1
-                )));
-            }
             let digest = counts_digest(matrix.iter().copied());
             let total = chunks.len() as u32;
             for c in &chunks {

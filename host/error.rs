@@ -178,6 +178,15 @@ pub enum Error {
     /// the wrong length, a count that contradicts another argument, a bad send/recv list).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A host read of device memory that a device task was to write, where that task failed or
+    /// was dropped unrun (its stream or communicator had failed): the bytes are not its result.
+    /// `cause` is the task's error, or the error that made its stream drop it. See
+    /// [`crate::DeviceBuffer::clear_poison`].
+    #[error("the bytes read were to be written by a device task that failed or never ran, so they do not hold its result (DeviceBuffer::clear_poison accepts them as they are): {cause}")]
+    Poisoned {
+        /// Why the task failed or was dropped.
+        cause: Box<Error>,
+    },
     /// A bug in aiv-comm (a stream task panicked); the message says where.
     #[error("internal error: {0}")]
     Internal(String),

@@ -39,6 +39,13 @@ pub(crate) struct HdStreams {
     done_rx: Event,
 }
 
+impl HdStreams {
+    /// The sub-streams.
+    pub fn streams(&self) -> [&CommStream; 2] {
+        [&self.tx, &self.rx]
+    }
+}
+
 /// Lazily created HD state of a communicator.
 pub(crate) type HdSlot = Mutex<Option<std::sync::Arc<HdStreams>>>;
 
@@ -118,7 +125,8 @@ impl Communicator {
         let main = self.stream().clone();
         // Claims for the tasks that read the input and the ones that write the output.
         let reads = || Uses::from_iter([send.use_read()]);
-        let writes = || Uses::from_iter([recv.use_write()]);
+        let writes =
+            |off: usize, len: u64| Uses::from_iter([recv.use_write_range(off, len as usize)]);
         if n == 1 {
             // SAFETY: both ranges were validated against the buffers the claims hold.
             unsafe {
@@ -129,7 +137,7 @@ impl Communicator {
                     bytes as u64,
                     0,
                     ffi::AIV_OP_NONE,
-                    Uses::from_iter([send.use_read(), recv.use_write()]),
+                    Uses::from_iter([send.use_read(), recv.use_write_range(0, bytes)]),
                 )
             };
             return Ok(());
@@ -153,7 +161,14 @@ impl Communicator {
                                        // (every rank is checked by someone, and each partner pair meets again in the chunk's
                                        // steps, so neither overwrites its broadcast cell before the other has read it).
         let partner = if rank < p2 { rank ^ 1 } else { extra_partner } as u32;
-        let chunks = count.div_ceil(cap) as u32;
+        let chunks = count.div_ceil(cap);
+        if chunks > crate::plan::MAX_CHUNKS {
+            return Err(Error::Length(format!(
+                "HD AllReduce of {count} elements of {dtype} needs {chunks} launches of at most {cap} elements; at most {}",
+                crate::plan::MAX_CHUNKS
+            )));
+        }
+        let chunks = chunks as u32;
         for (chunk, c0) in (0..count.max(1)).step_by(cap).enumerate() {
             if count == 0 {
                 break;
@@ -255,7 +270,7 @@ impl Communicator {
                         cb,
                         dt,
                         ffi::AIV_OP_NONE,
-                        writes(),
+                        writes(c0 * es, cb),
                     );
                     if extra_partner < n {
                         main.in_call()
@@ -272,7 +287,7 @@ impl Communicator {
                         cb,
                         dt,
                         ffi::AIV_OP_NONE,
-                        writes(),
+                        writes(c0 * es, cb),
                     );
                     main.in_call().tx_ack(q, "final")?;
                 }

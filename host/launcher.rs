@@ -102,6 +102,14 @@ impl Launcher {
         self.world.twin.wait_until_idle();
     }
 
+    /// A panic in the user's code of this rank (`cause` says where): marks the rank failed and
+    /// stops every launch of the world, so that peers fail at once naming this rank instead of
+    /// waiting for it until their deadlines.
+    pub fn stop_for_panic(&self, cause: &str) {
+        self.fail(cause);
+        self.world.twin.abort(cause);
+    }
+
     /// Stops every launch of the world, this rank's failure `e` as the reason (unless an
     /// earlier one was given).
     fn abort_world(&self, e: &Error) {

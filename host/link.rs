@@ -155,9 +155,31 @@ impl CommStream {
         &self.inner.name
     }
 
-    /// Waits for every task enqueued so far; returns the first error among them.
+    /// Waits for every task enqueued on this stream before the call (not for those enqueued
+    /// meanwhile by other threads); returns the stream's error if one of its tasks failed, else
+    /// [`Error::CommFailed`] if the communicator failed.
+    ///
+    /// Errors are sticky, as a CUDA stream's: once a task failed, this and every later call
+    /// return its error, and the stream drops every later task unrun (what those were to write
+    /// is poisoned: [`Error::Poisoned`]) until [`CommStream::clear_error`].
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.stream.synchronize()
+        self.inner.stream.synchronize()?;
+        self.inner.launcher.check_usable()
+    }
+
+    /// Recovers the stream from an error that did not fail the communicator (a send/recv
+    /// [`Error::SizeMismatch`], an [`Error::EventTimeout`]): waits for the tasks enqueued
+    /// before the call (dropped unrun, since the stream has failed), then clears the stream's
+    /// error and returns it; tasks enqueued from then on run again. `None` if the stream had no
+    /// error.
+    ///
+    /// What the failed and dropped tasks were to write stays poisoned ([`Error::Poisoned`]):
+    /// a later task that writes those bytes, a host write, or
+    /// [`DeviceBuffer::clear_poison`] ends that. A failed communicator stays failed, whatever
+    /// its streams' state: [`CommStream::synchronize`] keeps returning [`Error::CommFailed`]
+    /// (build a new [`crate::World`] to continue).
+    pub fn clear_error(&self) -> Option<Error> {
+        self.inner.stream.clear_error()
     }
 
     /// Enqueues a task labelled `stage` / `task` (recorded when tracing is on). `uses` are the
@@ -176,14 +198,10 @@ impl CommStream {
     ) {
         let ctx = self.inner.clone();
         let (stage, task) = (stage.into(), task.into());
-        self.inner.stream.enqueue(move || {
-            for u in &uses {
-                u.begin();
-            }
+        self.inner.stream.enqueue(uses, move || {
             let trace = &ctx.launcher.world.trace;
             let start = trace.enabled().then(|| trace.now_us());
             let r = f(&ctx);
-            drop(uses);
             if let Some(start_us) = start {
                 trace.push(TraceEvent {
                     rank: ctx.launcher.rank,
@@ -228,21 +246,36 @@ impl CommStream {
     /// stream, a host task of the twin's worker pool: it must not block on other streams or
     /// threads.
     ///
-    /// `block_dim` of 0 or above the device's cores is refused here, before anything is
-    /// enqueued. A wait of the kernel that times out in any block comes back from
-    /// [`CommStream::synchronize`] as [`Error::WaitTimeout`] naming that block.
+    /// `block_dim` of 0, above the device's cores or above 48 (`ffi::AIV_MAX_BLOCKS`: every
+    /// block of a tagged launch has a diagnostic record and flag cells of its own in the sync
+    /// area, which has room for 48, as many AIV cores as an Atlas A2 has) is refused here,
+    /// before anything is enqueued. A wait of the kernel that times out in any block comes back
+    /// from [`CommStream::synchronize`] as [`Error::WaitTimeout`] naming that block.
+    ///
+    /// `make` runs here, on the calling thread, before the launch is enqueued. If it panics,
+    /// the world is stopped at once (as [`crate::World::run`] does for a panicking rank: the
+    /// peers' calls fail naming this rank instead of waiting for it until their deadlines),
+    /// this rank is marked failed, and the panic goes on to the caller.
     ///
     /// # Safety
     /// `kernel` must be a kernel taking the GM address of an `A`; every GM address inside `A`
-    /// must point into `buffers` (used as declared) or the world's HCCL buffers and sync areas.
+    /// must point into `buffers` (used as declared; a buffer declared as written is taken to be
+    /// written whole when the launch succeeds) or the world's HCCL buffers and sync areas.
     pub unsafe fn launch_with_tags<A: Pod + Send + 'static>(
         &self,
         kernel: &'static Kernel,
         block_dim: u32,
         n: i64,
         buffers: &[BufferAccess],
-        make: impl FnOnce(ffi::AivCommArgs) -> A + Send + 'static,
+        make: impl FnOnce(ffi::AivCommArgs) -> A,
     ) -> Result<()> {
+        if block_dim > ffi::AIV_MAX_BLOCKS {
+            return Err(Error::Config(format!(
+                "kernel `{}`: block_dim {block_dim} refused: a launch with tags runs on at most {} blocks (the sync area's cells and diagnostic records per block)",
+                kernel.name(),
+                ffi::AIV_MAX_BLOCKS
+            )));
+        }
         let uses = self.check_launch(
             kernel,
             block_dim,
@@ -250,12 +283,29 @@ impl CommStream {
             buffers,
         )?;
         let tag = self.inner.launcher.reserve_tags(n)?;
+        let comm = self.comm_args(tag);
+        let args = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| make(comm))) {
+            Ok(a) => a,
+            Err(p) => {
+                self.inner.launcher.stop_for_panic(&format!(
+                    "the argument closure of rank {}'s launch_with_tags of `{}` panicked: {}",
+                    self.inner.launcher.rank,
+                    kernel.name(),
+                    crate::stream::panic_message(&*p)
+                ));
+                std::panic::resume_unwind(p);
+            }
+        };
         let name = kernel.name();
         self.task(name, name, uses, move |ctx| {
-            let args = make(ctx.comm_args(tag));
             ctx.launch(kernel, block_dim, &args)
         });
         Ok(())
+    }
+
+    /// The communicator part of a kernel's arguments for a launch with `tag` on this stream.
+    fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
+        self.inner.comm_args(tag)
     }
 
     /// Enqueues a launch of `kernel` (any signature, see [`ascendc_sys::Kernel`]) with the
@@ -458,7 +508,7 @@ impl CommStream {
         check_len("copy dst", dst, bytes)?;
         check_len("copy src", src, bytes)?;
         check_disjoint("copy", dst, src, bytes)?;
-        let uses = Uses::from_iter([src.use_read(), dst.use_write()]);
+        let uses = Uses::from_iter([src.use_read(), dst.use_write_range(0, bytes)]);
         // SAFETY: the ranges were checked against the buffers, which `uses` hold until the
         // task has run.
         unsafe {
@@ -497,7 +547,7 @@ impl CommStream {
             crate::collectives::check_aligned(what, b, dtype)?;
         }
         check_disjoint("reduce", dst, src, bytes)?;
-        let uses = Uses::from_iter([src.use_read(), dst.use_write()]);
+        let uses = Uses::from_iter([src.use_read(), dst.use_write_range(0, bytes)]);
         // SAFETY: as in `copy`.
         unsafe { self.copy_raw(stage, dst.addr(), src.addr(), bytes as u64, dt, opc, uses) };
         Ok(())
@@ -598,7 +648,7 @@ impl CommStream {
             let uses = Uses::from_iter([if send {
                 buf.use_read()
             } else {
-                buf.use_write()
+                buf.use_write_range(off, n)
             }]);
             let total = bytes as u64;
             let turn = turn.clone();

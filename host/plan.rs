@@ -103,8 +103,9 @@ pub fn blocks_for(forced: Option<u32>, pair_bytes: usize, ranks: usize, cores: u
 
 /// `k` blocks per peer within the limits of [`blocks_per_peer`].
 pub fn capped_blocks_per_peer(k: u32, ranks: usize, cores: u32) -> u32 {
-    let cores = cores.min(crate::ffi::AIV_MAX_BLOCKS);
-    k.min(cores / ranks.max(1) as u32)
+    let cores = cores.min(crate::ffi::AIV_MAX_BLOCKS) as usize;
+    // `cores / ranks` <= 48: the cast back cannot truncate.
+    k.min((cores / ranks.max(1)) as u32)
         .clamp(1, MAX_BLOCKS_PER_PEER)
 }
 
@@ -221,8 +222,20 @@ pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: u
     bytes / es
 }
 
+/// Most chunks (launches) one call may be cut into: 2^24 - 1, a wait of days on any device.
+/// AlltoAllV reserves tags for this many chunks before it knows how many it needs.
+pub const MAX_CHUNKS: usize = (1 << 24) - 1;
+
 /// Cuts `count` elements into chunks of at most the capacity of `kind`; every element is in
-/// exactly one chunk, in order. `count == 0` gives no chunks.
+/// exactly one chunk, in order. `count == 0` gives no chunks. More than [`MAX_CHUNKS`] chunks
+/// is an [`Error::Length`] (a count no buffer could hold, or an HCCL buffer far too small for
+/// it).
+///
+/// ```
+/// use aiv_comm::{plan::{plan_chunks, Kind}, DataType};
+/// assert_eq!(plan_chunks(Kind::AllGather, 1000, DataType::F32, 2, 4096).unwrap().len(), 1);
+/// assert!(plan_chunks(Kind::AllGather, usize::MAX, DataType::F32, 2, 4096).is_err());
+/// ```
 pub fn plan_chunks(
     kind: Kind,
     count: usize,
@@ -234,6 +247,12 @@ pub fn plan_chunks(
     if cap == 0 {
         return Err(Error::Config(format!(
             "HCCL buffer of {buffer_bytes} bytes cannot hold one {dtype} element for {kind:?}"
+        )));
+    }
+    let chunks = count.div_ceil(cap);
+    if chunks > MAX_CHUNKS {
+        return Err(Error::Length(format!(
+            "{count} elements of {dtype} need {chunks} launches of at most {cap} elements (an HCCL buffer of {buffer_bytes} bytes); at most {MAX_CHUNKS}"
         )));
     }
     Ok((0..count.div_ceil(cap))

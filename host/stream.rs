@@ -5,19 +5,41 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::buffer::Uses;
 use crate::error::{Error, Result};
 
-type Task = Box<dyn FnOnce() -> Result<()> + Send>;
+/// One queued task: its claims on device buffers and the work itself.
+struct Task {
+    /// Held from enqueue until the task is done; a write claim's range is poisoned if the task
+    /// fails or is dropped unrun, and cleared if it succeeds (see `buffer.rs`).
+    uses: Uses,
+    run: Box<dyn FnOnce() -> Result<()> + Send>,
+}
 
 struct State {
-    queue: VecDeque<Task>,
+    /// Queued tasks with their positions (the `next` at their enqueue).
+    queue: VecDeque<(u64, Task)>,
+    /// Position of the next task enqueued (tasks are numbered from 0 in enqueue order).
+    next: u64,
+    /// Position of the task running now.
+    running: Option<u64>,
     /// A host task is draining `queue` (at most one per stream, so tasks run in order).
     draining: bool,
-    /// Tasks enqueued and not yet finished (or dropped).
-    pending: usize,
+    /// The first error, kept until [`Stream::clear_error`]: every task after it is dropped unrun.
     error: Option<Error>,
     /// Cancelled for good: every task from now on is dropped unrun.
     cancelled: bool,
+    /// Threads waiting in `wait_for` (finished tasks notify only then).
+    waiters: usize,
+}
+
+impl State {
+    /// Position of the first task not finished (`next` when none is pending).
+    fn first_pending(&self) -> u64 {
+        self.running
+            .or(self.queue.front().map(|(p, _)| *p))
+            .unwrap_or(self.next)
+    }
 }
 
 struct Inner {
@@ -34,10 +56,10 @@ struct Inner {
 /// enqueued. They run as a host task of the twin's worker pool
 /// ([`ascendc_sys::Twin::spawn_host_task`]), next to the kernel blocks they launch: a launch and
 /// the wait for its end cost coroutine switches, not OS thread hand-offs. After a task fails,
-/// the following tasks are dropped unrun until [`Stream::synchronize`] reports the error, as a
-/// CUDA/ACL stream stops at its first error. A task that panics fails the stream with
-/// [`Error::Internal`]. Dropping the handle does not stop the work already enqueued: each task
-/// owns what it needs.
+/// every later task is dropped unrun until [`Stream::clear_error`], and every
+/// [`Stream::synchronize`] reports the error, as a CUDA stream's sticky errors do. A task that
+/// panics fails the stream with [`Error::Internal`]. Dropping the handle does not stop the work
+/// already enqueued: each task owns what it needs.
 pub struct Stream {
     inner: Arc<Inner>,
 }
@@ -53,25 +75,35 @@ impl Stream {
                 twin,
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
+                    next: 0,
+                    running: None,
                     draining: false,
-                    pending: 0,
                     error: None,
                     cancelled: false,
+                    waiters: 0,
                 }),
                 cv: Condvar::new(),
             }),
         }
     }
 
-    /// Queues `task` behind everything enqueued before it.
-    pub fn enqueue(&self, task: impl FnOnce() -> Result<()> + Send + 'static) {
+    /// Queues `run` behind everything enqueued before it; `uses` are its buffer claims.
+    pub fn enqueue(&self, uses: Uses, run: impl FnOnce() -> Result<()> + Send + 'static) {
+        let task = Task {
+            uses,
+            run: Box::new(run),
+        };
         let start = {
             let mut st = self.inner.state.lock();
             if st.cancelled {
+                let e = st.error.clone();
+                drop(st);
+                finish(task.uses, e.as_ref());
                 return; // dropped unrun
             }
-            st.pending += 1;
-            st.queue.push_back(Box::new(task));
+            let pos = st.next;
+            st.next += 1;
+            st.queue.push_back((pos, task));
             !std::mem::replace(&mut st.draining, true)
         };
         if start {
@@ -82,55 +114,87 @@ impl Stream {
         }
     }
 
-    /// Waits until every enqueued task has run; returns (and clears) the first error.
+    /// Waits until every task enqueued before this call has run (or was dropped); returns the
+    /// stream's error, if it has one (kept: every later call returns it too).
     pub fn synchronize(&self) -> Result<()> {
-        match self.idle().error.take() {
+        self.wait_enqueued();
+        match self.inner.state.lock().error.clone() {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
-    /// The first error of the stream, if it has one (not cleared).
+    /// Waits until every task enqueued before this call has run (or was dropped), whatever
+    /// is enqueued meanwhile.
+    pub fn wait_enqueued(&self) {
+        let mut st = self.inner.state.lock();
+        let target = st.next;
+        if st.first_pending() >= target {
+            return;
+        }
+        st.waiters += 1;
+        while st.first_pending() < target {
+            self.inner.cv.wait(&mut st);
+        }
+        st.waiters -= 1;
+    }
+
+    /// The stream's error, if it has one (not cleared).
     pub fn first_error(&self) -> Option<Error> {
         self.inner.state.lock().error.clone()
     }
 
+    /// Waits for the tasks enqueued before this call (with an error set, they are dropped
+    /// unrun), then clears the error and returns it: the tasks enqueued from now on run.
+    pub fn clear_error(&self) -> Option<Error> {
+        self.wait_enqueued();
+        self.inner.state.lock().error.take()
+    }
+
     /// True while tasks are enqueued or running.
     pub fn busy(&self) -> bool {
-        self.inner.state.lock().pending > 0
+        let st = self.inner.state.lock();
+        st.first_pending() < st.next
     }
 
-    /// Waits until no task is pending (keeps the error for `synchronize`).
+    /// Waits until no task is pending, including those enqueued meanwhile (keeps the error).
     pub fn wait_idle(&self) {
-        drop(self.idle());
-    }
-
-    /// Stops the stream for good: queued tasks and every later one are dropped unrun, the task
-    /// running now finishes, and `synchronize` reports `error` (unless an earlier error came
-    /// first).
-    pub fn cancel(&self, error: Error) {
-        let dropped: Vec<Task> = {
-            let mut st = self.inner.state.lock();
-            st.cancelled = true;
-            st.error.get_or_insert(error);
-            let q: Vec<Task> = st.queue.drain(..).collect();
-            st.pending -= q.len();
-            if st.pending == 0 {
-                self.inner.cv.notify_all();
-            }
-            q
-        };
-        // Dropped outside the lock: a task's claims release buffers (and may wake others).
-        drop(dropped);
-    }
-
-    /// Waits until no task is pending; returns the locked state.
-    fn idle(&self) -> parking_lot::MutexGuard<'_, State> {
         let mut st = self.inner.state.lock();
-        while st.pending > 0 {
+        st.waiters += 1;
+        while st.first_pending() < st.next {
             self.inner.cv.wait(&mut st);
         }
-        st
+        st.waiters -= 1;
+    }
+
+    /// Stops the stream for good: queued tasks and every later one are dropped unrun (what
+    /// they were to write is poisoned with the stream's error), the task running now finishes,
+    /// and `synchronize` reports `error` (unless an earlier error came first).
+    pub fn cancel(&self, error: Error) {
+        let (dropped, cause) = {
+            let mut st = self.inner.state.lock();
+            st.cancelled = true;
+            let cause = st.error.get_or_insert(error).clone();
+            let q: Vec<(u64, Task)> = st.queue.drain(..).collect();
+            if st.waiters > 0 {
+                self.inner.cv.notify_all();
+            }
+            (q, cause)
+        };
+        // Released outside the lock: a task's claims release buffers (and may wake others);
+        // each closure is dropped unrun (an event post's guard tells the event's waiters).
+        for (_, t) in dropped {
+            finish(t.uses, Some(&cause));
+            drop(t.run);
+        }
+    }
+}
+
+/// Ends a task's claims: its write claims' ranges are poisoned with `failed`, or, if it
+/// succeeded (`None`), hold its result.
+fn finish(uses: Uses, failed: Option<&Error>) {
+    for u in uses {
+        u.finish(failed);
     }
 }
 
@@ -140,36 +204,53 @@ fn drain(inner: &Inner) {
         let (task, skip) = {
             let mut st = inner.state.lock();
             match st.queue.pop_front() {
-                Some(t) => (t, st.error.is_some()),
+                Some((pos, t)) => {
+                    st.running = Some(pos);
+                    (t, st.error.clone())
+                }
                 None => {
                     st.draining = false;
                     return;
                 }
             }
         };
-        let result = if skip {
-            drop(task);
-            Ok(())
-        } else {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)).unwrap_or_else(|p| {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                Err(Error::Internal(format!(
-                    "a task of stream `{}` panicked: {msg}",
-                    inner.name
-                )))
-            })
+        let failed = match skip {
+            Some(cause) => {
+                finish(task.uses, Some(&cause));
+                drop(task.run);
+                None
+            }
+            None => {
+                for u in &task.uses {
+                    u.begin();
+                }
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task.run))
+                    .unwrap_or_else(|p| {
+                        Err(Error::Internal(format!(
+                            "a task of stream `{}` panicked: {}",
+                            inner.name,
+                            panic_message(&*p)
+                        )))
+                    });
+                finish(task.uses, result.as_ref().err());
+                result.err()
+            }
         };
         let mut st = inner.state.lock();
-        if let Err(e) = result {
+        if let Some(e) = failed {
             st.error.get_or_insert(e);
         }
-        st.pending -= 1;
-        if st.pending == 0 {
+        st.running = None;
+        if st.waiters > 0 {
             inner.cv.notify_all();
         }
     }
+}
+
+/// The message of a panic payload (a `&str` or `String`), or "" for any other payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }

@@ -70,25 +70,33 @@ impl Communicator {
     }
 
     /// Ends the registration of `buf` (exactly a range [`Communicator::register`] took), after
-    /// every task enqueued on this rank's streams so far has run: no launch of this rank reads
+    /// every task enqueued on this rank's streams before the call has run (not those enqueued
+    /// meanwhile by other threads): no launch of this rank reads
     /// it in place any more, nor a peer's (a rank's launch ends only after its peers have read
     /// its input). The communicator's handle to the buffer goes.
     pub fn deregister(&self, buf: &DeviceBuffer) -> Result<()> {
         self.check_owner("window buffer", buf, true)?;
         let same = |w: &DeviceBuffer| w.addr() == buf.addr() && w.len() == buf.len();
-        let found = self.windows.lock().iter().any(same);
-        if !found {
-            return Err(Error::InvalidArgument(format!(
-                "[{:#x}, +{}) is not a registered window of rank {}",
-                buf.addr(),
-                buf.len(),
-                self.rank()
-            )));
-        }
+        // Out of the list first, so that no launch enqueued from now on reads it in place;
+        // then wait for those enqueued before.
+        let handle = {
+            let mut windows = self.windows.lock();
+            match windows.iter().position(same) {
+                Some(i) => windows.remove(i),
+                None => {
+                    return Err(Error::InvalidArgument(format!(
+                        "[{:#x}, +{}) is not a registered window of rank {}",
+                        buf.addr(),
+                        buf.len(),
+                        self.rank()
+                    )))
+                }
+            }
+        };
         for s in self.launcher.live_streams() {
-            s.stream().wait_idle();
+            s.stream().wait_enqueued();
         }
-        self.windows.lock().retain(|w| !same(w));
+        drop(handle);
         Ok(())
     }
 

@@ -19,6 +19,11 @@ pub const DEFAULT_BUFFER_BYTES: usize = 200 * 1024 * 1024;
 /// Smallest HCCL buffer accepted: one 32-byte block per rank of the largest world plus room for
 /// a two-shot slice.
 pub const MIN_BUFFER_BYTES: usize = 4096;
+/// Largest HCCL buffer accepted: with the push region after it
+/// ([`crate::plan::PUSH_REGION_BYTES`]), at most `isize::MAX` bytes, the most one allocation can
+/// hold. Whether a buffer of that size can be allocated depends on the machine: one that cannot
+/// is an error naming the setting when the world is made.
+pub const MAX_BUFFER_BYTES: usize = isize::MAX as usize - crate::plan::PUSH_REGION_BYTES;
 /// Largest number of ranks in one world (the flag layout has cells for 32; collectives use one
 /// block per rank).
 pub const MAX_RANKS: usize = 32;
@@ -35,15 +40,21 @@ pub const MIN_EXEC_TIMEOUT: Duration = Duration::from_millis(10);
 /// Settings of a simulated world.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// HCCL buffer bytes per rank. `None`: `HCCL_BUFFSIZE` (MB) if set, else
+    /// HCCL buffer bytes per rank, [`MIN_BUFFER_BYTES`] to [`MAX_BUFFER_BYTES`] (and as much as
+    /// the device can allocate). `None`: `HCCL_BUFFSIZE` (MB) if set, else
     /// [`DEFAULT_BUFFER_BYTES`].
     pub buffer_bytes: Option<usize>,
-    /// Deadline of every device-side wait, at least [`MIN_EXEC_TIMEOUT`]. `None`:
+    /// Deadline of every device-side wait, at least [`MIN_EXEC_TIMEOUT`] and at most
+    /// [`HCCL_AIV_MAX_EXEC_TIMEOUT`]. `None`:
     /// `HCCL_EXEC_TIMEOUT` (read by [`parse_hccl_exec_timeout`]) if set, else
     /// [`DEFAULT_EXEC_TIMEOUT`].
     /// A wait that expires fails the launch with [`Error::WaitTimeout`].
     pub exec_timeout: Option<Duration>,
-    /// AIV cores per simulated device (default 48, as a 910B); at least the number of ranks.
+    /// AIV cores per simulated device (default 48, as a 910B), at least the number of ranks and
+    /// at most 1024. Collectives and launches with tags
+    /// ([`Communicator::launch_with_tags`]) run on at most 48 blocks (`ffi::AIV_MAX_BLOCKS`: the
+    /// sync area and diagnostic records have cells for 48 blocks, as many AIV cores as an
+    /// Atlas A2 has); more cores serve plain launches ([`CommStream::launch`]).
     pub cores: u32,
     /// Deterministic reductions: every AllReduce and ReduceScatter(V) adds the ranks'
     /// contributions in one fixed order, so the same inputs on the same rank count give the same
@@ -131,9 +142,24 @@ impl Config {
 
     /// [`Config::resolved_buffer_bytes`] with the environment given by `env` (testable without
     /// touching the process environment).
+    ///
+    /// Refused with [`Error::Config`] naming the setting (`Config::buffer_bytes` or
+    /// `HCCL_BUFFSIZE`): a size below [`MIN_BUFFER_BYTES`], and one whose allocation (with the
+    /// push region after it, [`crate::plan::PUSH_REGION_BYTES`]) would not fit the address
+    /// space ([`MAX_BUFFER_BYTES`]).
+    ///
+    /// ```
+    /// use aiv_comm::{Config, Error};
+    /// let env = |v: &'static str| move |k: &str| (k == "HCCL_BUFFSIZE").then(|| v.to_string());
+    /// assert_eq!(Config::default().buffer_bytes_with(env("3")).unwrap(), 3 << 20);
+    /// let e = Config::default().buffer_bytes_with(env("0")).unwrap_err();
+    /// assert!(e.to_string().contains("HCCL_BUFFSIZE"));
+    /// let huge = Config { buffer_bytes: Some(usize::MAX), ..Config::default() };
+    /// assert!(matches!(huge.buffer_bytes_with(env("3")), Err(Error::Config(m)) if m.contains("buffer_bytes")));
+    /// ```
     pub fn buffer_bytes_with(&self, env: impl Fn(&str) -> Option<String>) -> Result<usize> {
-        let bytes = match self.buffer_bytes {
-            Some(b) => b,
+        let (bytes, setting) = match self.buffer_bytes {
+            Some(b) => (b, format!("Config::buffer_bytes of {b} bytes")),
             None => match env("HCCL_BUFFSIZE") {
                 Some(v) => {
                     let mb: usize = v.trim().parse().map_err(|_| {
@@ -141,19 +167,36 @@ impl Config {
                             "HCCL_BUFFSIZE must be a whole number of MB, got `{v}`"
                         ))
                     })?;
-                    mb.checked_mul(1024 * 1024).ok_or_else(|| {
-                        Error::Config(format!("HCCL_BUFFSIZE {mb} MB is too large"))
-                    })?
+                    let setting = format!("HCCL_BUFFSIZE={mb} (MB)");
+                    let bytes = mb.checked_mul(1024 * 1024).ok_or_else(|| {
+                        Error::Config(format!("{setting} does not fit the address space"))
+                    })?;
+                    (bytes, setting)
                 }
-                None => DEFAULT_BUFFER_BYTES,
+                None => return Ok(DEFAULT_BUFFER_BYTES),
             },
         };
         if bytes < MIN_BUFFER_BYTES {
             return Err(Error::Config(format!(
-                "HCCL buffer of {bytes} bytes is below the minimum of {MIN_BUFFER_BYTES} bytes"
+                "{setting}: an HCCL buffer of {bytes} bytes is below the minimum of {MIN_BUFFER_BYTES} bytes"
+            )));
+        }
+        if bytes > MAX_BUFFER_BYTES {
+            return Err(Error::Config(format!(
+                "{setting}: an HCCL buffer of {bytes} bytes is above the maximum of {MAX_BUFFER_BYTES} bytes (with its {} bytes of push region, the largest allocation the address space can hold)",
+                crate::plan::PUSH_REGION_BYTES
             )));
         }
         Ok(bytes)
+    }
+
+    /// The setting that gave the HCCL buffer size (for errors): `Config::buffer_bytes` or
+    /// `HCCL_BUFFSIZE`.
+    fn buffer_setting(&self) -> &'static str {
+        match self.buffer_bytes {
+            Some(_) => "Config::buffer_bytes",
+            None => "HCCL_BUFFSIZE",
+        }
     }
 
     /// Whether reductions are deterministic, after `HCCL_DETERMINISTIC`.
@@ -196,6 +239,11 @@ impl Config {
         if t < MIN_EXEC_TIMEOUT {
             return Err(Error::Config(format!(
                 "exec timeout of {t:?} is below the minimum of {MIN_EXEC_TIMEOUT:?}"
+            )));
+        }
+        if t > HCCL_AIV_MAX_EXEC_TIMEOUT {
+            return Err(Error::Config(format!(
+                "Config::exec_timeout of {t:?} is above the maximum of {HCCL_AIV_MAX_EXEC_TIMEOUT:?} (HCCL's AIV mode reads HCCL_EXEC_TIMEOUT up to that too)"
             )));
         }
         Ok(t)
@@ -306,9 +354,55 @@ impl Communicator {
         Ok(b)
     }
 
-    /// Waits for every operation enqueued so far; returns the first error among them.
+    /// Waits for every operation enqueued on the main stream before the call (not for those
+    /// enqueued meanwhile by other threads); returns the error of the first one that failed, or
+    /// [`Error::CommFailed`] if the communicator has failed ([`CommStream::synchronize`]).
+    ///
+    /// Errors are sticky: every later call returns the same error until the stream is
+    /// recovered ([`CommStream::clear_error`], for errors that do not fail the communicator),
+    /// and a failed communicator never recovers. What a failed or dropped operation was to
+    /// write reads back as [`Error::Poisoned`], not as data.
     pub fn synchronize(&self) -> Result<()> {
         self.main.synchronize()
+    }
+
+    /// Recovers this rank's streams from an error that did not fail the communicator (a
+    /// send/recv [`Error::SizeMismatch`], an AlltoAllV counts [`Error::CollectiveMismatch`],
+    /// an [`Error::EventTimeout`]): the main stream and the streams the communicator's own
+    /// calls use inside ([`Communicator::batch_send_recv`]'s links, HD AllReduce's
+    /// sub-streams), each as [`CommStream::clear_error`]. Returns the main stream's error (else
+    /// the first of the others), `None` if none had one. Streams made with
+    /// [`Communicator::create_stream`] are the caller's to recover.
+    ///
+    /// What failed or dropped operations were to write stays poisoned ([`Error::Poisoned`]);
+    /// a failed communicator ([`Communicator::failure`]) stays failed.
+    ///
+    /// ```
+    /// use aiv_comm::{Error, World};
+    /// let world = World::sim(2).unwrap();
+    /// let out = world.run(|c| {
+    ///     let b = c.alloc(if c.rank() == 0 { 8 } else { 12 })?; // sizes disagree
+    ///     if c.rank() == 0 { c.send(&b, 1)? } else { c.recv(&b, 0)? }
+    ///     assert!(matches!(c.synchronize(), Err(Error::SizeMismatch { .. })));
+    ///     assert!(matches!(c.synchronize(), Err(Error::SizeMismatch { .. }))); // sticky
+    ///     assert!(matches!(c.clear_error(), Some(Error::SizeMismatch { .. })));
+    ///     c.synchronize() // recovered: the stream runs what is enqueued from now on
+    /// });
+    /// assert!(out.iter().all(|r| r.is_ok()));
+    /// ```
+    pub fn clear_error(&self) -> Option<Error> {
+        let batch: Vec<CommStream> = self.batch.lock().values().cloned().collect();
+        let mut other = None;
+        for s in &batch {
+            other = other.or(s.clear_error());
+        }
+        // HD's events stay failed once a post was dropped: its next call makes fresh ones.
+        if let Some(hd) = self.hd.lock().take() {
+            for s in hd.streams() {
+                other = other.or(s.clear_error());
+            }
+        }
+        self.main.clear_error().or(other)
     }
 
     /// `Some(cause)` if an earlier operation failed this communicator.
@@ -361,7 +455,7 @@ impl Communicator {
         block_dim: u32,
         n: i64,
         buffers: &[BufferAccess],
-        make: impl FnOnce(ffi::AivCommArgs) -> A + Send + 'static,
+        make: impl FnOnce(ffi::AivCommArgs) -> A,
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe {
@@ -424,9 +518,11 @@ impl World {
         let buffer = config.resolved_buffer_bytes()?;
         let timeout = config.resolved_timeout()?;
         let deterministic = config.resolved_deterministic()?;
-        let timeout_cycles = (timeout.as_micros() as u64)
-            .saturating_mul(ascendc_sys::SYSTEM_CYCLE_HZ / 1_000_000)
-            .min(i64::MAX as u64) as i64;
+        // At most 1091 s (`timeout_with`): 54.55e9 cycles, far inside an i64.
+        let timeout_cycles = i64::try_from(
+            timeout.as_micros() * u128::from(ascendc_sys::SYSTEM_CYCLE_HZ / 1_000_000),
+        )
+        .unwrap_or(i64::MAX);
         let mut devices = Vec::new();
         let mut hccl = Vec::new();
         let mut sync = Vec::new();
@@ -438,8 +534,16 @@ impl World {
                     ..DeviceConfig::default()
                 },
             )?;
-            // The HCCL buffer, then the push region only the push kernels use (kernel/push.cpp).
-            hccl.push(dev.alloc(buffer + crate::plan::PUSH_REGION_BYTES)?);
+            // The HCCL buffer, then the push region only the push kernels use (kernel/push.cpp);
+            // `buffer_bytes_with` keeps the sum within MAX_BUFFER_BYTES + the region.
+            let total = buffer + crate::plan::PUSH_REGION_BYTES;
+            hccl.push(dev.alloc(total).map_err(|e| {
+                Error::Config(format!(
+                    "{}: rank {r}'s HCCL buffer of {buffer} bytes (and {} bytes of push region) cannot be allocated: {e}",
+                    config.buffer_setting(),
+                    crate::plan::PUSH_REGION_BYTES
+                ))
+            })?);
             sync.push(dev.alloc_sync(ffi::AIV_SYNC_AREA_BYTES as usize)?);
             devices.push(dev);
         }
@@ -517,8 +621,8 @@ impl World {
         &self.comms
     }
 
-    /// Waits for the work enqueued so far on every stream of every rank; returns the first
-    /// error (in rank order).
+    /// Waits for the work enqueued before the call on every stream of every rank; returns the
+    /// first error (in rank order; sticky, as [`Communicator::synchronize`]'s).
     pub fn synchronize(&self) -> Result<()> {
         let mut first = Ok(());
         for c in &self.comms {
@@ -527,6 +631,9 @@ impl World {
                 if first.is_ok() {
                     first = r;
                 }
+            }
+            if first.is_ok() {
+                first = c.check_usable();
             }
         }
         first

@@ -418,6 +418,29 @@ fn bad_environment_exits_2() {
 }
 
 #[test]
+fn a_buffer_size_that_cannot_be_allocated_is_an_error_naming_the_setting() {
+    // Sizes that do not fit the address space: refused as bad arguments.
+    for mb in ["0", "17592186044415", "17592186044417"] {
+        let (code, out, err) = aiv_perf(&["all_reduce", "--buffsize", mb]);
+        assert_eq!(code, 2, "{mb}: {out} {err}");
+        assert!(err.starts_with("aiv-perf: --buffsize"), "{mb}: {err}");
+    }
+    // Sizes that fit but that the machine cannot allocate (1 EiB): the world is not made.
+    let (code, _, err) = aiv_perf_env(&["all_reduce"], &[("HCCL_BUFFSIZE", "1099511627776")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("HCCL_BUFFSIZE") && err.contains("cannot be allocated"),
+        "{err}"
+    );
+    let (code, _, err) = aiv_perf(&["all_reduce", "--buffsize", "1099511627776"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--buffsize") && err.contains("cannot be allocated"),
+        "{err}"
+    );
+}
+
+#[test]
 fn help_anywhere_on_the_command_line() {
     for args in [
         &["-h"][..],

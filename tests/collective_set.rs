@@ -425,8 +425,17 @@ fn a_counts_matrix_that_does_not_match_is_an_error_on_every_rank() {
             other => panic!("rank {r}: {other:?}"),
         }
     }
-    // Nothing moved, and every rank can go on: the verdict was the same everywhere.
+    // Nothing moved, and every rank can go on once it has recovered its streams (the error is
+    // sticky until then): the verdict was the same everywhere.
     let again = w.run(|c| -> aiv_comm::Result<Vec<f32>> {
+        assert!(matches!(
+            c.synchronize(),
+            Err(Error::CollectiveMismatch { .. })
+        ));
+        assert!(matches!(
+            c.clear_error(),
+            Some(Error::CollectiveMismatch { .. })
+        ));
         let send = c.alloc_from(&[c.rank() as f32; 3])?;
         let recv = c.alloc(12)?;
         c.all_to_all(&send, &recv, 1, DataType::F32)?;
@@ -561,6 +570,8 @@ fn batch_send_recv_size_mismatch_and_bad_items() {
         );
     }
     let c = &w.comms()[0];
+    // Sticky until recovered: the link streams of the batch too.
+    assert!(matches!(c.clear_error(), Some(Error::SizeMismatch { .. })));
     let b = c.alloc(64).unwrap();
     let foreign = w.comms()[1].alloc(64).unwrap();
     let tags = c.tags_issued();

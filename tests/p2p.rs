@@ -117,6 +117,15 @@ fn size_mismatch_is_an_error_on_both_sides_and_writes_nothing() {
                 b.fill(0xEE)?;
                 c.recv(&b, 0)?;
                 let r = c.synchronize();
+                // The failed recv's buffer reads as poisoned (naming the mismatch), and once
+                // accepted as it is, holds what it held before: nothing was written.
+                match b.to_vec::<u8>() {
+                    Err(Error::Poisoned { cause }) => {
+                        assert!(matches!(*cause, Error::SizeMismatch { .. }), "{cause}")
+                    }
+                    other => panic!("recv buffer after a size mismatch: {other:?}"),
+                }
+                b.clear_poison();
                 assert!(
                     b.to_vec::<u8>()?.iter().all(|&x| x == 0xEE),
                     "recv buffer was written"
@@ -143,8 +152,15 @@ fn size_mismatch_is_an_error_on_both_sides_and_writes_nothing() {
             }) if *mine == expected as u64 && *theirs == sent as u64 => {}
             other => panic!("receiver: {other:?}"),
         }
-        // Both communicators stay usable and in step: the next transfer works.
+        // The error is sticky until the stream is recovered, which then returns it; both
+        // communicators stay usable and in step: the next transfer works.
         let got = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
+            assert!(matches!(c.synchronize(), Err(Error::SizeMismatch { .. })));
+            assert!(matches!(
+                c.stream().clear_error(),
+                Some(Error::SizeMismatch { .. })
+            ));
+            c.synchronize()?;
             let b = c.alloc_from(&vec![c.rank() as u8 + 1; 5000])?;
             if c.rank() == 0 {
                 c.send(&b, 1)?;

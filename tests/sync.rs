@@ -345,30 +345,49 @@ fn launch_publish(comm: &Communicator, bytes: u32, early: bool) -> aiv_comm::Res
 }
 
 #[test]
-fn a_panicking_stream_task_fails_its_stream_not_the_process() {
+fn a_panicking_argument_closure_reaches_its_caller_and_fails_the_world_not_the_process() {
     let w = World::sim(1).unwrap();
     let c = &w.comms()[0];
     let result = c.alloc(32).unwrap();
     let addr = result.addr();
-    // SAFETY: the closure panics before any launch; the kernel and args types match otherwise.
-    unsafe {
-        c.launch_with_tags(
-            &ffi::kernels::aiv_sync_selftest,
-            1,
-            1,
-            &[BufferAccess::Write(&result)],
-            move |c: ffi::AivCommArgs| -> AivSyncTestArgs {
-                let _ = (c, addr);
-                panic!("argument builder failed");
-            },
-        )
-        .unwrap();
-    }
+    let tags = c.tags_issued();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: the closure panics before any launch; the kernel and args types match
+        // otherwise.
+        unsafe {
+            c.launch_with_tags(
+                &ffi::kernels::aiv_sync_selftest,
+                1,
+                1,
+                &[BufferAccess::Write(&result)],
+                move |c: ffi::AivCommArgs| -> AivSyncTestArgs {
+                    let _ = (c, addr);
+                    panic!("argument builder failed");
+                },
+            )
+        }
+    }));
+    let payload = caught.expect_err("the closure's panic reaches the caller");
+    assert_eq!(
+        payload.downcast_ref::<&str>(),
+        Some(&"argument builder failed")
+    );
+    // Nothing was enqueued; the rank is failed, naming the user's panic (not an internal
+    // error), and so is every later call.
+    let cause = c.failure().expect("the rank failed");
+    assert!(
+        cause.contains("argument closure") && cause.contains("argument builder failed"),
+        "{cause}"
+    );
+    assert!(c.tags_issued() > tags, "the launch's tags were taken");
     match c.synchronize() {
-        Err(Error::Internal(msg)) => assert!(msg.contains("argument builder failed"), "{msg}"),
-        other => panic!("expected Error::Internal, got {other:?}"),
+        Err(Error::CommFailed { cause, .. }) => assert!(cause.contains("panicked"), "{cause}"),
+        other => panic!("expected CommFailed, got {other:?}"),
     }
-    // The stream and the twin's workers survive: the next launch runs.
+    // The process and the twin's workers survive: a new world runs.
+    drop(w);
+    let w = World::sim(1).unwrap();
+    let c = &w.comms()[0];
     let x = c.alloc_from(&[1.5f32; 1000]).unwrap();
     let y = c.alloc(4000).unwrap();
     c.all_reduce(

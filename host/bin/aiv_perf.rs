@@ -31,6 +31,7 @@ use std::process::ExitCode;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use aiv_comm::world::{MAX_BUFFER_BYTES, MIN_BUFFER_BYTES};
 use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer,
     ReduceOp, World,
@@ -1172,6 +1173,17 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
             o.begin, o.end, o.dtype, coll.name, o.ranks
         ));
     }
+    if let Some(mb) = o.buffsize_mb {
+        let fits = mb
+            .checked_mul(1 << 20)
+            .is_some_and(|b| (MIN_BUFFER_BYTES..=MAX_BUFFER_BYTES).contains(&b));
+        if !fits {
+            return Err(format!(
+                "--buffsize takes MB from 1 to {}, got {mb}",
+                MAX_BUFFER_BYTES >> 20
+            ));
+        }
+    }
     let cfg = config(&o);
     cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
     cfg.timeout_with(&env).map_err(|e| e.to_string())?;
@@ -1867,7 +1879,10 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
 
 /// Runs the sweep, printing each row as it is done (unless `--json`).
 fn run(o: &Opts) -> Result<Sweep, String> {
-    let world = World::sim_with(o.ranks, config(o)).map_err(|e| e.to_string())?;
+    let world = World::sim_with(o.ranks, config(o)).map_err(|e| match o.buffsize_mb {
+        Some(mb) => format!("--buffsize {mb}: {e}"),
+        None => e.to_string(),
+    })?;
     // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
     // (on by default in the library, for development and tests) are opt-in here. With
     // `--twin-checks` the twin keeps its configuration, so `AIV_TWIN_HAZARDS=0` or

@@ -1,0 +1,283 @@
+//! Reliability rules a user relies on after something went wrong: an error stays reported, a
+//! buffer a failed or dropped launch was to write never reads back as a result, sizes from
+//! settings cannot wrap, a launch cannot write past the diagnostic area, a panic in a user's
+//! argument closure stops the world at once, and `synchronize` waits for what came before it
+//! only.
+
+use std::time::{Duration, Instant};
+
+use aiv_comm::ffi::{self, AivSyncTestArgs};
+use aiv_comm::{BufferAccess, Config, DataType, Error, Event, ReduceOp, World};
+
+fn world(ranks: usize, timeout: Duration) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(64 * 1024),
+            exec_timeout: Some(timeout),
+            cores: 16,
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+// ---- 1. errors stay reported ----
+
+#[test]
+fn an_error_stays_reported_and_unwritten_outputs_never_read_back_as_results() {
+    let w = world(2, Duration::from_millis(300));
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        if c.rank() == 1 {
+            return Ok(()); // never joins
+        }
+        let x = c.alloc_from(&[1.0f32; 256])?;
+        let a = c.alloc_from(&[7.0f32; 256])?;
+        let b = c.alloc_from(&[9.0f32; 256])?;
+        c.all_reduce(&x, &a, 256, DataType::F32, ReduceOp::Sum)?; // times out
+        c.all_reduce(&x, &b, 256, DataType::F32, ReduceOp::Sum)?; // dropped unrun
+        let first = c.synchronize().unwrap_err();
+        assert!(matches!(first, Error::WaitTimeout { .. }), "{first}");
+        // Asked again, the stream and the communicator still report it.
+        for _ in 0..2 {
+            let again = c.synchronize().unwrap_err();
+            assert!(again.to_string().contains("timed out"), "{again}");
+        }
+        // The output of the failed launch (partly written) and that of the dropped one (never
+        // written) are errors naming the timeout, not data.
+        for (name, buf) in [("failed", &a), ("dropped", &b)] {
+            let r = buf.to_vec::<f32>();
+            match &r {
+                Err(e @ Error::Poisoned { .. }) => {
+                    assert!(e.to_string().contains("timed out"), "{name}: {e}")
+                }
+                other => panic!("{name} launch's output read back as {other:?}"),
+            }
+            let t = c.typed();
+            let s = aiv_comm::DeviceSlice::<f32>::try_from(buf.clone())?;
+            assert!(t.dtoh_sync_copy(&s).is_err(), "{name}: dtoh_sync_copy");
+        }
+        // The input, which no failed launch wrote, still reads.
+        assert_eq!(x.to_vec::<f32>()?, vec![1.0; 256]);
+        Ok(())
+    });
+    res.into_iter().for_each(|r| r.unwrap());
+}
+
+#[test]
+fn a_user_launch_that_fails_poisons_what_it_declared_it_writes() {
+    let w = world(2, Duration::from_millis(200));
+    let res = w.run(|c| -> aiv_comm::Result<()> {
+        if c.rank() != 0 {
+            return Ok(());
+        }
+        let out = c.alloc_from(&[3u8; 64])?;
+        let untouched = c.alloc_from(&[4u8; 64])?;
+        let addr = out.addr();
+        // SAFETY: aiv_sync_selftest takes an AivSyncTestArgs and writes 32 bytes per block into
+        // `result` (claimed for writing); wrong_tag 0 makes block 0 wait for a tag that never
+        // comes.
+        unsafe {
+            c.launch_with_tags(
+                &ffi::kernels::aiv_sync_selftest,
+                2,
+                1,
+                &[BufferAccess::Write(&out), BufferAccess::Read(&untouched)],
+                move |comm| AivSyncTestArgs {
+                    comm,
+                    result: addr,
+                    mode: ffi::AIV_ST_ONE_WAITS,
+                    rounds: 1,
+                    ..Default::default()
+                },
+            )?;
+        }
+        assert!(c.synchronize().is_err());
+        assert!(matches!(out.to_vec::<u8>(), Err(Error::Poisoned { .. })));
+        assert_eq!(untouched.to_vec::<u8>()?, vec![4u8; 64]);
+        // Poison is per byte range: a view of another part of the allocation is not touched.
+        Ok(())
+    });
+    res.into_iter().for_each(|r| r.unwrap());
+}
+
+// ---- 2. sizes from settings cannot wrap ----
+
+#[test]
+fn a_buffer_size_that_cannot_be_allocated_is_refused_naming_the_setting() {
+    for bytes in [usize::MAX, usize::MAX - 4096, 1usize << 62, 1 << 50] {
+        let cfg = Config {
+            buffer_bytes: Some(bytes),
+            ..Config::default()
+        };
+        match World::sim_with(2, cfg) {
+            Err(Error::Config(m)) => assert!(m.contains("buffer_bytes"), "{bytes}: {m}"),
+            other => panic!("buffer_bytes {bytes}: {:?}", other.map(|w| w.size())),
+        }
+    }
+    // The same from HCCL_BUFFSIZE (MB), read through the lookup the World uses (a size that
+    // fits but cannot be allocated: tests/aiv_perf.rs, in a process of its own).
+    for mb in [
+        (usize::MAX >> 20).to_string(),
+        ((usize::MAX >> 20) - 1).to_string(),
+        "0".to_string(),
+    ] {
+        let r = Config::default().buffer_bytes_with(|k| (k == "HCCL_BUFFSIZE").then(|| mb.clone()));
+        match r {
+            Err(Error::Config(m)) => assert!(m.contains("HCCL_BUFFSIZE"), "{mb}: {m}"),
+            other => panic!("HCCL_BUFFSIZE={mb}: {other:?}"),
+        }
+    }
+}
+
+// ---- 3. a launch cannot write past the diagnostic area ----
+
+#[test]
+fn a_tagged_launch_beyond_the_flag_layout_is_refused_when_enqueued() {
+    let w = World::sim_with(
+        1,
+        Config {
+            buffer_bytes: Some(64 * 1024),
+            exec_timeout: Some(Duration::from_millis(200)),
+            cores: 64,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let c = &w.comms()[0];
+    let result = c.alloc(64 * 32).unwrap();
+    let addr = result.addr();
+    for bad in [49u32, 56, 64] {
+        // SAFETY: refused before anything is enqueued (else: aiv_sync_selftest takes an
+        // AivSyncTestArgs and writes 32 bytes per block into `result`).
+        let r = unsafe {
+            c.launch_with_tags(
+                &ffi::kernels::aiv_sync_selftest,
+                bad,
+                1,
+                &[BufferAccess::Write(&result)],
+                move |comm| AivSyncTestArgs {
+                    comm,
+                    result: addr,
+                    mode: ffi::AIV_ST_ONE_WAITS,
+                    rounds: 1,
+                    wrong_tag: bad - 1, // the last block waits for a tag that never comes
+                    ..Default::default()
+                },
+            )
+        };
+        match r {
+            Err(Error::Config(m)) => assert!(m.contains("block_dim") && m.contains("48"), "{m}"),
+            other => panic!("block_dim {bad}: {other:?} (then {:?})", c.synchronize()),
+        }
+    }
+    assert!(c.failure().is_none());
+}
+
+// ---- 4. a panic in a launch's argument closure ----
+
+#[test]
+fn a_panic_in_a_launch_argument_closure_stops_the_peers_at_once_and_is_named_as_the_users() {
+    let w = world(3, Duration::from_secs(60));
+    let t0 = Instant::now();
+    // Ranks on threads of the user's own (not World::run).
+    let results: Vec<std::thread::Result<aiv_comm::Result<()>>> = std::thread::scope(|s| {
+        let hs: Vec<_> = w
+            .comms()
+            .iter()
+            .map(|c| {
+                s.spawn(move || -> aiv_comm::Result<()> {
+                    if c.rank() == 1 {
+                        std::thread::sleep(Duration::from_millis(50));
+                        // SAFETY: the closure panics before any launch exists.
+                        unsafe {
+                            c.launch_with_tags(
+                                &ffi::kernels::aiv_sync_selftest,
+                                1,
+                                1,
+                                &[],
+                                |_comm| -> AivSyncTestArgs { panic!("bad tiling") },
+                            )?;
+                        }
+                    }
+                    let x = c.alloc_from(&[1.0f32; 1000])?;
+                    c.all_reduce(&x, &x, 1000, DataType::F32, ReduceOp::Sum)?;
+                    c.synchronize()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join()).collect()
+    });
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "the peers waited {:?} for the panicked rank",
+        t0.elapsed()
+    );
+    let payload = results[1]
+        .as_ref()
+        .expect_err("rank 1's panic reaches its caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"bad tiling"));
+    for r in [0, 2] {
+        let e = results[r]
+            .as_ref()
+            .unwrap()
+            .as_ref()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rank 1") && e.contains("panicked") && !e.contains("internal error"),
+            "rank {r}: {e}"
+        );
+    }
+}
+
+// ---- 5. synchronize waits for what was enqueued before it ----
+
+/// Enqueues a wait for `later` on `stream` 300 ms from now, then posts `first` 300 ms after
+/// that, from a stream of its own: the thread that called this is meant to be waiting by then.
+fn feed_after_a_pause(
+    c: &aiv_comm::Communicator,
+    s: &aiv_comm::CommStream,
+    first: &Event,
+    later: &Event,
+) {
+    let poster = c.create_stream("poster").unwrap();
+    let (s, first, later) = (s.clone(), first.clone(), later.clone());
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        s.wait(&later, "fed later");
+        std::thread::sleep(Duration::from_millis(300));
+        poster.post(&first, "release");
+    });
+}
+
+#[test]
+fn synchronize_waits_for_the_work_enqueued_before_it_not_after() {
+    let w = world(1, Duration::from_secs(3));
+    let c = &w.comms()[0];
+    let s = c.create_stream("fed").unwrap();
+    let (first, later) = (Event::new("first"), Event::new("later"));
+    s.wait(&first, "before");
+    feed_after_a_pause(c, &s, &first, &later);
+    // Returns once `first` is posted, though `later`'s wait (enqueued after this call) is
+    // still pending; waiting for it would end in its EventTimeout.
+    s.synchronize().unwrap();
+    c.create_stream("late poster").unwrap().post(&later, "end");
+    s.synchronize().unwrap();
+}
+
+#[test]
+fn deregister_waits_for_the_work_enqueued_before_it_not_after() {
+    let w = world(1, Duration::from_secs(3));
+    let c = &w.comms()[0];
+    let win = c.alloc(64).unwrap();
+    c.register(&win).unwrap();
+    let s = c.create_stream("fed").unwrap();
+    let (first, later) = (Event::new("first"), Event::new("later"));
+    s.wait(&first, "before");
+    feed_after_a_pause(c, &s, &first, &later);
+    c.deregister(&win).unwrap();
+    // `later` is still pending: posting it now lets the stream finish without a timeout.
+    c.create_stream("late poster").unwrap().post(&later, "end");
+    s.synchronize().unwrap();
+}
