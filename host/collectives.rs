@@ -455,6 +455,11 @@ impl Communicator {
 
     /// [`Communicator::all_reduce`] with the kernel chosen by the caller (`Auto` picks by size).
     /// Every rank must pass the same `algo`.
+    ///
+    /// With [`crate::Config::deterministic`], every algorithm gives the bits of the plain
+    /// rank-order reduction (`((x_0 op x_1) op x_2) ...`, each step rounded to the element
+    /// type), whatever the chunking and HCCL buffer size; [`AllReduceAlgo::Hd`], whose pairwise
+    /// tree cannot add in that order, then runs the kernel `Auto` picks.
     pub fn all_reduce_with(
         &self,
         send: &DeviceBuffer,
@@ -468,10 +473,12 @@ impl Communicator {
         let n = self.size() as usize;
         let es = dtype.size();
         let kind = match algo {
-            AllReduceAlgo::Hd => {
+            // HD's pairwise tree cannot add in rank order: deterministic mode runs the kernel
+            // `Auto` picks (every rank is in the same mode: it is the world's).
+            AllReduceAlgo::Hd if !self.deterministic() => {
                 return self.enqueue_hd(send, recv, count, dtype, op, opc, dt, bytes)
             }
-            AllReduceAlgo::Auto => all_reduce_kind(bytes, n),
+            AllReduceAlgo::Auto | AllReduceAlgo::Hd => all_reduce_kind(bytes, n),
             AllReduceAlgo::OneShot => Kind::AllReduceOneShot,
             AllReduceAlgo::TwoShot => Kind::AllReduceTwoShot,
             AllReduceAlgo::Push => Kind::AllReducePush,

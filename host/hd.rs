@@ -71,6 +71,9 @@ impl Communicator {
     /// types, ops, chunking, validation and results as [`Communicator::all_reduce`]. Every rank
     /// must call it at the same point. Returns after enqueueing; call
     /// [`Communicator::synchronize`].
+    ///
+    /// With [`crate::Config::deterministic`] this is [`Communicator::all_reduce`]: the pairwise
+    /// tree cannot add in rank order (see [`Communicator::all_reduce_with`]).
     pub fn all_reduce_hd(
         &self,
         send: &DeviceBuffer,
@@ -79,8 +82,7 @@ impl Communicator {
         dtype: DataType,
         op: ReduceOp,
     ) -> Result<()> {
-        let (opc, dt, bytes) = self.prepare_all_reduce(send, recv, count, dtype, op)?;
-        self.enqueue_hd(send, recv, count, dtype, op, opc, dt, bytes)
+        self.all_reduce_with(send, recv, count, dtype, op, crate::AllReduceAlgo::Hd)
     }
 
     /// Enqueues the call check of one HD chunk: my fingerprint next to a fresh tag in my

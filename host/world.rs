@@ -56,12 +56,16 @@ pub struct Config {
     /// sync area and diagnostic records have cells for 48 blocks, as many AIV cores as an
     /// Atlas A2 has); more cores serve plain launches ([`CommStream::launch`]).
     pub cores: u32,
-    /// Deterministic reductions: every AllReduce and ReduceScatter(V) adds the ranks'
-    /// contributions in one fixed order, so the same inputs on the same rank count give the same
-    /// bits on every run (as `HCCL_DETERMINISTIC=true` on A2). `None`: `HCCL_DETERMINISTIC`
-    /// (`true`, `strict` or `false`, any case; unset is `false`; `strict` is the same order).
-    /// It costs parallelism: the adds into one output run one after another instead of as they
-    /// arrive (`BENCHMARKS.md` has figures).
+    /// Deterministic reductions: every AllReduce and ReduceScatter(V) gives the bits of the
+    /// plain rank-order reduction, `((x_0 op x_1) op x_2) ...` with each step rounded to the
+    /// element type, whatever the algorithm, the chunking and the HCCL buffer size (an AllReduce
+    /// asked for [`crate::AllReduceAlgo::Hd`], whose pairwise tree cannot add in that order,
+    /// runs the kernel `Auto` picks). So the same inputs on the same rank count give the same
+    /// bits on every run and with every buffer size (as `HCCL_DETERMINISTIC=true` on A2).
+    /// `None`: `HCCL_DETERMINISTIC` (`true`, `strict` or `false`, any case; unset is `false`;
+    /// `strict` is the same order). It costs parallelism where adds into one output would
+    /// otherwise land as they arrive: two-shot AllReduce and ReduceScatter (`BENCHMARKS.md` has
+    /// figures; `benches/deterministic.sh` measures them).
     pub deterministic: Option<bool>,
     /// Blocks (cores) per peer of every collective launch,
     /// 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`] (capped at `min(cores, 48) / ranks`; one-shot

@@ -46,9 +46,13 @@
  *               i's B -> my output slice i; post-sync Record(i) / Wait(i): both of us are done
  *               with the other's A and B before either reuses its HCCL buffer.
  *
- * With AIV_COLL_DETERMINISTIC (HCCL_DETERMINISTIC) the adds into B follow one fixed order, my
- * own slice first and then the peers' in rank order (Done / AfterBlock between my blocks), so
- * that the bits do not depend on arrival order from run to run; one-shot's order is fixed always.
+ * With AIV_COLL_DETERMINISTIC (HCCL_DETERMINISTIC) the adds into B follow rank order,
+ * x_0 + x_1 + ... + x_{n-1} (Done / AfterBlock between my blocks), the order one-shot, push and
+ * ReduceScatter use: so the bits depend neither on arrival order nor on how the call was cut
+ * into chunks and slices (which decides who owns an element), nor on the algorithm. On ranks 0
+ * and 1 B starts from my own slice (x_1 + x_0 == x_0 + x_1 exactly) and the peers add in rank
+ * order; from rank 2 on, block 0 starts B with a plain copy of rank 0's slice, and my own block
+ * adds my slice in its place, after block rank - 1 (TwoShotPrev).
  *
  * In place (input == output) works for both: one-shot reads only staged copies after staging;
  * in two-shot the input is read only by block rank, and the output is written only after block
@@ -70,15 +74,30 @@ using namespace AscendC;
 
 namespace {
 
-/* The deterministic two-shot order of the adds into my B: my own slice (block rank) first,
- * then the peers' in rank order. The block whose add comes before block p's. */
+/* Whether my own slice starts B in the deterministic order (ranks 0 and 1), or is added in its
+ * place in rank order (the others; block 0 then starts B with a plain copy). */
+__aicore__ inline bool OwnSliceFirst(int32_t rank)
+{
+    return rank <= 1;
+}
+
+/* The deterministic two-shot order of the adds into my B, rank order (see the top): the block
+ * (the peer it works with; `rank` for my own block) whose add comes before block p's, -1 for
+ * the block that starts B. */
 __aicore__ inline int32_t TwoShotPrev(int32_t rank, int32_t p)
 {
-    const int32_t first = rank == 0 ? 1 : 0;
-    if (p == first) {
-        return rank;
+    if (OwnSliceFirst(rank)) {
+        // My slice, then the others in rank order: 0 (or 1) right after mine.
+        if (p == rank) {
+            return -1;
+        }
+        const int32_t first = rank == 0 ? 1 : 0;
+        if (p == first) {
+            return rank;
+        }
+        return p - 1 == rank ? p - 2 : p - 1;
     }
-    return p - 1 == rank ? p - 2 : p - 1;
+    return p - 1; // 0, 1, ..., n - 1, my own block at `rank`
 }
 
 __aicore__ inline void OneShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync, const aiv::CopyStage &ub)
@@ -166,33 +185,47 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     const int32_t staged = 2 * part; // broadcast cells: "A staged", then "B final"
     // My input in a window: it is my A, which peers read where it is (Record1vNAt announces it).
     const bool window = (a->flags & AIV_COLL_IN_WINDOW) != 0u;
-    if (peer == rank && window) {
-        // Only my own slice's part goes anywhere: into B.
-        aiv::CpGM2GMTyped(mineB + mo, a->input + myOff + mo, ml, ub, dtype, AIV_OP_NONE);
-        if (!sync.Record1vNAt(tag, staged, a->fp, a->input) || (ordered && !sync.Done(tag)) ||
-            !sync.Wait1vN(n - 1, part)) {
-            return;
-        }
-        aiv::CpGM2GMTyped(a->output + myOff + mo, mineB + mo, ml, ub, dtype, AIV_OP_NONE);
-        sync.Record1vN(tag, staged + 1, a->fp);
-        return;
-    }
+    // My slice starts B (else, deterministic from rank 2 on, it is added in rank order).
+    const bool ownFirst = !ordered || OwnSliceFirst(rank);
     if (peer == rank) {
-        // Stage my part of every slice in A; my own slice's part goes to B too, with one load.
-        for (int32_t s = 0; s < n; s++) {
-            uint64_t so = 0;
-            uint64_t sl = 0;
-            aiv::Split(bytes, n, s, so, sl);
-            uint64_t po = 0;
-            uint64_t pl = 0;
-            aiv::Split(sl, pp.parts, part, po, pl);
-            if (s == rank) {
-                aiv::CpGM2GMDual(mineA + so + po, mineB + po, a->input + so + po, pl, ub);
-            } else {
-                aiv::CpGM2GMTyped(mineA + so + po, a->input + so + po, pl, ub, dtype, AIV_OP_NONE);
+        if (window) {
+            // Only my own slice's part goes anywhere: into B.
+            if (ownFirst) {
+                aiv::CpGM2GMTyped(mineB + mo, a->input + myOff + mo, ml, ub, dtype, AIV_OP_NONE);
+            }
+            if (!sync.Record1vNAt(tag, staged, a->fp, a->input)) {
+                return;
+            }
+        } else {
+            // Stage my part of every slice in A; my own slice's part goes to B too when it
+            // starts B, with one load.
+            for (int32_t s = 0; s < n; s++) {
+                uint64_t so = 0;
+                uint64_t sl = 0;
+                aiv::Split(bytes, n, s, so, sl);
+                uint64_t po = 0;
+                uint64_t pl = 0;
+                aiv::Split(sl, pp.parts, part, po, pl);
+                if (s == rank && ownFirst) {
+                    aiv::CpGM2GMDual(mineA + so + po, mineB + po, a->input + so + po, pl, ub);
+                } else {
+                    aiv::CpGM2GMTyped(mineA + so + po, a->input + so + po, pl, ub, dtype, AIV_OP_NONE);
+                }
+            }
+            if (!sync.Record1vN(tag, staged, a->fp)) {
+                return;
             }
         }
-        if (!sync.Record1vN(tag, staged, a->fp) || (ordered && !sync.Done(tag)) || !sync.Wait1vN(n - 1, part)) {
+        if (!ownFirst) {
+            // My slice's add, in its place in rank order (from my input: in place, nothing
+            // writes my output before the B-final flag below).
+            if (!sync.AfterBlock(pp.Block(TwoShotPrev(rank, rank), n), tag)) {
+                return;
+            }
+            aiv::CpGM2GMTyped(mineB + mo, a->input + myOff + mo, ml, ub, dtype, op);
+        }
+        // Done joins all pipes first: my slice is in B before the next block in order adds.
+        if ((ordered && !sync.Done(tag)) || !sync.Wait1vN(n - 1, part)) {
             return;
         }
         aiv::CpGM2GMTyped(a->output + myOff + mo, mineB + mo, ml, ub, dtype, AIV_OP_NONE);
@@ -204,10 +237,14 @@ __aicore__ inline void TwoShot(__gm__ const AivCollArgs *a, aiv::SoftSync &sync,
     if (peerA == 0 || !sync.WaitNv1(rank, tag, staged)) {
         return;
     }
-    if (ordered && !sync.AfterBlock(pp.Block(TwoShotPrev(rank, peer), n), tag)) {
+    const int32_t prev = ordered ? TwoShotPrev(rank, peer) : -1;
+    if (prev >= 0 && !sync.AfterBlock(pp.Block(prev, n), tag)) {
         return;
     }
-    aiv::CpGM2GMTyped(mineB + mo, peerA + myOff + mo, ml, ub, dtype, op);
+    // The block that starts B (rank 0's slice, deterministic from rank 2 on) copies; the others
+    // add with the store-side atomics.
+    const uint32_t how = (ordered && prev < 0) ? static_cast<uint32_t>(AIV_OP_NONE) : op;
+    aiv::CpGM2GMTyped(mineB + mo, peerA + myOff + mo, ml, ub, dtype, how);
     // Store joins all pipes first: my add into B has landed before the next block's starts.
     if ((ordered && !sync.Done(tag)) || !sync.RecordNv1(rank, part) || !sync.WaitNv1(peer, tag, staged + 1)) {
         return;

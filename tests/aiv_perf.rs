@@ -441,6 +441,26 @@ fn a_buffer_size_that_cannot_be_allocated_is_an_error_naming_the_setting() {
 }
 
 #[test]
+fn deterministic_mode_is_said_in_the_header_only_when_on() {
+    let header = |env: &[(&str, &str)], algo: &str| {
+        let mut args = ONE_SMALL_ALL_REDUCE.to_vec();
+        args.extend(["--algo", algo]);
+        let (code, out, err) = aiv_perf_env(&args, env);
+        assert_eq!(code, 0, "{err}");
+        out.lines().next().unwrap().to_string()
+    };
+    let on = [("HCCL_DETERMINISTIC", "true")];
+    assert!(!header(&[], "auto").contains("deterministic"));
+    let h = header(&on, "auto");
+    assert!(
+        h.contains("deterministic reductions in rank order") && !h.contains("hd"),
+        "{h}"
+    );
+    let h = header(&on, "hd");
+    assert!(h.contains("--algo hd runs auto's kernel"), "{h}");
+}
+
+#[test]
 fn help_anywhere_on_the_command_line() {
     for args in [
         &["-h"][..],

@@ -281,3 +281,122 @@ fn deregister_waits_for_the_work_enqueued_before_it_not_after() {
     c.create_stream("late poster").unwrap().post(&later, "end");
     s.synchronize().unwrap();
 }
+
+// ---- 6. deterministic mode means one thing ----
+
+/// Floats of every magnitude, so that the order of a sum shows in its bits.
+fn spread(rank: usize, n: usize) -> Vec<f32> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (rank as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mant = (x >> 40) as f32 / (1u64 << 24) as f32 + 0.5;
+            let exp = ((x >> 8) % 40) as i32 - 20;
+            let sign = if x & 1 == 0 { 1.0 } else { -1.0 };
+            sign * mant * 2f32.powi(exp)
+        })
+        .collect()
+}
+
+/// The plain rank-order sum `((x_0 + x_1) + x_2) + ...` in f32.
+fn rank_order_sum(inputs: &[Vec<f32>]) -> Vec<u32> {
+    (0..inputs[0].len())
+        .map(|i| {
+            inputs[1..]
+                .iter()
+                .fold(inputs[0][i], |acc, x| acc + x[i])
+                .to_bits()
+        })
+        .collect()
+}
+
+fn deterministic_world(ranks: usize, buffer: usize, parts: Option<u32>) -> World {
+    World::sim_with(
+        ranks,
+        Config {
+            buffer_bytes: Some(buffer),
+            deterministic: Some(true),
+            blocks_per_peer: parts,
+            cores: 16,
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn deterministic_all_reduce_is_the_rank_order_sum_whatever_the_algorithm_and_buffer() {
+    use aiv_comm::AllReduceAlgo;
+    let count = 3000;
+    for ranks in [3usize, 4, 5] {
+        let inputs: Vec<Vec<f32>> = (0..ranks).map(|r| spread(r, count)).collect();
+        let want = rank_order_sum(&inputs);
+        // Chunks of a 4 KiB buffer and one chunk of a 16 MiB one; one block per peer and
+        // three (the parts split each slice again).
+        for (buffer, parts) in [(4096usize, None), (16 << 20, None), (16 << 20, Some(3))] {
+            let w = deterministic_world(ranks, buffer, parts);
+            for algo in [
+                AllReduceAlgo::Auto,
+                AllReduceAlgo::OneShot,
+                AllReduceAlgo::TwoShot,
+                AllReduceAlgo::Hd,
+                AllReduceAlgo::Push,
+            ] {
+                // Out of place, in place, and out of place from window memory.
+                for mode in ["out", "in", "window"] {
+                    let got = w.run(|c| -> aiv_comm::Result<Vec<u32>> {
+                        let x = c.alloc_from(&inputs[c.rank() as usize])?;
+                        let y = if mode == "in" {
+                            x.clone()
+                        } else {
+                            c.alloc(count * 4)?
+                        };
+                        if mode == "window" {
+                            c.register(&x)?;
+                        }
+                        c.all_reduce_with(&x, &y, count, DataType::F32, ReduceOp::Sum, algo)?;
+                        c.synchronize()?;
+                        if mode == "window" {
+                            c.deregister(&x)?;
+                        }
+                        y.to_vec()
+                    });
+                    for (r, g) in got.into_iter().enumerate() {
+                        let g = g.unwrap();
+                        let differ = g.iter().zip(&want).filter(|(a, b)| a != b).count();
+                        assert_eq!(
+                            differ, 0,
+                            "{ranks} ranks, {buffer}-byte buffer, {parts:?} parts, {algo:?}, {mode}: rank {r} differs from the rank-order sum in {differ} of {count} elements"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deterministic_reduce_scatter_is_the_rank_order_sum_whatever_the_buffer() {
+    let ranks = 4;
+    let count = 750;
+    let inputs: Vec<Vec<f32>> = (0..ranks).map(|r| spread(r, count * ranks)).collect();
+    let want = rank_order_sum(&inputs);
+    for (buffer, parts) in [(4096usize, None), (16 << 20, None), (16 << 20, Some(2))] {
+        let w = deterministic_world(ranks, buffer, parts);
+        let got = w.run(|c| -> aiv_comm::Result<Vec<u32>> {
+            let x = c.alloc_from(&inputs[c.rank() as usize])?;
+            let y = c.alloc(count * 4)?;
+            c.reduce_scatter(&x, &y, count, DataType::F32, ReduceOp::Sum)?;
+            c.synchronize()?;
+            y.to_vec()
+        });
+        for (r, g) in got.into_iter().enumerate() {
+            assert!(
+                g.unwrap() == want[r * count..(r + 1) * count],
+                "{buffer}-byte buffer: rank {r}'s block differs from the rank-order sum"
+            );
+        }
+    }
+}

@@ -2126,8 +2126,17 @@ fn print_header(o: &Opts) {
     let buffer = config(o)
         .resolved_buffer_bytes()
         .map_or_else(|e| e.to_string(), |b| format!("{} MB", b >> 20));
+    // Said only when on (HCCL_DETERMINISTIC): every AllReduce algorithm then gives the
+    // rank-order sum, and `--algo hd` runs the kernel `auto` picks.
+    let deterministic = match config(o).resolved_deterministic() {
+        Ok(true) if o.ar_algo == AllReduceAlgo::Hd => {
+            ", deterministic reductions in rank order (HCCL_DETERMINISTIC; --algo hd runs auto's kernel)"
+        }
+        Ok(true) => ", deterministic reductions in rank order (HCCL_DETERMINISTIC)",
+        _ => "",
+    };
     out!(
-        "# aiv-perf {} on the CPU twin: {} ranks, HCCL buffer {buffer}, exec timeout {}{}",
+        "# aiv-perf {} on the CPU twin: {} ranks, HCCL buffer {buffer}, exec timeout {}{}{deterministic}",
         o.coll.name,
         o.ranks,
         timeout_note(o),
