@@ -183,7 +183,9 @@ pub struct DeviceBuffer {
 pub enum BufferAccess<'a> {
     /// The kernel only reads the buffer.
     Read(&'a DeviceBuffer),
-    /// The kernel writes (and may read) the buffer.
+    /// The kernel writes (and may read) the buffer: all of it, if the launch succeeds (its
+    /// bytes are then no longer poisoned), and if the launch fails or is dropped unrun, every
+    /// byte of it is poisoned ([`crate::Error::Poisoned`]). Declare the view the kernel writes.
     Write(&'a DeviceBuffer),
 }
 

@@ -10,7 +10,7 @@ use crate::dtype::{DataType, ReduceOp};
 pub enum Error {
     /// A soft-sync wait reached its deadline: `rank`'s `block` waited for `peer`.
     #[error(
-        "rank {rank}, block {block}: {what} timed out after {waited_ms} ms: the flag at byte {cell:#x} of rank {peer}'s sync area ({cell_name}) shows {observed}, expected {expected}. Rank {peer} never got there: check that every rank issues the same collectives in the same order, or raise the timeout (Config::exec_timeout / HCCL_EXEC_TIMEOUT)"
+        "rank {rank}, block {block}: {what} timed out after {waited_ms} ms: the flag at byte {cell:#x} of rank {peer}'s sync area ({cell_name}) shows {observed}, expected {expected}: rank {peer} had not got there by the deadline. Either the work before that point takes longer than the deadline (raise Config::exec_timeout / HCCL_EXEC_TIMEOUT), or rank {peer} never gets there (check that every rank issues the same collectives in the same order)"
     )]
     WaitTimeout {
         /// The waiting rank.

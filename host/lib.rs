@@ -57,7 +57,7 @@ pub use error::{Error, Result};
 pub use link::{CommStream, Event};
 pub use typed::{
     DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, P2p, Reducible,
-    Typed,
+    Typed, TypedStream,
 };
 pub use world::{
     Communicator, Config, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT,

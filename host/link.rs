@@ -339,7 +339,8 @@ impl CommStream {
     ///
     /// # Safety
     /// Every GM address among `args` must be what the kernel expects there and point into
-    /// `buffers` (used as declared) or the world's HCCL buffers and sync areas.
+    /// `buffers` (used as declared; a buffer declared as written is taken to be written whole
+    /// when the launch succeeds) or the world's HCCL buffers and sync areas.
     pub unsafe fn launch(
         &self,
         kernel: &'static Kernel,
@@ -674,23 +675,59 @@ impl CommStream {
         Ok(())
     }
 
-    /// Sends the first `bytes` of `buf` to `peer`, which must post a matching
-    /// [`CommStream::recv`] of the same size (else both sides get [`Error::SizeMismatch`] and
-    /// nothing is written). Each chunk completes when the receiver has read it. Sends and recvs
-    /// between two ranks that should overlap (both directions at once, rings) go on different
-    /// streams. Sends to one peer from several streams of a rank run in the order they were
-    /// enqueued (each waits for the one before), and match the peer's recvs in that order.
+    /// Sends the first `count` elements of `dtype` of `buf` to `peer` (HCCL's `HcclSend`; any
+    /// element type, `buf` aligned to it), which must post a matching [`CommStream::recv`] of
+    /// the same number of bytes (else both sides get [`Error::SizeMismatch`] and nothing is
+    /// written). Each chunk completes when the receiver has read it. Sends and recvs between
+    /// two ranks that should overlap (both directions at once, rings) go on different streams.
+    /// Sends to one peer from several streams of a rank run in the order they were enqueued
+    /// (each waits for the one before), and match the peer's recvs in that order. The typed
+    /// form is [`CommStream::typed`]'s `send`.
     ///
     /// Chunks are staged in this rank's HCCL buffer, in a slot per destination (buffer / ranks
     /// bytes each); collectives use the same buffer, so do not run them at the same time as
     /// sends on another stream (order them with an [`Event`] or keep them on one stream).
-    pub fn send(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
+    ///
+    /// ```
+    /// use aiv_comm::{DataType, World};
+    /// let world = World::sim(2).unwrap();
+    /// let out = world.run(|c| -> aiv_comm::Result<Vec<u16>> {
+    ///     let s = c.create_stream("p2p")?;
+    ///     let buf = c.alloc_from(&[c.rank() as u16 + 1; 4])?;
+    ///     if c.rank() == 0 { s.send(&buf, 3, DataType::U16, 1)? } else { s.recv(&buf, 3, DataType::U16, 0)? }
+    ///     s.synchronize()?;
+    ///     buf.to_vec()
+    /// });
+    /// assert_eq!(out[1].as_ref().unwrap(), &[1, 1, 1, 2]);
+    /// ```
+    pub fn send(&self, buf: &DeviceBuffer, count: usize, dtype: DataType, peer: u32) -> Result<()> {
+        let bytes = self.p2p_bytes("send buffer", buf, count, dtype)?;
         self.p2p(buf, bytes, peer, true)
     }
 
-    /// Receives `bytes` from `peer` into `buf` (see [`CommStream::send`]).
-    pub fn recv(&self, buf: &DeviceBuffer, bytes: usize, peer: u32) -> Result<()> {
+    /// Receives `count` elements of `dtype` from `peer` into the start of `buf` (HCCL's
+    /// `HcclRecv`; see [`CommStream::send`]).
+    pub fn recv(&self, buf: &DeviceBuffer, count: usize, dtype: DataType, peer: u32) -> Result<()> {
+        let bytes = self.p2p_bytes("recv buffer", buf, count, dtype)?;
         self.p2p(buf, bytes, peer, false)
+    }
+
+    /// The bytes of `count` elements of `dtype`, refusing a `buf` not aligned to the element.
+    fn p2p_bytes(
+        &self,
+        what: &'static str,
+        buf: &DeviceBuffer,
+        count: usize,
+        dtype: DataType,
+    ) -> Result<usize> {
+        let bytes = crate::collectives::elem_bytes(count, dtype)?;
+        crate::collectives::check_aligned(what, buf, dtype)?;
+        Ok(bytes)
+    }
+
+    /// This stream's typed point-to-point calls (element types and lengths from slices).
+    pub fn typed(&self) -> crate::typed::TypedStream<'_> {
+        crate::typed::TypedStream::new(self)
     }
 
     /// This stream as the steps of a library call see it, after the call checked the rank.
@@ -824,8 +861,8 @@ impl Communicator {
 
     /// Creates another stream on this rank (a sub-stream), named `name` in errors and traces.
     ///
-    /// Up to 16 sub-streams have diagnostic records of their own; beyond that they share, so a
-    /// wait timeout may be reported by a sibling sub-stream (the communicator fails either way).
+    /// Every stream has its argument slot and diagnostic records of its own, so a wait timeout
+    /// is reported by the stream whose launch timed out.
     pub fn create_stream(&self, name: &str) -> Result<CommStream> {
         self.check_usable()?;
         let index = {
@@ -836,13 +873,13 @@ impl Communicator {
         CommStream::new(&self.launcher, name, index)
     }
 
-    /// [`CommStream::send`] on the main stream: all of `buf` to `peer`.
+    /// [`CommStream::send`] on the main stream: all of `buf` (as bytes) to `peer`.
     pub fn send(&self, buf: &DeviceBuffer, peer: u32) -> Result<()> {
-        self.main.send(buf, buf.len(), peer)
+        self.main.send(buf, buf.len(), DataType::U8, peer)
     }
 
-    /// [`CommStream::recv`] on the main stream: all of `buf` from `peer`.
+    /// [`CommStream::recv`] on the main stream: all of `buf` (as bytes) from `peer`.
     pub fn recv(&self, buf: &DeviceBuffer, peer: u32) -> Result<()> {
-        self.main.recv(buf, buf.len(), peer)
+        self.main.recv(buf, buf.len(), DataType::U8, peer)
     }
 }

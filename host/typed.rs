@@ -208,6 +208,7 @@ use crate::buffer::DeviceBuffer;
 use crate::collectives::{AllGatherAlgo, AllReduceAlgo};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
+use crate::link::CommStream;
 use crate::world::Communicator;
 
 mod sealed {
@@ -940,6 +941,65 @@ impl Communicator {
     }
 }
 
+/// The typed point-to-point calls of one stream ([`CommStream::typed`]): element types and
+/// counts from slices and views, as [`Typed`]'s, on any stream of the rank (several streams
+/// let sends and receives between two ranks overlap).
+///
+/// ```
+/// let world = aiv_comm::World::sim(2)?;
+/// let got = world.run(|comm| {
+///     let t = comm.typed();
+///     let (tx, rx) = (comm.create_stream("tx")?, comm.create_stream("rx")?);
+///     let send = t.htod_copy([comm.rank() as f32; 3])?;
+///     let mut recv = t.alloc_zeros::<f32>(3)?;
+///     // Both directions at once: each rank sends on one stream and receives on the other.
+///     tx.typed().send(&send, 1 - comm.rank())?;
+///     rx.typed().recv(&mut recv, 1 - comm.rank())?;
+///     tx.synchronize()?;
+///     rx.synchronize()?;
+///     recv.to_vec()
+/// });
+/// assert_eq!(got[0].as_ref().unwrap(), &[1.0; 3]);
+/// # Ok::<(), aiv_comm::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct TypedStream<'a> {
+    stream: &'a CommStream,
+}
+
+impl fmt::Debug for TypedStream<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TypedStream {{ stream: {:?} }}", self.stream.name())
+    }
+}
+
+impl<'a> TypedStream<'a> {
+    pub(crate) fn new(stream: &'a CommStream) -> Self {
+        TypedStream { stream }
+    }
+
+    /// The stream (for its runtime-typed API).
+    pub fn stream(&self) -> &'a CommStream {
+        self.stream
+    }
+
+    /// Sends all of `buf` to `peer` on this stream ([`CommStream::send`]); `peer` must post a
+    /// receive of the same number of bytes.
+    pub fn send<T: DeviceElement>(&self, buf: &impl DeviceRead<T>, peer: u32) -> Result<()> {
+        self.stream.send(buf.as_buffer(), buf.len(), T::DTYPE, peer)
+    }
+
+    /// Receives all of `buf` from `peer` on this stream ([`CommStream::recv`]).
+    pub fn recv<T: DeviceElement>(&self, buf: &mut impl DeviceWrite<T>, peer: u32) -> Result<()> {
+        self.stream.recv(buf.as_buffer(), buf.len(), T::DTYPE, peer)
+    }
+
+    /// Waits for what was enqueued on this stream before the call ([`CommStream::synchronize`]).
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize()
+    }
+}
+
 /// [`Error::Length`] unless `got == want` (element counts of argument `what` of `op`).
 fn expect_len(op: &str, what: &str, got: usize, want: usize, rule: &str) -> Result<()> {
     if got == want {
@@ -1138,8 +1198,8 @@ impl<'a> Typed<'a> {
         self.comm.size()
     }
 
-    /// Waits for everything enqueued on the main stream; returns the first error among it
-    /// ([`Communicator::synchronize`]).
+    /// Waits for everything enqueued on the main stream before the call; returns its error,
+    /// sticky until recovered ([`Communicator::synchronize`]).
     ///
     /// ```
     /// let world = aiv_comm::World::sim(1)?;
@@ -1207,8 +1267,10 @@ impl<'a> Typed<'a> {
         dst.as_buffer().write(0, src)
     }
 
-    /// Waits for the work enqueued on this rank's main stream ([`Typed::synchronize`]: its
-    /// errors are returned), then copies `src` to the host (cudarc's `dtoh_sync_copy`).
+    /// Waits for the work enqueued on this rank's main stream before the call, then copies
+    /// `src` to the host (cudarc's `dtoh_sync_copy`). The main stream's error, if it has one
+    /// ([`Typed::synchronize`]: sticky until recovered), is returned instead of data; so is
+    /// [`Error::Poisoned`] if a failed or dropped operation of any stream was to write `src`.
     ///
     /// ```
     /// let world = aiv_comm::World::sim(1)?;
@@ -1418,7 +1480,7 @@ impl<'a> Typed<'a> {
     /// # Ok::<(), aiv_comm::Error>(())
     /// ```
     pub fn send<T: DeviceElement>(&self, buf: &impl DeviceRead<T>, peer: u32) -> Result<()> {
-        self.comm.send(buf.as_buffer(), peer)
+        self.comm.stream().typed().send(buf, peer)
     }
 
     /// Receives all of `buf` from `peer` on the main stream ([`Communicator::recv`]; see
@@ -1440,7 +1502,7 @@ impl<'a> Typed<'a> {
     /// # Ok::<(), aiv_comm::Error>(())
     /// ```
     pub fn recv<T: DeviceElement>(&self, buf: &mut impl DeviceWrite<T>, peer: u32) -> Result<()> {
-        self.comm.recv(buf.as_buffer(), peer)
+        self.comm.stream().typed().recv(buf, peer)
     }
 
     /// ReduceScatter ([`Communicator::reduce_scatter`]): `send` is `size()` blocks of

@@ -504,9 +504,11 @@ impl World {
     }
 
     /// `ranks` (1..=[`MAX_RANKS`]) simulated NPUs with `config`, on a twin of their own (its
-    /// knobs from the `AIV_TWIN_*` environment variables).
+    /// knobs from the `AIV_TWIN_*` environment variables; a value that does not parse is an
+    /// [`Error::Config`] naming it, see [`ascendc_sys::TwinConfig::try_from_env`]).
     pub fn sim_with(ranks: usize, config: Config) -> Result<World> {
-        World::on_twin(ranks, config, Twin::new())
+        let twin = ascendc_sys::TwinConfig::try_from_env().map_err(Error::Config)?;
+        World::on_twin(ranks, config, Twin::with_config(twin))
     }
 
     /// [`World::sim_with`] on a given (fresh) twin, e.g. one made with

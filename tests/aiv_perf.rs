@@ -400,11 +400,20 @@ fn bad_environment_exits_2() {
     for env in [
         ("HCCL_EXEC_TIMEOUT", "soon"),
         ("HCCL_BUFFSIZE", "lots"),
+        ("HCCL_BUFFSIZE", "0"),
         ("HCCL_DETERMINISTIC", "1"),
+        ("AIV_TWIN_RACES", "garbage"),
+        ("AIV_TWIN_JITTER_US", "5us"),
+        ("AIV_TWIN_WATCHDOG_MS", "-3"),
     ] {
         let (code, _, err) = aiv_perf_env(&["all_reduce"], &[env]);
         assert_eq!(code, 2, "{env:?}: {err}");
-        assert!(err.starts_with("aiv-perf: "), "{env:?}: {err}");
+        // One line naming the variable.
+        assert!(
+            err.starts_with("aiv-perf: ") && err.contains(env.0),
+            "{env:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{env:?}: {err}");
     }
     // --checks-cost with both checkers turned off has nothing to time.
     let off = [("AIV_TWIN_HAZARDS", "0"), ("AIV_TWIN_RACES", "0")];
@@ -555,6 +564,31 @@ fn exec_timeout_flag_and_environment() {
     assert!(header(&["-T", "3"], &bad).ends_with("exec timeout 3.00 s (-T)"));
     let zero = [("HCCL_EXEC_TIMEOUT", "0")];
     assert!(header(&[], &zero).ends_with("exec timeout 1091.00 s (HCCL_EXEC_TIMEOUT)"));
+}
+
+#[test]
+fn a_deadline_shorter_than_the_work_says_so_and_names_its_source() {
+    // 32 MiB per rank on 4 ranks takes far longer than 10 ms on the twin.
+    let (code, _, err) = aiv_perf(&[
+        "all_reduce",
+        "-b",
+        "32M",
+        "-e",
+        "32M",
+        "-p",
+        "4",
+        "-n",
+        "1",
+        "-w",
+        "0",
+        "-T",
+        "0.01",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("takes longer than the deadline") && err.contains("0.01 s (-T)"),
+        "{err}"
+    );
 }
 
 #[test]

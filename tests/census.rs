@@ -348,8 +348,8 @@ fn a_send_and_a_receive_on_two_streams_are_two_rounds() {
         w.run(|c| {
             let r = c.rank();
             let (i, o, side) = &bufs[r as usize];
-            side.send(i, s, 1 - r).unwrap();
-            c.stream().recv(o, s, 1 - r).unwrap();
+            side.send(i, s, DataType::U8, 1 - r).unwrap();
+            c.stream().recv(o, s, DataType::U8, 1 - r).unwrap();
             c.synchronize().unwrap();
             side.synchronize().unwrap();
         });

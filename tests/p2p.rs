@@ -90,8 +90,8 @@ fn both_directions_at_once_and_rings() {
             let rx = c.create_stream("rx")?;
             let out = c.alloc_from(&pattern(len, r as u64))?;
             let inb = c.alloc(len)?;
-            tx.send(&out, len, right)?;
-            rx.recv(&inb, len, left)?;
+            tx.send(&out, len, DataType::U8, right)?;
+            rx.recv(&inb, len, DataType::U8, left)?;
             tx.synchronize()?;
             rx.synchronize()?;
             inb.to_vec()
@@ -347,7 +347,7 @@ fn sends_to_one_peer_from_two_streams_arrive_in_enqueue_order() {
                     .map(|m| c.alloc_from(m))
                     .collect::<aiv_comm::Result<_>>()?;
                 for (k, b) in bufs.iter().enumerate() {
-                    streams[k % 2].send(b, len, 1)?;
+                    streams[k % 2].send(b, len, DataType::U8, 1)?;
                 }
                 for s in &streams {
                     s.synchronize()?;
@@ -429,4 +429,32 @@ fn overlapping_copies_and_overflowing_counts_are_refused() {
     c.synchronize().unwrap();
     assert_eq!(b.to_vec::<u8>().unwrap(), pattern(4096, 9));
     assert!(c.failure().is_none());
+}
+
+#[test]
+fn a_stream_send_counts_elements_of_its_type_as_every_p2p_call_does() {
+    let w = world(2, 8 * 1024);
+    let got = w.run(|c| -> aiv_comm::Result<Vec<f32>> {
+        let s = c.create_stream("p2p")?;
+        let buf = c.alloc_from(&[c.rank() as f32 + 1.0; 5])?;
+        // 3 elements of f32: 12 bytes, the rest of the buffer untouched.
+        if c.rank() == 0 {
+            s.send(&buf, 3, DataType::F32, 1)?;
+        } else {
+            s.recv(&buf, 3, DataType::F32, 0)?;
+        }
+        // A buffer not aligned to the element is refused before anything is enqueued.
+        let odd = buf.view(2, 12)?;
+        assert!(matches!(
+            s.send(&odd, 3, DataType::F32, 1 - c.rank()),
+            Err(Error::Misaligned { .. })
+        ));
+        assert!(matches!(
+            s.send(&buf, usize::MAX, DataType::F32, 1 - c.rank()),
+            Err(Error::Length(_))
+        ));
+        s.synchronize()?;
+        buf.to_vec()
+    });
+    assert_eq!(got[1].as_ref().unwrap(), &[1.0, 1.0, 1.0, 2.0, 2.0]);
 }

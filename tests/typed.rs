@@ -421,6 +421,29 @@ fn send_and_recv() {
 }
 
 #[test]
+fn typed_send_and_recv_on_any_stream_overlap_both_directions() {
+    // A ring on 3 ranks: every rank sends right on one sub-stream while it receives from the
+    // left on another (on one stream, each send would wait for its own receive: a deadlock).
+    let w = world(3);
+    let got = w.run(|c| -> aiv_comm::Result<Vec<i16>> {
+        let (r, n) = (c.rank(), c.size());
+        let t = c.typed();
+        let (tx, rx) = (c.create_stream("tx")?, c.create_stream("rx")?);
+        let mine = t.htod_copy(vec![r as i16 * 10; 1000])?;
+        let mut from_left = t.alloc_zeros::<i16>(1000)?;
+        tx.typed().send(&mine, (r + 1) % n)?;
+        rx.typed().recv(&mut from_left, (r + n - 1) % n)?;
+        tx.typed().synchronize()?;
+        rx.typed().synchronize()?;
+        from_left.to_vec()
+    });
+    for (r, g) in got.into_iter().enumerate() {
+        let left = (r + 2) % 3;
+        assert_eq!(g.unwrap(), vec![left as i16 * 10; 1000], "rank {r}");
+    }
+}
+
+#[test]
 fn untyped_buffer_conversions() {
     let w = world(1);
     let c = &w.comms()[0];

@@ -71,34 +71,92 @@ impl Default for TwinConfig {
 }
 
 impl TwinConfig {
-    /// The defaults, with every `AIV_TWIN_*` variable that is set applied.
+    /// The defaults, with every `AIV_TWIN_*` variable that is set applied; a value that does
+    /// not parse is ignored ([`TwinConfig::try_from_env`] refuses it).
     pub fn from_env() -> TwinConfig {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
-    /// The defaults, with the variables `lookup` returns applied (testable without touching the
-    /// process environment). Unparsable values are ignored.
+    /// The defaults, with every `AIV_TWIN_*` variable that is set applied, or the first one
+    /// whose value does not parse (named, with its value and what it takes): on/off knobs
+    /// (`AIV_TWIN_HAZARDS`, `_RACES`, `_LAZY`, `_PIN`) take `0`/`1`, `off`/`on`, `false`/`true`
+    /// or `no`/`yes` in any case; the others (`AIV_TWIN_JITTER_US`, `_WATCHDOG_MS`, `_WORKERS`,
+    /// `_STREAM_MIB`) a whole number.
+    pub fn try_from_env() -> Result<TwinConfig, String> {
+        Self::try_from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// [`TwinConfig::from_env`] with the variables `lookup` returns (testable without touching
+    /// the process environment). Unparsable values are ignored.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> TwinConfig {
+        Self::apply(lookup, false).unwrap_or_default()
+    }
+
+    /// [`TwinConfig::try_from_env`] with the variables `lookup` returns.
+    ///
+    /// ```
+    /// use ascendc_sys::TwinConfig;
+    /// let env = |k: &'static str, v: &'static str| move |q: &str| (q == k).then(|| v.to_string());
+    /// assert!(!TwinConfig::try_from_lookup(env("AIV_TWIN_RACES", "off")).unwrap().race_check);
+    /// let e = TwinConfig::try_from_lookup(env("AIV_TWIN_RACES", "nope")).unwrap_err();
+    /// assert!(e.contains("AIV_TWIN_RACES") && e.contains("nope"));
+    /// assert!(TwinConfig::try_from_lookup(env("AIV_TWIN_JITTER_US", "5us")).is_err());
+    /// ```
+    pub fn try_from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<TwinConfig, String> {
+        Self::apply(lookup, true)
+    }
+
+    /// The defaults with the variables applied; a value that does not parse is an error if
+    /// `strict`, else ignored.
+    fn apply(lookup: impl Fn(&str) -> Option<String>, strict: bool) -> Result<TwinConfig, String> {
         let mut c = TwinConfig::default();
-        let off = |k: &str| lookup(k).is_some_and(|v| v.trim() == "0");
-        c.hazard_check = !off("AIV_TWIN_HAZARDS");
-        c.race_check = !off("AIV_TWIN_RACES");
-        c.lazy_staging = !off("AIV_TWIN_LAZY");
-        c.pin_workers = !off("AIV_TWIN_PIN");
-        let num = |k: &str| lookup(k).and_then(|v| v.trim().parse::<u64>().ok());
-        if let Some(us) = num("AIV_TWIN_JITTER_US") {
+        // An unparsable value: an error if strict, else ignored.
+        let bad = |k: &str, v: &str, takes: &str| -> Result<(), String> {
+            if strict {
+                return Err(format!("{k}={v:?}: {k} takes {takes}"));
+            }
+            Ok(())
+        };
+        let on = |k: &str| -> Result<Option<bool>, String> {
+            let Some(v) = lookup(k) else { return Ok(None) };
+            match v.trim().to_ascii_lowercase().as_str() {
+                "0" | "off" | "false" | "no" => Ok(Some(false)),
+                "1" | "on" | "true" | "yes" => Ok(Some(true)),
+                _ => bad(k, &v, "0 or 1 (off/on, false/true, no/yes)").map(|()| None),
+            }
+        };
+        let num = |k: &str| -> Result<Option<u64>, String> {
+            let Some(v) = lookup(k) else { return Ok(None) };
+            match v.trim().parse::<u64>() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => bad(k, &v, "a whole number").map(|()| None),
+            }
+        };
+        if let Some(b) = on("AIV_TWIN_HAZARDS")? {
+            c.hazard_check = b;
+        }
+        if let Some(b) = on("AIV_TWIN_RACES")? {
+            c.race_check = b;
+        }
+        if let Some(b) = on("AIV_TWIN_LAZY")? {
+            c.lazy_staging = b;
+        }
+        if let Some(b) = on("AIV_TWIN_PIN")? {
+            c.pin_workers = b;
+        }
+        if let Some(us) = num("AIV_TWIN_JITTER_US")? {
             c.jitter_us = us.min(u32::MAX as u64) as u32;
         }
-        if let Some(ms) = num("AIV_TWIN_WATCHDOG_MS") {
+        if let Some(ms) = num("AIV_TWIN_WATCHDOG_MS")? {
             c.watchdog = (ms != 0).then(|| Duration::from_millis(ms));
         }
-        if let Some(n) = num("AIV_TWIN_WORKERS") {
+        if let Some(n) = num("AIV_TWIN_WORKERS")? {
             c.workers = (n as usize).clamp(1, 256);
         }
-        if let Some(mib) = num("AIV_TWIN_STREAM_MIB") {
+        if let Some(mib) = num("AIV_TWIN_STREAM_MIB")? {
             c.stream_after = mib.saturating_mul(1 << 20);
         }
-        c
+        Ok(c)
     }
 }
 
@@ -194,6 +252,22 @@ mod tests {
             _ => None,
         });
         assert!(c.hazard_check && !c.race_check && c.lazy_staging && !c.pin_workers);
+        // Strictly read, the same variables apply; a value that does not parse is named.
+        let strict = |k: &'static str, v: &'static str| {
+            TwinConfig::try_from_lookup(move |q| (q == k).then(|| v.to_string()))
+        };
+        assert!(!strict("AIV_TWIN_HAZARDS", "OFF").unwrap().hazard_check);
+        assert!(strict("AIV_TWIN_LAZY", "yes").unwrap().lazy_staging);
+        assert_eq!(strict("AIV_TWIN_WORKERS", " 3 ").unwrap().workers, 3);
+        for (k, v) in [
+            ("AIV_TWIN_LAZY", "maybe"),
+            ("AIV_TWIN_PIN", ""),
+            ("AIV_TWIN_WATCHDOG_MS", "1s"),
+            ("AIV_TWIN_STREAM_MIB", "-1"),
+        ] {
+            let e = strict(k, v).unwrap_err();
+            assert!(e.starts_with(k), "{e}");
+        }
         assert_eq!(c.stream_after, 3 << 20);
         assert_eq!(c.jitter_us, 7);
         assert_eq!(c.watchdog, Some(Duration::from_millis(250)));

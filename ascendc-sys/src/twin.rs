@@ -121,7 +121,8 @@ impl Default for Twin {
 
 impl Twin {
     /// A new twin with the settings of the `AIV_TWIN_*` environment variables
-    /// ([`TwinConfig::from_env`]).
+    /// ([`TwinConfig::from_env`]: a value that does not parse is ignored;
+    /// `Twin::with_config(TwinConfig::try_from_env()?)` refuses it).
     pub fn new() -> Twin {
         Twin::with_config(TwinConfig::from_env())
     }

@@ -551,10 +551,11 @@ fn run_reduce_scatter_v(c: &Call) -> aiv_comm::Result<()> {
 fn run_sendrecv(c: &Call) -> aiv_comm::Result<()> {
     let n = c.comm.size();
     let r = c.comm.rank();
-    let bytes = c.count * c.dtype.size();
     let side = c.side.expect("sendrecv runs with a sub-stream");
-    side.send(c.send, bytes, (r + 1) % n)?;
-    c.comm.stream().recv(c.recv, bytes, (r + n - 1) % n)
+    side.send(c.send, c.count, c.dtype, (r + 1) % n)?;
+    c.comm
+        .stream()
+        .recv(c.recv, c.count, c.dtype, (r + n - 1) % n)
 }
 
 fn ref_all_gather<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
@@ -1131,14 +1132,12 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     if o.checks_cost && o.twin_checks {
         return Err("--checks-cost times the checkers both off and on: drop --twin-checks".into());
     }
-    if o.checks_cost {
-        let twin = ascendc_sys::TwinConfig::from_lookup(&env);
-        if !twin.hazard_check && !twin.race_check {
-            return Err(
-                "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
-                    .into(),
-            );
-        }
+    let twin = ascendc_sys::TwinConfig::try_from_lookup(&env)?;
+    if o.checks_cost && !twin.hazard_check && !twin.race_check {
+        return Err(
+            "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
+                .into(),
+        );
     }
     if o.iters == 0 {
         return Err("-n must be at least 1".into());
@@ -1984,6 +1983,13 @@ fn run(o: &Opts) -> Result<Sweep, String> {
                 Ok((out, inp)) => {
                     outs.push(out);
                     ins.extend(inp);
+                }
+                // A deadline shorter than the work fails a healthy run: say which deadline.
+                Err(RankError::Own(e @ aiv_comm::Error::WaitTimeout { .. })) => {
+                    return Err(format!(
+                        "rank {r}: {e} [this run's exec timeout: {}]",
+                        timeout_note(o)
+                    ))
                 }
                 Err(RankError::Own(e)) => return Err(format!("rank {r}: {e}")),
                 Err(RankError::PeerFailed) => peer_failed = true,

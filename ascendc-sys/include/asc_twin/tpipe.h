@@ -50,7 +50,8 @@ struct Region {
         const uint64_t rounded = (static_cast<uint64_t>(len) + AscendC::ONE_BLK_SIZE - 1) / AscendC::ONE_BLK_SIZE *
                                  AscendC::ONE_BLK_SIZE;
         if (used + rounded > cap) {
-            asc_twin_check(asc_twin_fail(op, what, used, rounded));
+            /* value: the bytes the region's buffers would take with this one; limit: its bytes. */
+            asc_twin_check(asc_twin_fail(op, what, used + rounded, cap));
         }
         uint8_t *p = base + used;
         used += rounded;

@@ -124,15 +124,18 @@ pub fn relu_scale_all_reduce(
     while off < count {
         let n = chunk.min(count - off);
         let (cx, cy) = (xa + off as u64 * 4, ya + off as u64 * 4);
+        // The bytes this launch writes: a launch that succeeds is taken to write all of what it
+        // declares, and one that fails poisons it.
+        let y_chunk = y.view(off * 4, n * 4)?;
         // SAFETY: relu_scale_all_reduce reads n floats at cx (inside x, claimed for reading),
-        // writes n floats at cy (inside y, claimed for writing), and otherwise touches only
-        // the world's HCCL buffers (n * 4 <= buffer_bytes) and sync areas.
+        // writes n floats at cy (all of y_chunk, claimed for writing), and otherwise touches
+        // only the world's HCCL buffers (n * 4 <= buffer_bytes) and sync areas.
         unsafe {
             comm.launch_with_tags(
                 &kernels::relu_scale_all_reduce,
                 block_dim,
                 1,
-                &[BufferAccess::Read(x), BufferAccess::Write(y)],
+                &[BufferAccess::Read(x), BufferAccess::Write(&y_chunk)],
                 move |c| ReluScaleAllReduceArgs {
                     comm: c,
                     x: cx,
