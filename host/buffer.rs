@@ -208,12 +208,32 @@ impl BufferAccess<'_> {
 /// enqueuing a collective allocates no list for them.
 pub(crate) type Uses = smallvec::SmallVec<[Use; 2]>;
 
+/// The bytes of an allocation a task writes (all of them when it succeeds): `count` pieces of
+/// `len` bytes, the first at `start`, each `stride` bytes after the one before (AllGather's
+/// output: a piece per rank; one piece for most tasks).
+#[derive(Clone, Copy)]
+pub(crate) struct Written {
+    start: usize,
+    len: usize,
+    stride: usize,
+    count: usize,
+}
+
+impl Written {
+    /// The pieces, as `[start, end)` ranges.
+    fn pieces(self) -> impl Iterator<Item = (usize, usize)> {
+        (0..self.count).map(move |k| {
+            let s = self.start + k * self.stride;
+            (s, s + self.len)
+        })
+    }
+}
+
 /// A task's claim on a buffer (see the module docs): held from enqueue until the task is done.
 pub(crate) struct Use {
     alloc: Arc<Alloc>,
-    /// For a write claim, the bytes `[start, end)` of the allocation the task writes, all of
-    /// them when it succeeds.
-    write: Option<(usize, usize)>,
+    /// For a write claim, the bytes of the allocation the task writes.
+    write: Option<Written>,
     /// Released by [`Use::finish`] (else by drop, with no word on the bytes).
     finished: bool,
 }
@@ -234,11 +254,13 @@ impl Use {
         self.finished = true;
         let write = self.write;
         self.alloc.change(|c| match write {
-            Some((start, end)) => {
+            Some(w) => {
                 c.task_writes -= 1;
-                match failed {
-                    Some(e) => c.poison(start, end, e),
-                    None => c.clear(start, end),
+                for (start, end) in w.pieces() {
+                    match failed {
+                        Some(e) => c.poison(start, end, e),
+                        None => c.clear(start, end),
+                    }
                 }
             }
             None => c.task_reads -= 1,
@@ -401,12 +423,33 @@ impl DeviceBuffer {
     /// A claim for a task that writes bytes `[offset, offset + len)` of the buffer (all of them
     /// if it succeeds; see the module docs), inside it.
     pub(crate) fn use_write_range(&self, offset: usize, len: usize) -> Use {
-        debug_assert!(offset.checked_add(len).is_some_and(|e| e <= self.len));
+        self.use_write_strided(offset, len, 0, 1)
+    }
+
+    /// A claim for a task that writes `count` pieces of `len` bytes of the buffer, the first at
+    /// `offset`, each `stride` bytes after the one before (all of them if it succeeds), inside
+    /// it.
+    pub(crate) fn use_write_strided(
+        &self,
+        offset: usize,
+        len: usize,
+        stride: usize,
+        count: usize,
+    ) -> Use {
+        debug_assert!(count
+            .checked_sub(1)
+            .map_or(Some(0), |k| k.checked_mul(stride))
+            .and_then(|last| last.checked_add(offset)?.checked_add(len))
+            .is_some_and(|e| count == 0 || e <= self.len));
         self.alloc.change(|c| c.task_writes += 1);
-        let start = self.offset + offset;
         Use {
             alloc: self.alloc.clone(),
-            write: Some((start, start + len)),
+            write: Some(Written {
+                start: self.offset + offset,
+                len,
+                stride,
+                count,
+            }),
             finished: false,
         }
     }

@@ -41,13 +41,11 @@ pub(crate) fn chunk_uses(
     out_stride: usize,
 ) -> Uses {
     let (off, len) = (c.offset * es, c.count * es);
-    let mut uses = Uses::from_iter([send.use_read()]);
-    if out_stride == 0 {
-        uses.push(recv.use_write_range(off, len));
-    } else {
-        uses.extend((0..n as usize).map(|r| recv.use_write_range(r * out_stride + off, len)));
-    }
-    uses
+    let pieces = if out_stride == 0 { 1 } else { n as usize };
+    Uses::from_iter([
+        send.use_read(),
+        recv.use_write_strided(off, len, out_stride, pieces),
+    ])
 }
 
 /// Which AllReduce kernel to use.

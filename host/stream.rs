@@ -29,8 +29,10 @@ struct State {
     error: Option<Error>,
     /// Cancelled for good: every task from now on is dropped unrun.
     cancelled: bool,
-    /// Threads waiting in `wait_for` (finished tasks notify only then).
-    waiters: usize,
+    /// The smallest position a waiting thread waits to be reached (`first_pending() >= it`):
+    /// a finished task wakes the waiters only once that holds, not at every task (a thread
+    /// woken per task steals a core from the twin's workers).
+    wake_at: Option<u64>,
 }
 
 impl State {
@@ -80,7 +82,7 @@ impl Stream {
                     draining: false,
                     error: None,
                     cancelled: false,
-                    waiters: 0,
+                    wake_at: None,
                 }),
                 cv: Condvar::new(),
             }),
@@ -129,14 +131,23 @@ impl Stream {
     pub fn wait_enqueued(&self) {
         let mut st = self.inner.state.lock();
         let target = st.next;
-        if st.first_pending() >= target {
-            return;
+        self.wait_until(&mut st, |_| target);
+    }
+
+    /// Waits until `first_pending() >= target(state)` (re-read at every wake-up).
+    fn wait_until(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, State>,
+        target: impl Fn(&State) -> u64,
+    ) {
+        loop {
+            let t = target(st);
+            if st.first_pending() >= t {
+                return;
+            }
+            st.wake_at = Some(st.wake_at.map_or(t, |w| w.min(t)));
+            self.inner.cv.wait(st);
         }
-        st.waiters += 1;
-        while st.first_pending() < target {
-            self.inner.cv.wait(&mut st);
-        }
-        st.waiters -= 1;
     }
 
     /// The stream's error, if it has one (not cleared).
@@ -160,11 +171,7 @@ impl Stream {
     /// Waits until no task is pending, including those enqueued meanwhile (keeps the error).
     pub fn wait_idle(&self) {
         let mut st = self.inner.state.lock();
-        st.waiters += 1;
-        while st.first_pending() < st.next {
-            self.inner.cv.wait(&mut st);
-        }
-        st.waiters -= 1;
+        self.wait_until(&mut st, |st| st.next);
     }
 
     /// Stops the stream for good: queued tasks and every later one are dropped unrun (what
@@ -176,9 +183,7 @@ impl Stream {
             st.cancelled = true;
             let cause = st.error.get_or_insert(error).clone();
             let q: Vec<(u64, Task)> = st.queue.drain(..).collect();
-            if st.waiters > 0 {
-                self.inner.cv.notify_all();
-            }
+            wake(&self.inner, &mut st);
             (q, cause)
         };
         // Released outside the lock: a task's claims release buffers (and may wake others);
@@ -241,9 +246,16 @@ fn drain(inner: &Inner) {
             st.error.get_or_insert(e);
         }
         st.running = None;
-        if st.waiters > 0 {
-            inner.cv.notify_all();
-        }
+        wake(inner, &mut st);
+    }
+}
+
+/// Wakes the waiting threads if the position the first of them waits for is reached (each
+/// registers its position again if it is not its own).
+fn wake(inner: &Inner, st: &mut State) {
+    if st.wake_at.is_some_and(|t| st.first_pending() >= t) {
+        st.wake_at = None;
+        inner.cv.notify_all();
     }
 }
 
