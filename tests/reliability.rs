@@ -130,6 +130,23 @@ fn a_buffer_size_that_cannot_be_allocated_is_refused_naming_the_setting() {
     }
 }
 
+#[test]
+fn a_counts_matrix_entry_no_buffer_could_hold_is_an_error_not_an_abort() {
+    // Rank 0 checks its own row and column against its buffers; the entry of ranks 1 -> 1 is
+    // not its to check, but planning the chunks for it allocated a list of launches as long as
+    // the entry (the process aborted).
+    let w = world(2, Duration::from_secs(5));
+    let c = &w.comms()[0];
+    let send = c.alloc(8).unwrap();
+    let recv = c.alloc(8).unwrap();
+    for huge in [usize::MAX, 1 << 40] {
+        let m = [1, 1, 1, huge];
+        let r = c.all_to_all_vc(&send, &m, &recv, DataType::U8);
+        assert!(matches!(r, Err(Error::Length(_))), "{huge}: {r:?}");
+    }
+    assert_eq!(c.tags_issued(), 0, "nothing was enqueued");
+}
+
 // ---- 3. a launch cannot write past the diagnostic area ----
 
 #[test]
