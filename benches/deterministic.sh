@@ -23,7 +23,7 @@ for rep in $(seq "$REPS"); do
         [ "$2" != "-" ] && algo=(--algo "$2")
         for det in true false; do
             HCCL_DETERMINISTIC=$det "$perf" "$1" "${SIZES[@]}" -p "$RANKS" -n 20 -w 3 \
-                "${algo[@]}" --json >"$out/$1.$2.$det.$rep.json"
+                ${algo[@]+"${algo[@]}"} --json >"$out/$1.$2.$det.$rep.json"
         done
     done
 done

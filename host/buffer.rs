@@ -21,6 +21,7 @@ use bytemuck::Pod;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
+use crate::poison::PoisonMap;
 
 /// Who uses an allocation now.
 #[derive(Default)]
@@ -36,66 +37,7 @@ struct Claims {
     /// Threads and host tasks waiting in `wait_then` (changes signal `changed` only then).
     waiters: usize,
     /// Byte ranges of the allocation that a failed or dropped task was to write, with its error.
-    poison: Vec<Poison>,
-}
-
-/// Bytes `[start, end)` of an allocation whose writer failed with `cause`, or was dropped unrun
-/// because of it.
-struct Poison {
-    start: usize,
-    end: usize,
-    cause: Error,
-}
-
-impl Claims {
-    /// Poisons `[start, end)` with `cause` (bytes already poisoned keep their first cause).
-    fn poison(&mut self, start: usize, end: usize, cause: &Error) {
-        if start >= end || self.poison.iter().any(|p| p.start <= start && end <= p.end) {
-            return;
-        }
-        self.poison.push(Poison {
-            start,
-            end,
-            cause: cause.clone(),
-        });
-    }
-
-    /// Clears the poison of `[start, end)` (the bytes hold what was written there since).
-    fn clear(&mut self, start: usize, end: usize) {
-        if self.poison.is_empty() || start >= end {
-            return;
-        }
-        let mut kept = Vec::with_capacity(self.poison.len());
-        for p in self.poison.drain(..) {
-            if p.end <= start || end <= p.start {
-                kept.push(p);
-                continue;
-            }
-            if p.start < start {
-                kept.push(Poison {
-                    start: p.start,
-                    end: start,
-                    cause: p.cause.clone(),
-                });
-            }
-            if end < p.end {
-                kept.push(Poison {
-                    start: end,
-                    end: p.end,
-                    cause: p.cause,
-                });
-            }
-        }
-        self.poison = kept;
-    }
-
-    /// The cause of the first poisoned byte range that meets `[start, end)`.
-    fn poisoned(&self, start: usize, end: usize) -> Option<&Error> {
-        self.poison
-            .iter()
-            .find(|p| p.start < end && start < p.end)
-            .map(|p| &p.cause)
-    }
+    poison: PoisonMap,
 }
 
 /// One GM allocation of a world and its claims.
@@ -250,7 +192,7 @@ impl Use {
 
     /// The task is done: `failed` with this error, or dropped unrun because of it (its write
     /// range is poisoned), or succeeded (`None`: its write range holds its result).
-    pub fn finish(mut self, failed: Option<&Error>) {
+    pub fn finish(mut self, failed: Option<&Arc<Error>>) {
         self.finished = true;
         let write = self.write;
         self.alloc.change(|c| match write {
@@ -258,8 +200,8 @@ impl Use {
                 c.task_writes -= 1;
                 for (start, end) in w.pieces() {
                     match failed {
-                        Some(e) => c.poison(start, end, e),
-                        None => c.clear(start, end),
+                        Some(e) => c.poison.poison(start, end, e),
+                        None => c.poison.clear(start, end),
                     }
                 }
             }
@@ -310,10 +252,10 @@ impl<'a> HostCopy<'a> {
     /// [`Error::Poisoned`] if a failed or dropped task was to write any of them.
     fn read(alloc: &'a Alloc, start: usize, end: usize) -> Result<HostCopy<'a>> {
         let copy = HostCopy::start(alloc, false);
-        let poisoned = alloc.claims.lock().poisoned(start, end).cloned();
+        let poisoned = alloc.claims.lock().poison.first(start, end).cloned();
         match poisoned {
             Some(cause) => Err(Error::Poisoned {
-                cause: Box::new(cause),
+                cause: Box::new((*cause).clone()),
             }),
             None => Ok(copy),
         }
@@ -321,7 +263,7 @@ impl<'a> HostCopy<'a> {
 
     /// The host wrote bytes `[start, end)`: they hold what it wrote.
     fn wrote(&self, start: usize, end: usize) {
-        self.alloc.claims.lock().clear(start, end);
+        self.alloc.claims.lock().poison.clear(start, end);
     }
 }
 
@@ -518,9 +460,9 @@ impl DeviceBuffer {
     pub fn poisoned(&self) -> Option<Error> {
         let _copy = HostCopy::start(&self.alloc, false);
         let c = self.alloc.claims.lock();
-        let cause = c.poisoned(self.offset, self.offset + self.len).cloned();
+        let cause = c.poison.first(self.offset, self.offset + self.len).cloned();
         drop(c); // before `_copy`, whose drop takes the lock
-        cause
+        cause.map(|e| (*e).clone())
     }
 
     /// Accepts the bytes of this buffer as they are: reads of them no longer fail with

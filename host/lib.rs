@@ -41,6 +41,7 @@ mod hd;
 mod launcher;
 pub mod link;
 pub mod plan;
+mod poison;
 mod stream;
 pub mod tags;
 pub mod trace;

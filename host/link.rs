@@ -78,7 +78,9 @@ pub struct CommStream {
 /// A local notify between streams of one rank (`LocalNotify` of HCCL): [`CommStream::post`]
 /// signals it once, [`CommStream::wait`] consumes one signal, waiting until it has been posted.
 /// Waits are served in the order they were enqueued. If the stream that was to post fails
-/// first, the waits fail at once with that stream's error.
+/// first, the waits fail at once with that stream's error, and so does every later wait: an
+/// event whose post was dropped is failed for good (after [`CommStream::clear_error`], make a
+/// new one).
 #[derive(Clone)]
 pub struct Event {
     name: Arc<str>,
@@ -169,9 +171,9 @@ impl CommStream {
 
     /// Recovers the stream from an error that did not fail the communicator (a send/recv
     /// [`Error::SizeMismatch`], an [`Error::EventTimeout`]): waits for the tasks enqueued
-    /// before the call (dropped unrun, since the stream has failed), then clears the stream's
+    /// before the call (those after the error are dropped unrun), then clears the stream's
     /// error and returns it; tasks enqueued from then on run again. `None` if the stream had no
-    /// error.
+    /// error. [`Event`]s whose posts were dropped stay failed: make new ones.
     ///
     /// What the failed and dropped tasks were to write stays poisoned ([`Error::Poisoned`]):
     /// a later task that writes those bytes, a host write, or

@@ -26,9 +26,10 @@ struct State {
     /// A host task is draining `queue` (at most one per stream, so tasks run in order).
     draining: bool,
     /// The first error, kept until [`Stream::clear_error`]: every task after it is dropped unrun.
-    error: Option<Error>,
-    /// Cancelled for good: every task from now on is dropped unrun.
-    cancelled: bool,
+    error: Option<Arc<Error>>,
+    /// Cancelled for good, with this error: every task from now on is dropped unrun, whatever
+    /// [`Stream::clear_error`] clears.
+    cancelled: Option<Arc<Error>>,
     /// The smallest position a waiting thread waits to be reached (`first_pending() >= it`):
     /// a finished task wakes the waiters only once that holds, not at every task (a thread
     /// woken per task steals a core from the twin's workers).
@@ -36,6 +37,11 @@ struct State {
 }
 
 impl State {
+    /// Why the stream drops its tasks, if it does: its error, else its cancellation.
+    fn failure(&self) -> Option<&Arc<Error>> {
+        self.error.as_ref().or(self.cancelled.as_ref())
+    }
+
     /// Position of the first task not finished (`next` when none is pending).
     fn first_pending(&self) -> u64 {
         self.running
@@ -81,7 +87,7 @@ impl Stream {
                     running: None,
                     draining: false,
                     error: None,
-                    cancelled: false,
+                    cancelled: None,
                     wake_at: None,
                 }),
                 cv: Condvar::new(),
@@ -97,10 +103,9 @@ impl Stream {
         };
         let start = {
             let mut st = self.inner.state.lock();
-            if st.cancelled {
-                let e = st.error.clone();
+            if let Some(e) = st.cancelled.clone() {
                 drop(st);
-                finish(task.uses, e.as_ref());
+                finish(task.uses, Some(&e));
                 return; // dropped unrun
             }
             let pos = st.next;
@@ -117,21 +122,27 @@ impl Stream {
     }
 
     /// Waits until every task enqueued before this call has run (or was dropped); returns the
-    /// stream's error, if it has one (kept: every later call returns it too).
+    /// stream's error (or the error it was cancelled with), if it has one (kept: every later
+    /// call returns it too).
     pub fn synchronize(&self) -> Result<()> {
-        self.wait_enqueued();
-        match self.inner.state.lock().error.clone() {
-            Some(e) => Err(e),
+        self.wait_for(self.position());
+        match self.inner.state.lock().failure() {
+            Some(e) => Err((**e).clone()),
             None => Ok(()),
         }
     }
 
-    /// Waits until every task enqueued before this call has run (or was dropped), whatever
-    /// is enqueued meanwhile.
-    pub fn wait_enqueued(&self) {
+    /// The position of the next task enqueued: [`Stream::wait_for`] it to wait for every task
+    /// enqueued before now.
+    pub fn position(&self) -> u64 {
+        self.inner.state.lock().next
+    }
+
+    /// Waits until every task enqueued before `position` ([`Stream::position`]) has run (or
+    /// was dropped), whatever is enqueued meanwhile.
+    pub fn wait_for(&self, position: u64) {
         let mut st = self.inner.state.lock();
-        let target = st.next;
-        self.wait_until(&mut st, |_| target);
+        self.wait_until(&mut st, |_| position);
     }
 
     /// Waits until `first_pending() >= target(state)` (re-read at every wake-up).
@@ -150,16 +161,22 @@ impl Stream {
         }
     }
 
-    /// The stream's error, if it has one (not cleared).
+    /// The stream's error (or the error it was cancelled with), if it has one (not cleared).
     pub fn first_error(&self) -> Option<Error> {
-        self.inner.state.lock().error.clone()
+        self.inner.state.lock().failure().map(|e| (**e).clone())
     }
 
-    /// Waits for the tasks enqueued before this call (with an error set, they are dropped
-    /// unrun), then clears the error and returns it: the tasks enqueued from now on run.
+    /// Waits for the tasks enqueued before this call (those after the error are dropped
+    /// unrun), then clears the error and returns it: the tasks enqueued from now on run, unless
+    /// the stream was cancelled (that stays).
     pub fn clear_error(&self) -> Option<Error> {
-        self.wait_enqueued();
-        self.inner.state.lock().error.take()
+        self.wait_for(self.position());
+        self.inner
+            .state
+            .lock()
+            .error
+            .take()
+            .map(Arc::unwrap_or_clone)
     }
 
     /// True while tasks are enqueued or running.
@@ -180,7 +197,8 @@ impl Stream {
     pub fn cancel(&self, error: Error) {
         let (dropped, cause) = {
             let mut st = self.inner.state.lock();
-            st.cancelled = true;
+            let error = Arc::new(error);
+            st.cancelled.get_or_insert(error.clone());
             let cause = st.error.get_or_insert(error).clone();
             let q: Vec<(u64, Task)> = st.queue.drain(..).collect();
             wake(&self.inner, &mut st);
@@ -197,7 +215,7 @@ impl Stream {
 
 /// Ends a task's claims: its write claims' ranges are poisoned with `failed`, or, if it
 /// succeeded (`None`), hold its result.
-fn finish(uses: Uses, failed: Option<&Error>) {
+fn finish(uses: Uses, failed: Option<&Arc<Error>>) {
     for u in uses {
         u.finish(failed);
     }
@@ -211,7 +229,7 @@ fn drain(inner: &Inner) {
             match st.queue.pop_front() {
                 Some((pos, t)) => {
                     st.running = Some(pos);
-                    (t, st.error.clone())
+                    (t, st.failure().cloned())
                 }
                 None => {
                     st.draining = false;
@@ -237,8 +255,9 @@ fn drain(inner: &Inner) {
                             panic_message(&*p)
                         )))
                     });
-                finish(task.uses, result.as_ref().err());
-                result.err()
+                let failed = result.err().map(Arc::new);
+                finish(task.uses, failed.as_ref());
+                failed
             }
         };
         let mut st = inner.state.lock();
@@ -265,4 +284,32 @@ pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::DeviceBuffer;
+
+    #[test]
+    fn a_cancelled_stream_drops_its_tasks_whatever_clear_error_clears() {
+        let twin = ascendc_sys::Twin::new();
+        let dev = twin
+            .device(0, ascendc_sys::DeviceConfig::default())
+            .unwrap();
+        let buf = DeviceBuffer::new(dev.alloc(64).unwrap());
+        let s = Stream::new(twin.clone(), "cancelled".into(), 0);
+        s.cancel(Error::Config("stopped".into()));
+        assert!(matches!(s.clear_error(), Some(Error::Config(_))));
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let r = ran.clone();
+        s.enqueue(Uses::from_iter([buf.use_write()]), move || {
+            r.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        });
+        assert!(matches!(s.synchronize(), Err(Error::Config(_))));
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        // What the dropped task was to write is poisoned with the cancellation.
+        assert!(matches!(buf.to_vec::<u8>(), Err(Error::Poisoned { .. })));
+    }
 }

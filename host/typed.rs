@@ -45,9 +45,10 @@
 //!   world, overlaps, [`ReduceOp::Prod`]).
 //!
 //! Calls return once validated and enqueued, as the untyped ones:
-//! [`Typed::synchronize`] waits and reports the first error; [`Typed::dtoh_sync_copy`]
-//! synchronizes, then copies back; [`DeviceSlice::to_vec`] copies back once the enqueued work
-//! that writes the slice has run, without reporting the errors of that work.
+//! [`Typed::synchronize`] waits and reports the main stream's error (sticky until recovered);
+//! [`Typed::dtoh_sync_copy`] synchronizes, then copies back; [`DeviceSlice::to_vec`] copies
+//! back once the enqueued work that writes the slice has run, and refuses
+//! ([`Error::Poisoned`]) elements that work was to write if it failed or was dropped.
 //!
 //! # Why a handle
 //!
@@ -474,8 +475,9 @@ impl<T: DeviceElement> DeviceSlice<T> {
         self.buf.rank()
     }
 
-    /// The elements, copied to the host once the enqueued work that writes them has run (it
-    /// does not report that work's errors: [`Typed::dtoh_sync_copy`] does).
+    /// The elements, copied to the host once the enqueued work that writes them has run;
+    /// [`Error::Poisoned`] if that work failed or was dropped unrun (the stream's own error
+    /// comes from [`Typed::synchronize`]).
     ///
     /// ```
     /// # let world = aiv_comm::World::sim(1)?;

@@ -93,8 +93,12 @@ impl Communicator {
                 }
             }
         };
-        for s in self.launcher.live_streams() {
-            s.stream().wait_enqueued();
+        // Every stream's position first: work enqueued while an earlier stream is waited for
+        // is not waited for.
+        let streams = self.launcher.live_streams();
+        let at: Vec<u64> = streams.iter().map(|s| s.stream().position()).collect();
+        for (s, p) in streams.iter().zip(at) {
+            s.stream().wait_for(p);
         }
         drop(handle);
         Ok(())

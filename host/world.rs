@@ -240,9 +240,10 @@ impl Config {
                 None => DEFAULT_EXEC_TIMEOUT,
             },
         };
+        // HCCL_EXEC_TIMEOUT's values are within both bounds (parse_hccl_exec_timeout).
         if t < MIN_EXEC_TIMEOUT {
             return Err(Error::Config(format!(
-                "exec timeout of {t:?} is below the minimum of {MIN_EXEC_TIMEOUT:?}"
+                "Config::exec_timeout of {t:?} is below the minimum of {MIN_EXEC_TIMEOUT:?}"
             )));
         }
         if t > HCCL_AIV_MAX_EXEC_TIMEOUT {
@@ -395,18 +396,19 @@ impl Communicator {
     /// assert!(out.iter().all(|r| r.is_ok()));
     /// ```
     pub fn clear_error(&self) -> Option<Error> {
-        let batch: Vec<CommStream> = self.batch.lock().values().cloned().collect();
-        let mut other = None;
-        for s in &batch {
-            other = other.or(s.clear_error());
-        }
+        let mut streams: Vec<CommStream> = self.batch.lock().values().cloned().collect();
         // HD's events stay failed once a post was dropped: its next call makes fresh ones.
-        if let Some(hd) = self.hd.lock().take() {
-            for s in hd.streams() {
-                other = other.or(s.clear_error());
-            }
+        let hd = self.hd.lock().take();
+        if let Some(hd) = hd {
+            streams.extend(hd.streams().into_iter().cloned());
         }
-        self.main.clear_error().or(other)
+        let mut other = None;
+        for s in &streams {
+            let e = s.clear_error(); // every stream is cleared, whichever error is returned
+            other = other.or(e);
+        }
+        let main = self.main.clear_error();
+        main.or(other)
     }
 
     /// `Some(cause)` if an earlier operation failed this communicator.
@@ -630,12 +632,23 @@ impl World {
     /// Waits for the work enqueued before the call on every stream of every rank; returns the
     /// first error (in rank order; sticky, as [`Communicator::synchronize`]'s).
     pub fn synchronize(&self) -> Result<()> {
+        // Every stream's position first: work enqueued while an earlier stream is waited for
+        // is not waited for.
+        let streams: Vec<Vec<_>> = self
+            .comms
+            .iter()
+            .map(|c| {
+                let live = c.launcher.live_streams();
+                let at: Vec<u64> = live.iter().map(|s| s.stream().position()).collect();
+                live.into_iter().zip(at).collect()
+            })
+            .collect();
         let mut first = Ok(());
-        for c in &self.comms {
-            for s in c.launcher.live_streams() {
-                let r = s.stream().synchronize();
+        for (c, streams) in self.comms.iter().zip(streams) {
+            for (s, at) in streams {
+                s.stream().wait_for(at);
                 if first.is_ok() {
-                    first = r;
+                    first = s.stream().first_error().map_or(Ok(()), Err);
                 }
             }
             if first.is_ok() {

@@ -250,34 +250,55 @@ fn a_panic_in_a_launch_argument_closure_stops_the_peers_at_once_and_is_named_as_
 
 // ---- 5. synchronize waits for what was enqueued before it ----
 
-/// Enqueues a wait for `later` on `stream` 300 ms from now, then posts `first` 300 ms after
-/// that, from a stream of its own: the thread that called this is meant to be waiting by then.
+/// Enqueues a wait for `later` on `fed` 300 ms from now, then posts `first` 300 ms after that,
+/// from a stream of its own: the thread that called this is meant to be waiting by then.
 fn feed_after_a_pause(
     c: &aiv_comm::Communicator,
-    s: &aiv_comm::CommStream,
+    fed: &aiv_comm::CommStream,
     first: &Event,
     later: &Event,
 ) {
     let poster = c.create_stream("poster").unwrap();
-    let (s, first, later) = (s.clone(), first.clone(), later.clone());
+    let (fed, first, later) = (fed.clone(), first.clone(), later.clone());
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
-        s.wait(&later, "fed later");
+        fed.wait(&later, "fed later");
         std::thread::sleep(Duration::from_millis(300));
         poster.post(&first, "release");
     });
 }
 
+/// Runs `call` while a stream waits for an event posted 600 ms later and, from 300 ms on, work
+/// that cannot finish before `call` returns waits on the same stream or (`other`) another one;
+/// then lets that work finish. `call` must return without it (the work would end in an
+/// EventTimeout after 3 s), and every stream must end without an error.
+fn waits_only_for_earlier_work(other: bool, call: impl FnOnce(&World, &aiv_comm::Communicator)) {
+    let w = world(1, Duration::from_secs(3));
+    let c = &w.comms()[0];
+    let s = c.create_stream("first").unwrap();
+    let t = c.create_stream("second").unwrap();
+    let (first, later) = (Event::new("first"), Event::new("later"));
+    s.wait(&first, "before");
+    feed_after_a_pause(c, if other { &t } else { &s }, &first, &later);
+    call(&w, c);
+    c.create_stream("late poster").unwrap().post(&later, "end");
+    s.synchronize().unwrap();
+    t.synchronize().unwrap();
+}
+
 #[test]
 fn synchronize_waits_for_the_work_enqueued_before_it_not_after() {
+    // The World's synchronize, over every stream of every rank.
+    for other in [false, true] {
+        waits_only_for_earlier_work(other, |w, _| w.synchronize().unwrap());
+    }
+    // A stream's own.
     let w = world(1, Duration::from_secs(3));
     let c = &w.comms()[0];
     let s = c.create_stream("fed").unwrap();
     let (first, later) = (Event::new("first"), Event::new("later"));
     s.wait(&first, "before");
     feed_after_a_pause(c, &s, &first, &later);
-    // Returns once `first` is posted, though `later`'s wait (enqueued after this call) is
-    // still pending; waiting for it would end in its EventTimeout.
     s.synchronize().unwrap();
     c.create_stream("late poster").unwrap().post(&later, "end");
     s.synchronize().unwrap();
@@ -285,18 +306,13 @@ fn synchronize_waits_for_the_work_enqueued_before_it_not_after() {
 
 #[test]
 fn deregister_waits_for_the_work_enqueued_before_it_not_after() {
-    let w = world(1, Duration::from_secs(3));
-    let c = &w.comms()[0];
-    let win = c.alloc(64).unwrap();
-    c.register(&win).unwrap();
-    let s = c.create_stream("fed").unwrap();
-    let (first, later) = (Event::new("first"), Event::new("later"));
-    s.wait(&first, "before");
-    feed_after_a_pause(c, &s, &first, &later);
-    c.deregister(&win).unwrap();
-    // `later` is still pending: posting it now lets the stream finish without a timeout.
-    c.create_stream("late poster").unwrap().post(&later, "end");
-    s.synchronize().unwrap();
+    for other in [false, true] {
+        waits_only_for_earlier_work(other, |_, c| {
+            let win = c.alloc(64).unwrap();
+            c.register(&win).unwrap();
+            c.deregister(&win).unwrap();
+        });
+    }
 }
 
 // ---- 6. deterministic mode means one thing ----
