@@ -366,6 +366,10 @@ fn deterministic_all_reduce_is_the_rank_order_sum_whatever_the_algorithm_and_buf
     for ranks in [3usize, 4, 5] {
         let inputs: Vec<Vec<f32>> = (0..ranks).map(|r| spread(r, count)).collect();
         let want = rank_order_sum(&inputs);
+        // The data tells orders apart: the reverse order gives other bits for many elements.
+        let reversed: Vec<Vec<f32>> = inputs.iter().rev().cloned().collect();
+        let reverse = rank_order_sum(&reversed);
+        assert!(want.iter().zip(&reverse).filter(|(a, b)| a != b).count() > count / 20);
         // Chunks of a 4 KiB buffer and one chunk of a 16 MiB one; one block per peer and
         // three (the parts split each slice again).
         for (buffer, parts) in [(4096usize, None), (16 << 20, None), (16 << 20, Some(3))] {
@@ -404,6 +408,86 @@ fn deterministic_all_reduce_is_the_rank_order_sum_whatever_the_algorithm_and_buf
                             "{ranks} ranks, {buffer}-byte buffer, {parts:?} parts, {algo:?}, {mode}: rank {r} differs from the rank-order sum in {differ} of {count} elements"
                         );
                     }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deterministic_half_precision_all_reduce_on_8_ranks_is_the_rank_order_sum() {
+    use aiv_comm::AllReduceAlgo;
+    use half::{bf16, f16};
+    let (ranks, count) = (8usize, 2000);
+    let inputs: Vec<Vec<f32>> = (0..ranks).map(|r| spread(r, count)).collect();
+    // Each step of the sum rounds to the element type, as the device's adds do.
+    let f16_in: Vec<Vec<f16>> = inputs
+        .iter()
+        .map(|v| v.iter().map(|&x| f16::from_f32(x * 1e-3)).collect())
+        .collect();
+    let bf16_in: Vec<Vec<bf16>> = inputs
+        .iter()
+        .map(|v| v.iter().map(|&x| bf16::from_f32(x)).collect())
+        .collect();
+    let f16_want: Vec<u16> = (0..count)
+        .map(|i| {
+            f16_in[1..]
+                .iter()
+                .fold(f16_in[0][i], |a, x| {
+                    f16::from_f32(a.to_f32() + x[i].to_f32())
+                })
+                .to_bits()
+        })
+        .collect();
+    let bf16_want: Vec<u16> = (0..count)
+        .map(|i| {
+            bf16_in[1..]
+                .iter()
+                .fold(bf16_in[0][i], |a, x| {
+                    bf16::from_f32(a.to_f32() + x[i].to_f32())
+                })
+                .to_bits()
+        })
+        .collect();
+    // The data tells orders apart: the reverse order gives other bits for many elements.
+    let reverse = (0..count)
+        .filter(|&i| {
+            let r = f16_in[..ranks - 1]
+                .iter()
+                .rev()
+                .fold(f16_in[ranks - 1][i], |a, x| {
+                    f16::from_f32(a.to_f32() + x[i].to_f32())
+                });
+            r.to_bits() != f16_want[i]
+        })
+        .count();
+    assert!(reverse > count / 20, "{reverse}");
+    for buffer in [4096usize, 16 << 20] {
+        let w = deterministic_world(ranks, buffer, None);
+        for algo in [
+            AllReduceAlgo::Auto,
+            AllReduceAlgo::TwoShot,
+            AllReduceAlgo::Push,
+        ] {
+            for (dtype, want) in [(DataType::F16, &f16_want), (DataType::Bf16, &bf16_want)] {
+                let got = w.run(|c| -> aiv_comm::Result<Vec<u16>> {
+                    let r = c.rank() as usize;
+                    let x = match dtype {
+                        DataType::F16 => c.alloc_from(&f16_in[r])?,
+                        _ => c.alloc_from(&bf16_in[r])?,
+                    };
+                    let y = c.alloc(count * 2)?;
+                    c.all_reduce_with(&x, &y, count, dtype, ReduceOp::Sum, algo)?;
+                    c.synchronize()?;
+                    y.to_vec()
+                });
+                for (r, g) in got.into_iter().enumerate() {
+                    let g = g.unwrap();
+                    let differ = g.iter().zip(want.iter()).filter(|(a, b)| a != b).count();
+                    assert_eq!(
+                        differ, 0,
+                        "{buffer}-byte buffer, {algo:?}, {dtype}: rank {r} differs in {differ} of {count}"
+                    );
                 }
             }
         }
