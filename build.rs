@@ -1,7 +1,7 @@
 //! Compiles aiv-comm's device sources (kernel/*.cpp, with the headers under kernel/ and sync/)
 //! into a static library.
 //!
-//! * always: the host C++ compiler against ascendc-sys's AscendC headers -> the CPU twin, with a
+//! * always: the host C++ compiler against ascendc-twin's AscendC headers -> the CPU twin, with a
 //!   launch trampoline per kernel and `$OUT_DIR/aiv_kernels.rs` (ascendc-build).
 //! * `npu` feature with ASCEND_HOME_PATH set: also CANN's bisheng for dav-c220-vec, one object per
 //!   source. UNTESTED: no NPU or CANN toolkit is available where this project is built and tested.
@@ -73,7 +73,7 @@ fn main() {
 
     let twin_include = std::env::var("DEP_ASCENDC_TWIN_INCLUDE")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("ascendc-sys/include"));
+        .unwrap_or_else(|_| root.join("ascendc-twin/include"));
     println!("cargo:twin_include={}", twin_include.display());
 
     let mut b = ascendc_build::Build::new();

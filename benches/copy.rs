@@ -12,7 +12,7 @@
 //! Run: `cargo bench --bench copy` (one group: `cargo bench --bench copy -- launch`).
 
 use aiv_comm::ffi::{self, AivCopyArgs};
-use ascendc_sys::{Device, DeviceConfig, GmBuffer, Twin};
+use ascendc_twin::{Device, DeviceConfig, GmBuffer, Twin};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 /// A source, a destination and the argument block of an `aiv_copy` of `size` bytes, from byte
@@ -57,7 +57,7 @@ impl CopyJob {
             dev.launch_kernel(
                 &ffi::kernels::aiv_copy,
                 blocks,
-                &ascendc_sys::args![self.args.gm(0)],
+                &ascendc_twin::args![self.args.gm(0)],
             )
         }
         .unwrap()

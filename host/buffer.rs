@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use ascendc_sys::{GmBuffer, HostSignal};
+use ascendc_twin::{GmBuffer, HostSignal};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -315,15 +315,15 @@ impl DeviceBuffer {
         self.alloc.gm.addr() as u64 + self.offset as u64
     }
 
-    /// GM address of byte `offset`, as a kernel parameter ([`ascendc_sys::ArgBlock::arg`]).
+    /// GM address of byte `offset`, as a kernel parameter ([`ascendc_twin::ArgBlock::arg`]).
     /// Panics if `offset` is past the end.
-    pub fn gm(&self, offset: usize) -> ascendc_sys::GmAddr {
+    pub fn gm(&self, offset: usize) -> ascendc_twin::GmAddr {
         assert!(
             offset <= self.len,
             "offset {offset} past the end of a {}-byte device buffer",
             self.len
         );
-        ascendc_sys::GmAddr(self.addr() + offset as u64)
+        ascendc_twin::GmAddr(self.addr() + offset as u64)
     }
 
     /// Identifies the world whose memory this is (see [`crate::World::id`]).

@@ -130,7 +130,7 @@ impl Communicator {
     #[allow(clippy::too_many_arguments)]
     unsafe fn launch_chunks(
         &self,
-        kernel: &'static ascendc_sys::Kernel,
+        kernel: &'static ascendc_twin::Kernel,
         kind: Kind,
         call: Call,
         send: &DeviceBuffer,
@@ -184,7 +184,7 @@ impl Communicator {
     /// until it has run.
     pub(crate) fn enqueue_launch<A: ffi::WithComm>(
         &self,
-        kernel: &'static ascendc_sys::Kernel,
+        kernel: &'static ascendc_twin::Kernel,
         blocks: u32,
         tag: i64,
         fp: [i32; ffi::AIV_PAYLOAD_LANES as usize],
@@ -213,7 +213,7 @@ impl Communicator {
     #[allow(clippy::too_many_arguments)]
     unsafe fn launch_push(
         &self,
-        kernel: &'static ascendc_sys::Kernel,
+        kernel: &'static ascendc_twin::Kernel,
         kind: Kind,
         call: Call,
         send: &DeviceBuffer,

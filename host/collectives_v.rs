@@ -165,7 +165,7 @@ fn piece(seg: (usize, usize), c: &Chunk) -> usize {
 
 /// A V-collective call ready to launch.
 struct VCall {
-    kernel: &'static ascendc_sys::Kernel,
+    kernel: &'static ascendc_twin::Kernel,
     kind: Kind,
     call: Call,
     /// Longest segment (elements): the chunks are planned for it.

@@ -85,7 +85,7 @@ pub(crate) fn diag_error(d: &ffi::AivDiag, mine: Option<&[i32]>) -> Error {
         ffi::AIV_DIAG_CHAIN => "a wait for an earlier block of the same rank",
         _ => "link wait",
     };
-    let us = ascendc_sys::cycles_to_us(d.waited_cycles);
+    let us = ascendc_twin::cycles_to_us(d.waited_cycles);
     Error::WaitTimeout {
         rank: d.rank as u32,
         block: d.block as u32,

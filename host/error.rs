@@ -1,6 +1,6 @@
 //! The error type of aiv-comm.
 
-use ascendc_sys::TwinError;
+use ascendc_twin::TwinError;
 
 use crate::dtype::{DataType, ReduceOp};
 

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use ascendc_sys::{ArgBlock, Device, GmBuffer, Kernel, Twin};
+use ascendc_twin::{ArgBlock, Device, GmBuffer, Kernel, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -194,8 +194,8 @@ impl Launcher {
                 // A size mismatch fails the pair's transfer, not the communicator.
                 Error::SizeMismatch { .. } => return r,
                 // A peer that stopped this launch has already stopped everyone.
-                Error::Device(ascendc_sys::TwinError::Fault(ascendc_sys::KernelFault {
-                    kind: ascendc_sys::FaultKind::PeerAborted { .. },
+                Error::Device(ascendc_twin::TwinError::Fault(ascendc_twin::KernelFault {
+                    kind: ascendc_twin::FaultKind::PeerAborted { .. },
                     ..
                 })) => {}
                 // A timeout is not aborted onward: the rank waited for may itself be waiting

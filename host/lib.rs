@@ -2,7 +2,7 @@
 //!
 //! Collective-communication kernels for the AIV vector cores of Ascend NPUs (Atlas A2 / 910B),
 //! driven from Rust, and runnable on any Linux machine through the CPU twin of the AIV device
-//! ([`ascendc_sys`]).
+//! ([`ascendc_twin`]).
 //!
 //! * Device side (AscendC C++, compiled by build.rs): soft-sync primitives (`sync/aiv_sync.h`:
 //!   Record, Wait, Record1vN, WaitNv1, RecordNv1, Wait1vN, BarrierAll), the CpGM2GM copy engine
@@ -50,7 +50,7 @@ pub mod typed;
 mod window;
 pub mod world;
 
-pub use ascendc_sys;
+pub use ascendc_twin;
 pub use batch::{SendRecvItem, SendRecvKind};
 pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use ascendc_sys::{ArgBlock, GmAddr, Kernel};
+use ascendc_twin::{ArgBlock, GmAddr, Kernel};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -85,7 +85,7 @@ pub struct CommStream {
 pub struct Event {
     name: Arc<str>,
     /// Posts so far (`u64::MAX`: a post will never come, see `failed`).
-    posted: Arc<ascendc_sys::HostSignal>,
+    posted: Arc<ascendc_twin::HostSignal>,
     /// Waits enqueued so far (each takes the next ticket).
     waits: Arc<Mutex<u64>>,
     /// Posts enqueued so far (run or not).
@@ -99,7 +99,7 @@ impl Event {
     pub fn new(name: &str) -> Event {
         Event {
             name: name.into(),
-            posted: Arc::new(ascendc_sys::HostSignal::new(0)),
+            posted: Arc::new(ascendc_twin::HostSignal::new(0)),
             waits: Arc::new(Mutex::new(0)),
             enqueued: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             failed: Arc::new(Mutex::new(None)),
@@ -310,7 +310,7 @@ impl CommStream {
         self.inner.comm_args(tag)
     }
 
-    /// Enqueues a launch of `kernel` (any signature, see [`ascendc_sys::Kernel`]) with the
+    /// Enqueues a launch of `kernel` (any signature, see [`ascendc_twin::Kernel`]) with the
     /// typed arguments `args` on `block_dim` co-resident blocks.
     ///
     /// `buffers` are the device buffers the kernel reads and writes: they stay allocated until
@@ -321,7 +321,7 @@ impl CommStream {
     ///
     /// ```
     /// use aiv_comm::{ffi, BufferAccess, World};
-    /// use ascendc_sys::args;
+    /// use ascendc_twin::args;
     /// let world = World::sim(1).unwrap();
     /// let comm = &world.comms()[0];
     /// let out = comm.alloc(2 * 128).unwrap();

@@ -53,7 +53,7 @@ impl State {
 struct Inner {
     name: String,
     affinity: usize,
-    twin: ascendc_sys::Twin,
+    twin: ascendc_twin::Twin,
     state: Mutex<State>,
     cv: Condvar,
 }
@@ -62,7 +62,7 @@ struct Inner {
 ///
 /// [`Stream::enqueue`] returns at once; tasks run one after another, in the order they were
 /// enqueued. They run as a host task of the twin's worker pool
-/// ([`ascendc_sys::Twin::spawn_host_task`]), next to the kernel blocks they launch: a launch and
+/// ([`ascendc_twin::Twin::spawn_host_task`]), next to the kernel blocks they launch: a launch and
 /// the wait for its end cost coroutine switches, not OS thread hand-offs. After a task fails,
 /// every later task is dropped unrun until [`Stream::clear_error`], and every
 /// [`Stream::synchronize`] reports the error, as a CUDA stream's sticky errors do. A task that
@@ -75,7 +75,7 @@ pub struct Stream {
 impl Stream {
     /// A new stream named `name` (named when one of its tasks panics), whose tasks run on the
     /// worker `affinity % workers` of `twin`.
-    pub fn new(twin: ascendc_sys::Twin, name: String, affinity: usize) -> Stream {
+    pub fn new(twin: ascendc_twin::Twin, name: String, affinity: usize) -> Stream {
         Stream {
             inner: Arc::new(Inner {
                 name,
@@ -293,9 +293,9 @@ mod tests {
 
     #[test]
     fn a_cancelled_stream_drops_its_tasks_whatever_clear_error_clears() {
-        let twin = ascendc_sys::Twin::new();
+        let twin = ascendc_twin::Twin::new();
         let dev = twin
-            .device(0, ascendc_sys::DeviceConfig::default())
+            .device(0, ascendc_twin::DeviceConfig::default())
             .unwrap();
         let buf = DeviceBuffer::new(dev.alloc(64).unwrap());
         let s = Stream::new(twin.clone(), "cancelled".into(), 0);

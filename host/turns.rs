@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ascendc_sys::HostSignal;
+use ascendc_twin::HostSignal;
 use parking_lot::Mutex;
 
 /// One link: a peer, a signal kind, a direction.

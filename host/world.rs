@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascendc_sys::{Device, DeviceConfig, Kernel, Twin};
+use ascendc_twin::{Device, DeviceConfig, Kernel, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -81,7 +81,7 @@ impl Default for Config {
         Config {
             buffer_bytes: None,
             exec_timeout: None,
-            cores: ascendc_sys::DEFAULT_CORES,
+            cores: ascendc_twin::DEFAULT_CORES,
             deterministic: None,
             blocks_per_peer: None,
         }
@@ -295,7 +295,7 @@ pub struct Communicator {
         Mutex<std::collections::HashMap<(u32, crate::batch::SendRecvKind), CommStream>>,
     /// GM of AlltoAllV's count exchange (this rank's row, every rank's rows), made at the
     /// first call.
-    pub(crate) a2av_scratch: Mutex<Option<Arc<(ascendc_sys::GmBuffer, ascendc_sys::GmBuffer)>>>,
+    pub(crate) a2av_scratch: Mutex<Option<Arc<(ascendc_twin::GmBuffer, ascendc_twin::GmBuffer)>>>,
     /// Tag of the last push-mode launch enqueued on this rank (0: none yet), which the next one
     /// passes to its kernel (`AivPushArgs::prev_tag`, kernel/push.cpp).
     pub(crate) push_prev: Mutex<i64>,
@@ -507,14 +507,14 @@ impl World {
 
     /// `ranks` (1..=[`MAX_RANKS`]) simulated NPUs with `config`, on a twin of their own (its
     /// knobs from the `AIV_TWIN_*` environment variables; a value that does not parse is an
-    /// [`Error::Config`] naming it, see [`ascendc_sys::TwinConfig::try_from_env`]).
+    /// [`Error::Config`] naming it, see [`ascendc_twin::TwinConfig::try_from_env`]).
     pub fn sim_with(ranks: usize, config: Config) -> Result<World> {
-        let twin = ascendc_sys::TwinConfig::try_from_env().map_err(Error::Config)?;
+        let twin = ascendc_twin::TwinConfig::try_from_env().map_err(Error::Config)?;
         World::on_twin(ranks, config, Twin::with_config(twin))
     }
 
     /// [`World::sim_with`] on a given (fresh) twin, e.g. one made with
-    /// [`ascendc_sys::Twin::with_config`].
+    /// [`ascendc_twin::Twin::with_config`].
     pub fn on_twin(ranks: usize, config: Config, twin: Twin) -> Result<World> {
         if ranks == 0 || ranks > MAX_RANKS {
             return Err(Error::RankCount {
@@ -528,7 +528,7 @@ impl World {
         let deterministic = config.resolved_deterministic()?;
         // At most 1091 s (`timeout_with`): 54.55e9 cycles, far inside an i64.
         let timeout_cycles = i64::try_from(
-            timeout.as_micros() * u128::from(ascendc_sys::SYSTEM_CYCLE_HZ / 1_000_000),
+            timeout.as_micros() * u128::from(ascendc_twin::SYSTEM_CYCLE_HZ / 1_000_000),
         )
         .unwrap_or(i64::MAX);
         let mut devices = Vec::new();

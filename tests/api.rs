@@ -18,7 +18,7 @@ use aiv_comm::ffi::{
     AIV_API_SYNC_ALL_SKIP, AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS,
     AIV_API_TRAP, AIV_API_VECIN_TO_MTE3,
 };
-use ascendc_sys::{args, Device, FaultKind, GmBuffer, TwinError};
+use ascendc_twin::{args, Device, FaultKind, GmBuffer, TwinError};
 
 const PIECE_BYTES: usize = AIV_API_PIECE as usize * 4;
 

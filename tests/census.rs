@@ -1,10 +1,10 @@
-//! The twin's sync census (`ascendc_sys::Twin::set_census`) on collectives whose sync structure
+//! The twin's sync census (`ascendc_twin::Twin::set_census`) on collectives whose sync structure
 //! and GM traffic are known from their protocols (kernel/all_gather.cpp, kernel/all_reduce.cpp):
 //! the rounds, waits and data bytes it measures must be exactly those. Each test has its own
 //! world, hence its own twin and census table.
 
 use aiv_comm::{AllGatherAlgo, AllReduceAlgo, Config, DataType, ReduceOp, World};
-use ascendc_sys::{Census, GmTraffic};
+use ascendc_twin::{Census, GmTraffic};
 
 fn world(ranks: usize) -> World {
     World::sim_with(

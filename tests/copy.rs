@@ -5,7 +5,7 @@
 mod common;
 
 use aiv_comm::ffi::{self, AivCopyArgs};
-use ascendc_sys::{Device, GmBuffer, TwinError};
+use ascendc_twin::{Device, GmBuffer, TwinError};
 use common::*;
 use half::{bf16, f16};
 
@@ -35,7 +35,7 @@ fn copy(
         dev.launch_kernel(
             &ffi::kernels::aiv_copy,
             blocks,
-            &ascendc_sys::args![a.gm(0)],
+            &ascendc_twin::args![a.gm(0)],
         )
     }
 }
@@ -134,12 +134,12 @@ fn plain_copy_every_length_class_and_offset_local() {
 /// and destination offsets (the streaming copy aligns its destination to 16 bytes itself).
 #[test]
 fn streaming_stores_copy_every_length_and_offset_exactly() {
-    let twin = ascendc_sys::Twin::with_config(ascendc_sys::TwinConfig {
+    let twin = ascendc_twin::Twin::with_config(ascendc_twin::TwinConfig {
         stream_after: 1,
-        ..ascendc_sys::TwinConfig::from_env()
+        ..ascendc_twin::TwinConfig::from_env()
     });
     let dev = twin
-        .device(0, ascendc_sys::DeviceConfig::default())
+        .device(0, ascendc_twin::DeviceConfig::default())
         .unwrap();
     let b = bufs(&dev, &dev);
     for (i, len) in lengths().into_iter().enumerate() {

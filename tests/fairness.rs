@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{FaultKind, TwinError};
+use ascendc_twin::{FaultKind, TwinError};
 use common::*;
 
 #[test]
@@ -111,11 +111,11 @@ fn a_wait_reaches_its_deadline_while_a_busy_block_holds_its_worker() {
     // from a busy block at the end of the busy block's time slice. With one worker the busy
     // block itself must notice; with more, an idle worker can too.
     for workers in [1, 2] {
-        let twin = ascendc_sys::Twin::with_config(ascendc_sys::TwinConfig {
+        let twin = ascendc_twin::Twin::with_config(ascendc_twin::TwinConfig {
             workers,
-            ..ascendc_sys::TwinConfig::default()
+            ..ascendc_twin::TwinConfig::default()
         });
-        let cfg = ascendc_sys::DeviceConfig::default;
+        let cfg = ascendc_twin::DeviceConfig::default;
         let waiter = twin.device(0, cfg()).unwrap();
         let busy = twin.device(workers as u32, cfg()).unwrap();
         let flag = waiter.alloc_sync(64).unwrap();

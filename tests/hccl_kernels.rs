@@ -24,7 +24,7 @@ mod hccl {
     use std::time::Duration;
 
     use aiv_comm::ffi::hccl_kernels;
-    use ascendc_sys::{ArgBlock, Device, DeviceConfig, GmAddr, GmBuffer, Kernel, Twin};
+    use ascendc_twin::{ArgBlock, Device, DeviceConfig, GmAddr, GmBuffer, Kernel, Twin};
 
     const MAX_RANK_SIZE: usize = 16;
     const AIV_DATA_SIZE: usize = 35 << 20;
@@ -182,7 +182,7 @@ mod hccl {
                     .arg(1i32) // serverNum
                     .arg(2u32) // devType: 910B
             };
-            let results: Vec<Result<(), ascendc_sys::TwinError>> = std::thread::scope(|s| {
+            let results: Vec<Result<(), ascendc_twin::TwinError>> = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..n)
                     .map(|r| {
                         let args = block(r);

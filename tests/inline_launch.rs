@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{Device, DeviceConfig, FaultKind, GmBuffer, Twin, TwinConfig, TwinError};
+use ascendc_twin::{Device, DeviceConfig, FaultKind, GmBuffer, Twin, TwinConfig, TwinError};
 use common::*;
 
 /// Runs `f` as a host task of `dev`'s twin on worker `affinity` and returns a receiver for its

@@ -6,10 +6,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{DeviceConfig, FaultKind, Twin, TwinError};
+use ascendc_twin::{DeviceConfig, FaultKind, Twin, TwinError};
 use common::*;
 
-fn hazard_kernel(dev: &ascendc_sys::Device) -> Result<(), TwinError> {
+fn hazard_kernel(dev: &ascendc_twin::Device) -> Result<(), TwinError> {
     let src = dev.alloc(4096).unwrap();
     let dst = dev.alloc(4096).unwrap();
     let mut a = AivTwinTestArgs {

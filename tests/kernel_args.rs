@@ -6,7 +6,7 @@ mod common;
 
 use aiv_comm::ffi::{self, kernels, AivProbeTiling, AIV_PROBE_SLOTS, AIV_PROBE_WORDS};
 use aiv_comm::{BufferAccess, World};
-use ascendc_sys::{args, ArgBlock, GmAddr, TwinError};
+use ascendc_twin::{args, ArgBlock, GmAddr, TwinError};
 
 fn tiling() -> AivProbeTiling {
     let mut t = AivProbeTiling {
@@ -57,7 +57,7 @@ fn expected(blocks: u32, other: GmAddr) -> Vec<i64> {
     v
 }
 
-fn read_slots(buf: &ascendc_sys::GmBuffer, block: u32) -> Vec<i64> {
+fn read_slots(buf: &ascendc_twin::GmBuffer, block: u32) -> Vec<i64> {
     let mut bytes = vec![0u8; AIV_PROBE_SLOTS as usize * 8];
     buf.read(block as usize * bytes.len(), &mut bytes).unwrap();
     bytes

@@ -1,4 +1,4 @@
-//! The twin's DMA traffic counters (`ascendc_sys::Twin::gm_traffic`), on which aiv-perf's dmabw
+//! The twin's DMA traffic counters (`ascendc_twin::Twin::gm_traffic`), on which aiv-perf's dmabw
 //! and the comparison's traffic figures rest. The counters belong to the world's twin, so other
 //! tests running beside this one add nothing to them.
 
@@ -6,7 +6,7 @@ mod common;
 
 use aiv_comm::ffi::{AivTwinTestArgs, AIV_TT_COPY};
 use aiv_comm::{AllGatherAlgo, Config, DataType, ReduceOp, World};
-use ascendc_sys::{CheckedLaunches, GmTraffic};
+use ascendc_twin::{CheckedLaunches, GmTraffic};
 
 #[test]
 fn checked_launches_count_what_each_launch_ran_with() {
@@ -189,7 +189,7 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
     let used = if per_part { parts } else { 4 * parts } as usize; // blocks of a launch
     for r in 0..4u32 {
         let after = w.twin().core_traffic(r);
-        assert_eq!(after.len(), ascendc_sys::TRACKED_CORES);
+        assert_eq!(after.len(), ascendc_twin::TRACKED_CORES);
         for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
             let GmTraffic { read, written } = a.since(*z);
             // Part j of 1 MiB in 32-byte blocks: 349_536, 349_536 and 349_504 bytes for 3.
@@ -233,6 +233,6 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
     }
     assert!(w
         .twin()
-        .core_traffic(ascendc_sys::TRACKED_DEVICES as u32)
+        .core_traffic(ascendc_twin::TRACKED_DEVICES as u32)
         .is_empty());
 }

@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{FaultKind, TwinError};
+use ascendc_twin::{FaultKind, TwinError};
 use common::*;
 
 #[test]

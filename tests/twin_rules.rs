@@ -6,7 +6,7 @@
 mod common;
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{FaultKind, TwinError, POISON};
+use ascendc_twin::{FaultKind, TwinError, POISON};
 use common::*;
 use half::{bf16, f16};
 
@@ -193,9 +193,9 @@ fn pad_in_model(
 
 #[allow(clippy::too_many_arguments)]
 fn run_pad_in(
-    dev: &ascendc_sys::Device,
-    src: &ascendc_sys::GmBuffer,
-    dst: &ascendc_sys::GmBuffer,
+    dev: &ascendc_twin::Device,
+    src: &ascendc_twin::GmBuffer,
+    dst: &ascendc_twin::GmBuffer,
     src_off: usize,
     es: usize,
     count: usize,
@@ -597,10 +597,10 @@ fn ub_out_of_bounds_is_reported() {
 
 #[test]
 fn block_dim_over_the_core_count_is_refused() {
-    let dev = ascendc_sys::Twin::new()
+    let dev = ascendc_twin::Twin::new()
         .device(
             4,
-            ascendc_sys::DeviceConfig {
+            ascendc_twin::DeviceConfig {
                 cores: 8,
                 ..Default::default()
             },
@@ -719,12 +719,12 @@ fn pipe_hazards_are_reported() {
 }
 
 /// Snapshot tests move this much: above the 16 KiB from which the twin defers GM -> UB copies
-/// (ascendc-sys/src/lazy.rs), so both code paths run.
+/// (ascendc-twin/src/lazy.rs), so both code paths run.
 const SNAP_LEN: usize = 32 * 1024;
 
 /// Runs `f` on a device whose twin defers GM -> UB staging, then on one whose twin does not: a
 /// DataCopy GM -> UB is a snapshot either way.
-fn both_staging_modes(f: impl Fn(&ascendc_sys::Device, &str)) {
+fn both_staging_modes(f: impl Fn(&ascendc_twin::Device, &str)) {
     for on in [true, false] {
         let dev = device(0);
         dev.twin().set_lazy_staging(on);
@@ -842,17 +842,17 @@ fn a_block_that_overflows_its_stack_is_a_named_fault_and_the_device_goes_on() {
 #[test]
 fn ub_sizes_outside_the_documented_range_are_refused() {
     let make = |ub_bytes: usize| {
-        ascendc_sys::Twin::new().device(0, ascendc_sys::DeviceConfig { cores: 1, ub_bytes })
+        ascendc_twin::Twin::new().device(0, ascendc_twin::DeviceConfig { cores: 1, ub_bytes })
     };
-    for bad in [0, 992, 1000, ascendc_sys::MAX_UB_BYTES + 32] {
+    for bad in [0, 992, 1000, ascendc_twin::MAX_UB_BYTES + 32] {
         match make(bad) {
             Err(TwinError::Config(m)) => assert!(
-                m.contains("ub_bytes") && m.contains(&ascendc_sys::MAX_UB_BYTES.to_string()),
+                m.contains("ub_bytes") && m.contains(&ascendc_twin::MAX_UB_BYTES.to_string()),
                 "{m}"
             ),
             other => panic!("ub_bytes {bad}: {other:?}"),
         }
     }
     make(1024).unwrap();
-    make(ascendc_sys::MAX_UB_BYTES).unwrap();
+    make(ascendc_twin::MAX_UB_BYTES).unwrap();
 }

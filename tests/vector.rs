@@ -9,7 +9,7 @@
 mod common;
 
 use aiv_comm::ffi::*;
-use ascendc_sys::{args, Device, FaultKind, GmBuffer, TwinError};
+use ascendc_twin::{args, Device, FaultKind, GmBuffer, TwinError};
 use half::{bf16, f16};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 

@@ -5,9 +5,9 @@
 //! sources and their kernels; the helper compiles them with the host C++ compiler against the
 //! twin's AscendC headers, generates a launch trampoline for each kernel (its C++ function type
 //! tells the compiler how to unpack the argument block), and writes a Rust file with one
-//! `ascendc_sys::Kernel` static per kernel.
+//! `ascendc_twin::Kernel` static per kernel.
 //!
-//! `build.rs` (with `ascendc-build` under `[build-dependencies]` and `ascendc-sys` under
+//! `build.rs` (with `ascendc-build` under `[build-dependencies]` and `ascendc-twin` under
 //! `[dependencies]`):
 //!
 //! ```no_run
@@ -16,11 +16,11 @@
 //!     .compile("my_kernels");
 //! ```
 //!
-//! and in the crate: `mod kernels { ascendc_sys::include_kernels!("my_kernels"); }`, then
-//! `unsafe { device.launch_kernel(&kernels::add_custom, 8, &ascendc_sys::args![x, y, z, n]) }`.
+//! and in the crate: `mod kernels { ascendc_twin::include_kernels!("my_kernels"); }`, then
+//! `unsafe { device.launch_kernel(&kernels::add_custom, 8, &ascendc_twin::args![x, y, z, n]) }`.
 //!
 //! What it sets: C++17, the twin's include directory (from `DEP_ASCENDC_TWIN_INCLUDE`, else
-//! aiv-comm's `DEP_AIV_KERNELS_TWIN_INCLUDE`, else the `ascendc-sys` next to this crate), aiv-comm's
+//! aiv-comm's `DEP_AIV_KERNELS_TWIN_INCLUDE`, else the `ascendc-twin` next to this crate), aiv-comm's
 //! device headers when the crate depends on aiv-comm (`DEP_AIV_KERNELS_SYNC_INCLUDE`,
 //! `DEP_AIV_KERNELS_KERNEL_INCLUDE`), the macros the A2 vector-core compiler predefines
 //! (`__NPU_ARCH__=2201`, `__DAV_C220__`, `__DAV_C220_VEC__`, `__DAV_VEC__`, `__CCE_AICORE__=220`),
@@ -78,20 +78,20 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// The directory of the twin's AscendC headers (`kernel_operator.h`): `DEP_ASCENDC_TWIN_INCLUDE`
-/// (a crate depending on `ascendc-sys`), else `DEP_AIV_KERNELS_TWIN_INCLUDE` (one depending on
-/// aiv-comm), else `../ascendc-sys/include` next to this crate.
+/// (a crate depending on `ascendc-twin`), else `DEP_AIV_KERNELS_TWIN_INCLUDE` (one depending on
+/// aiv-comm), else `../ascendc-twin/include` next to this crate.
 pub fn twin_include_dir() -> Result<PathBuf, Error> {
     for var in ["DEP_ASCENDC_TWIN_INCLUDE", "DEP_AIV_KERNELS_TWIN_INCLUDE"] {
         if let Some(dir) = std::env::var_os(var) {
             return Ok(PathBuf::from(dir));
         }
     }
-    let sibling = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ascendc-sys/include");
+    let sibling = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ascendc-twin/include");
     if sibling.join("kernel_operator.h").is_file() {
         return Ok(sibling);
     }
     Err(Error::NoTwinHeaders(
-        "DEP_ASCENDC_TWIN_INCLUDE is not set: add `ascendc-sys` to [dependencies] of the crate \
+        "DEP_ASCENDC_TWIN_INCLUDE is not set: add `ascendc-twin` to [dependencies] of the crate \
          whose build.rs compiles kernels, or call Build::twin_include"
             .into(),
     ))
@@ -131,7 +131,7 @@ impl Build {
             defines: Vec::new(),
             flags: Vec::new(),
             werror: false,
-            runtime: "::ascendc_sys".into(),
+            runtime: "::ascendc_twin".into(),
             twin_include: None,
             npu_home: None,
             out_dir: None,
@@ -176,7 +176,7 @@ impl Build {
         self
     }
 
-    /// Rust path of the runtime crate the generated statics name (default `::ascendc_sys`).
+    /// Rust path of the runtime crate the generated statics name (default `::ascendc_twin`).
     pub fn runtime_crate(&mut self, path: &str) -> &mut Build {
         self.runtime = path.to_string();
         self

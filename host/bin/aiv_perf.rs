@@ -14,13 +14,13 @@
 //! Every row is run out of place and then in place, as nccl-tests does, and printed with
 //! nccl-tests' columns, plus the twin's `dmabw` (what the kernels' DMA moved in GM, all ranks
 //! together, as copy bandwidth: (GM bytes read + GM bytes written) / 2 per second,
-//! `ascendc_sys::Twin::gm_traffic`) and two figures in NPU terms from the twin's per-core
-//! counters (`ascendc_sys::Twin::core_traffic`): how many cores (block indices) a rank's kernels
+//! `ascendc_twin::Twin::gm_traffic`) and two figures in NPU terms from the twin's per-core
+//! counters (`ascendc_twin::Twin::core_traffic`): how many cores (block indices) a rank's kernels
 //! used, and what the busiest core moved per operation. After the timed iterations of each
 //! placement, one more call with the same arguments runs untimed with the twin's sync census on
-//! (`ascendc_sys::Twin::set_census`), so the timed calls never pay for it: per rank, the GM
+//! (`ascendc_twin::Twin::set_census`), so the timed calls never pay for it: per rank, the GM
 //! bytes of data and flag memory its DMA read and wrote, its flag waits, and the sync rounds on
-//! the critical path (the Lamport depth over flag stores and loads, `ascendc_sys::Census`);
+//! the critical path (the Lamport depth over flag stores and loads, `ascendc_twin::Census`);
 //! the table shows them out of place, JSON for both placements. `--checks-cost` times the
 //! iterations with the twin's checkers off and on in alternating batches of one process
 //! ([`cost_schedule`], [`cost_sides`]). Exit status: 0 ok, 1 if any element is wrong (or the run
@@ -36,7 +36,7 @@ use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer,
     ReduceOp, World,
 };
-use ascendc_sys::{Census, CheckedLaunches, GmTraffic, RankCensus, Twin};
+use ascendc_twin::{Census, CheckedLaunches, GmTraffic, RankCensus, Twin};
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------------------------------
@@ -772,7 +772,7 @@ rank's kernels read / wrote in the call, the most of any rank; flag memory apart
 waits of one rank, the most of any: poll loops, each a run of loads of one flag range) and
 rounds (sync rounds on the critical path of a launch: the Lamport depth over flag stores and
 loads, i.e. store -> wait hops of the longest chain, each launch starting at 0; an operation
-of k chunks runs k such launches one after the other; ascendc-sys/src/census.rs defines them).
+of k chunks runs k such launches one after the other; ascendc-twin/src/census.rs defines them).
 --json gives, per placement: cores_used, gm_read_per_rank and gm_written_per_rank (bytes per
 operation of the rank that moved the most, flags included), max_core_bytes; from the census:
 gm_data_read_per_rank, gm_data_written_per_rank, gm_flag_read_per_rank,
@@ -1132,7 +1132,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     if o.checks_cost && o.twin_checks {
         return Err("--checks-cost times the checkers both off and on: drop --twin-checks".into());
     }
-    let twin = ascendc_sys::TwinConfig::try_from_lookup(&env)?;
+    let twin = ascendc_twin::TwinConfig::try_from_lookup(&env)?;
     if o.checks_cost && !twin.hazard_check && !twin.race_check {
         return Err(
             "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
@@ -1201,7 +1201,7 @@ fn config(o: &Opts) -> Config {
         buffer_bytes: o.buffsize_mb.map(|mb| mb << 20),
         blocks_per_peer: o.blocks_per_peer,
         exec_timeout: o.timeout,
-        cores: (o.ranks as u32).max(ascendc_sys::DEFAULT_CORES),
+        cores: (o.ranks as u32).max(ascendc_twin::DEFAULT_CORES),
         ..Config::default() // HCCL_DETERMINISTIC
     }
 }

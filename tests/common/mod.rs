@@ -6,7 +6,7 @@ pub mod mismatch;
 pub mod reduce;
 
 use aiv_comm::ffi::{kernels, AivTwinTestArgs};
-use ascendc_sys::{Device, DeviceConfig, GmBuffer, KernelFault, Twin, TwinError};
+use ascendc_twin::{Device, DeviceConfig, GmBuffer, KernelFault, Twin, TwinError};
 
 /// How many times a repeated test runs: the environment variable `var` if set (a count; any
 /// other value stops the test, rather than quietly running the default), else `default`.
@@ -101,7 +101,7 @@ pub fn selftest(dev: &Device, args: AivTwinTestArgs, block_dim: u32) -> Result<(
         dev.launch_kernel(
             &kernels::aiv_twin_selftest,
             block_dim,
-            &ascendc_sys::args![a.gm(0)],
+            &ascendc_twin::args![a.gm(0)],
         )
     }
 }

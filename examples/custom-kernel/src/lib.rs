@@ -4,9 +4,9 @@
 
 #![warn(missing_docs)]
 
-/// The kernels `build.rs` compiled (one `ascendc_sys::Kernel` static each).
+/// The kernels `build.rs` compiled (one `ascendc_twin::Kernel` static each).
 pub mod kernels {
-    ascendc_sys::include_kernels!("example_kernels");
+    ascendc_twin::include_kernels!("example_kernels");
 }
 
 /// The tiling struct `accumulate_custom` takes by value (same layout as the C++ one).

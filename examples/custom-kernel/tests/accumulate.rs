@@ -2,7 +2,7 @@
 //! bare device and on every rank of a World (ordered with the rank's collectives).
 
 use aiv_comm::{BufferAccess, DataType, ReduceOp, World};
-use ascendc_sys::{args, DeviceConfig, Twin};
+use ascendc_twin::{args, DeviceConfig, Twin};
 use custom_kernel_example::{kernels, tiling};
 
 #[test]

@@ -3,7 +3,7 @@
  *
  * The AscendC API for a host C++ compiler, with AscendC's names, namespaces and signatures, one
  * header per area (the asc_twin directory) as the real headers are organised. Each call forwards to the
- * twin's Rust runtime (ascendc-sys) through the C ABI in asc_twin_abi.h; the runtime applies the
+ * twin's Rust runtime (ascendc-twin) through the C ABI in asc_twin_abi.h; the runtime applies the
  * documented hardware rules and turns misuse into an error naming kernel, rank, block and
  * operation. On misuse the headers throw AscTwinAbort, which ends the block.
  *

@@ -2,7 +2,7 @@
  * Launch trampolines of the CPU twin for kernels with ordinary signatures.
  *
  * A kernel `extern "C" __global__ __aicore__ void name(GM_ADDR x, uint32_t n, Tiling t)` is
- * launched from Rust with one argument block (ascendc-sys `ArgBlock`). `ASC_TWIN_KERNEL(name)`,
+ * launched from Rust with one argument block (ascendc-twin `ArgBlock`). `ASC_TWIN_KERNEL(name)`,
  * written after the kernel's definition (the ascendc-build crate generates it), defines
  *
  *   extern "C" void asc_twin_entry_name(uint8_t *block);   unpacks the block, calls the kernel
@@ -26,7 +26,7 @@
 
 namespace asc_twin {
 
-/* Mirrors ascendc_sys::ParamInfo. */
+/* Mirrors ascendc_twin::ParamInfo. */
 struct ParamInfo {
     uint32_t size;
     uint32_t align;

@@ -57,7 +57,7 @@ impl CheckedLaunches {
     /// (they only grow).
     ///
     /// ```
-    /// # use ascendc_sys::CheckedLaunches;
+    /// # use ascendc_twin::CheckedLaunches;
     /// let before = CheckedLaunches { hazards: 3, races: 1 };
     /// let after = CheckedLaunches { hazards: 5, races: 1 };
     /// assert_eq!(after.since(before), CheckedLaunches { hazards: 2, races: 0 });

@@ -17,7 +17,7 @@
 //! the host stub appends, are what `aclrtLaunchKernelWithHostArgs` takes (UNTESTED here: no NPU).
 //!
 //! ```
-//! use ascendc_sys::{ArgBlock, GmAddr};
+//! use ascendc_twin::{ArgBlock, GmAddr};
 //! #[repr(C)]
 //! #[derive(Clone, Copy)]
 //! struct Tiling { rows: u32, cols: u32 }

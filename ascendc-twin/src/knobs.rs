@@ -95,7 +95,7 @@ impl TwinConfig {
     /// [`TwinConfig::try_from_env`] with the variables `lookup` returns.
     ///
     /// ```
-    /// use ascendc_sys::TwinConfig;
+    /// use ascendc_twin::TwinConfig;
     /// let env = |k: &'static str, v: &'static str| move |q: &str| (q == k).then(|| v.to_string());
     /// assert!(!TwinConfig::try_from_lookup(env("AIV_TWIN_RACES", "off")).unwrap().race_check);
     /// let e = TwinConfig::try_from_lookup(env("AIV_TWIN_RACES", "nope")).unwrap_err();

@@ -18,7 +18,7 @@ impl GmTraffic {
     /// grow).
     ///
     /// ```
-    /// # use ascendc_sys::GmTraffic;
+    /// # use ascendc_twin::GmTraffic;
     /// let before = GmTraffic { read: 64, written: 32 };
     /// let after = GmTraffic { read: 192, written: 32 };
     /// assert_eq!(after.since(before), GmTraffic { read: 128, written: 0 });

@@ -71,7 +71,7 @@ use parking_lot::Mutex;
 /// Bytes of one flag cell.
 pub const CELL: usize = 32;
 
-/// What the census saw of one rank's kernels (definitions: `ascendc-sys/src/census.rs`).
+/// What the census saw of one rank's kernels (definitions: `ascendc-twin/src/census.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RankCensus {
     /// Bytes the rank's DMA read from data memory (an atomic store's destination included).

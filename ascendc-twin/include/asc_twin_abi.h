@@ -1,6 +1,6 @@
 /*
  * The C ABI between the twin's AscendC headers (kernel_operator.h) and the Rust runtime of the CPU
- * twin (ascendc-sys/src/abi.rs). Plain C so both sides read one definition. Every function that can
+ * twin (ascendc-twin/src/abi.rs). Plain C so both sides read one definition. Every function that can
  * detect misuse returns 0 on success and non-zero when the runtime has recorded an error for the
  * running block; the C++ side then throws AscTwinAbort, which ends the block (the launch reports the
  * recorded error).

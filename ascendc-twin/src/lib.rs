@@ -1,4 +1,4 @@
-//! # ascendc-sys: the AscendC platform for aiv-comm
+//! # ascendc-twin: the AscendC platform for aiv-comm
 //!
 //! Two halves:
 //!
@@ -13,7 +13,7 @@
 //!   rank, block and operation.
 //!
 //! ```
-//! use ascendc_sys::{DeviceConfig, Twin};
+//! use ascendc_twin::{DeviceConfig, Twin};
 //! let twin = Twin::new();
 //! let dev = twin.device(0, DeviceConfig::default()).unwrap();
 //! let buf = dev.alloc(64).unwrap();
