@@ -16,7 +16,8 @@
 
 use std::sync::Arc;
 
-use ascendc_twin::{GmBuffer, HostSignal};
+use crate::backend::dynamic::Memory;
+use crate::backend::Signal;
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
@@ -42,12 +43,12 @@ struct Claims {
 
 /// One GM allocation of a world and its claims.
 pub(crate) struct Alloc {
-    gm: GmBuffer,
+    gm: Memory,
     /// The world (twin) the memory belongs to.
     world: u64,
     claims: Mutex<Claims>,
     /// Bumped on every change of `claims`, for waiters.
-    changed: HostSignal,
+    changed: Box<dyn Signal>,
 }
 
 impl Alloc {
@@ -65,7 +66,7 @@ impl Alloc {
             }
             let seen = self.changed.get();
             drop(c);
-            self.changed.wait_until(None, |v| v != seen);
+            self.changed.wait_until(None, &|v| v != seen);
             c = self.claims.lock();
         }
         if counted {
@@ -90,7 +91,7 @@ impl Alloc {
         let wake = c.waiters > 0;
         drop(c);
         if wake {
-            self.changed.update(|v| v.wrapping_add(1));
+            self.changed.update(&mut |v| v.wrapping_add(1));
         }
     }
 }
@@ -281,14 +282,14 @@ impl Drop for HostCopy<'_> {
 }
 
 impl DeviceBuffer {
-    pub(crate) fn new(gm: GmBuffer) -> DeviceBuffer {
+    pub(crate) fn new(gm: Memory) -> DeviceBuffer {
         let len = gm.len();
         DeviceBuffer {
             alloc: Arc::new(Alloc {
-                world: gm.twin_id(),
+                world: gm.world_id(),
+                changed: gm.signal(0),
                 gm,
                 claims: Mutex::new(Claims::default()),
-                changed: HostSignal::new(0),
             }),
             offset: 0,
             len,
@@ -307,12 +308,12 @@ impl DeviceBuffer {
 
     /// Rank of the device holding it.
     pub fn rank(&self) -> u32 {
-        self.alloc.gm.rank()
+        self.alloc.gm.device()
     }
 
     /// GM address of its first byte.
     pub fn addr(&self) -> u64 {
-        self.alloc.gm.addr() as u64 + self.offset as u64
+        self.alloc.gm.addr() + self.offset as u64
     }
 
     /// GM address of byte `offset`, as a kernel parameter ([`ascendc_twin::ArgBlock::arg`]).

@@ -1,11 +1,11 @@
 //! AllGather, AllReduce, Broadcast and Barrier: validation, chunking, one launch per chunk.
 
+use crate::backend::Blocks;
 use crate::buffer::{DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
-use crate::launcher::Blocks;
 use crate::link::reduce_codes;
 use crate::plan::{all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, Kind};
 use crate::world::Communicator;

@@ -8,13 +8,14 @@
 
 use std::sync::Arc;
 
+use crate::backend::dynamic::Memory;
+use crate::backend::{Blocks, MemKind};
 use crate::buffer::{DeviceBuffer, Uses};
 use crate::collectives::{check_aligned, elem_bytes};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::fingerprint::{counts_digest, Call, CallOp};
-use crate::launcher::Blocks;
 use crate::link::reduce_codes;
 use crate::plan::{blocks_for, plan_chunks, slot_bytes, Chunk, Kind};
 use crate::world::Communicator;
@@ -699,13 +700,14 @@ impl Communicator {
         // every call (they run one after another on the main stream). Allocating per call made
         // queued calls slower and slower: every allocation rebuilds the twin's region caches.
         let scratch = {
+            let (backend, rank) = (&self.launcher.world.backend, self.rank());
             let mut s = self.a2av_scratch.lock();
             match &*s {
                 Some(pair) => pair.clone(),
                 None => {
                     let pair = Arc::new((
-                        self.launcher.device.alloc(row_bytes)?,
-                        self.launcher.device.alloc(row_bytes * n)?,
+                        Memory::alloc(backend, rank, row_bytes, MemKind::Data)?,
+                        Memory::alloc(backend, rank, row_bytes * n, MemKind::Data)?,
                     ));
                     *s = Some(pair.clone());
                     pair
@@ -739,7 +741,7 @@ impl Communicator {
         let name = "all_to_all_v";
         let me = self.rank();
         let forced = self.launcher.world.blocks_per_peer;
-        let cores = self.device().cores();
+        let cores = self.cores();
         self.main.task(name, name, uses, move |ctx| {
             let nn = n as u32;
             let (mine, all) = (&scratch.0, &scratch.1);
@@ -747,8 +749,8 @@ impl Communicator {
             let fp = exchange.encode();
             let args = ffi::AivCollArgs {
                 comm: ctx.comm_args(base),
-                input: mine.addr() as u64,
-                output: all.addr() as u64,
+                input: mine.addr(),
+                output: all.addr(),
                 bytes: row_bytes as u64,
                 out_stride: row_bytes as u64,
                 elem_size: 8,

@@ -1,12 +1,86 @@
-//! The error type of aiv-comm.
-
-use ascendc_twin::TwinError;
+//! The error type of aiv-comm: backend-neutral (no variant names a type of a device runtime).
 
 use crate::dtype::{DataType, ReduceOp};
+
+/// What kind of fault a kernel hit, whatever backend reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// An address not aligned as the operation requires (UB 32 bytes, GM the element).
+    Misaligned,
+    /// A length or count the hardware would reject, truncate or misread.
+    BadLength,
+    /// A GM range outside every live allocation, or a UB range outside its buffer.
+    OutOfBounds,
+    /// An atomic store mode for a type the atomic units do not support.
+    UnsupportedAtomic,
+    /// A pipe synchronisation that would hang or misorder the device (an unpaired flag, ...).
+    PipeSync,
+    /// Two accesses to the same UB bytes on different pipes that nothing orders.
+    PipeHazard,
+    /// GM accesses of different blocks or ranks, at least one a write, that no flag orders.
+    GmRace,
+    /// Misuse of an AscendC API (over-allocated UB, an index out of range, a queue misused).
+    Misuse,
+    /// The kernel ended with an exception it did not raise itself.
+    Exception,
+    /// The kernel called `AscendC::Trap()` (soft-sync waits do so after writing their record).
+    Trap,
+    /// An `assert` in the kernel failed.
+    AssertFailed,
+    /// A block overflowed its stack.
+    StackOverflow,
+    /// The backend itself failed while serving the kernel (a bug of the backend).
+    Internal,
+    /// Stopped because another block of the same launch faulted first.
+    Aborted,
+    /// Stopped (or refused) because another rank of the world failed first.
+    PeerAborted,
+    /// Every live block waits for something no block will do.
+    Deadlock,
+    /// The live blocks keep running without progress.
+    Livelock,
+}
+
+/// A kernel fault, as the backend reported it: where, what kind, and the backend's own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fault {
+    /// The kernel.
+    pub kernel: String,
+    /// The rank (device) it ran on.
+    pub rank: u32,
+    /// The block that faulted, `None` for the launch as a whole.
+    pub block: Option<u32>,
+    /// The AscendC operation, e.g. `DataCopy(GM->UB)` (empty if the backend does not say).
+    pub op: String,
+    /// What kind of fault.
+    pub kind: FaultKind,
+    /// The backend's description of it.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.block {
+            Some(b) => write!(
+                f,
+                "kernel `{}` on rank {}, block {b}: {}: {}",
+                self.kernel, self.rank, self.op, self.detail
+            ),
+            None => write!(
+                f,
+                "kernel `{}` on rank {}: {}",
+                self.kernel, self.rank, self.detail
+            ),
+        }
+    }
+}
 
 /// Everything that can go wrong in aiv-comm. Argument errors are returned before anything is
 /// launched or written; device errors come from a launch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A soft-sync wait reached its deadline: `rank`'s `block` waited for `peer`.
     #[error(
@@ -70,9 +144,25 @@ pub enum Error {
         /// How long it waited.
         waited_ms: u64,
     },
-    /// The device (CPU twin) refused a launch or a kernel faulted.
+    /// A kernel faulted on the device.
     #[error("device error: {0}")]
-    Device(#[from] TwinError),
+    Fault(Fault),
+    /// Device memory could not be allocated.
+    #[error("device error: rank {rank}: cannot allocate {bytes} bytes of GM")]
+    OutOfMemory {
+        /// The rank (device).
+        rank: u32,
+        /// Bytes asked for.
+        bytes: usize,
+    },
+    /// A launch's arguments do not match its kernel's parameters (refused before it ran).
+    #[error("kernel `{kernel}`: arguments do not match its parameters: {message}")]
+    LaunchArgs {
+        /// The kernel.
+        kernel: String,
+        /// What differs.
+        message: String,
+    },
     /// A communicator whose earlier operation failed; its flags may be inconsistent.
     #[error("communicator of rank {rank} failed earlier and cannot be used: {cause}")]
     CommFailed {

@@ -100,7 +100,7 @@ impl Communicator {
                 };
                 ctx.launch_on(
                     &ffi::kernels::aiv_handshake,
-                    crate::launcher::Blocks::Exactly(1),
+                    crate::backend::Blocks::Exactly(1),
                     &args,
                     Some(&fp),
                 )

@@ -4,33 +4,26 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use ascendc_twin::{ArgBlock, Device, GmBuffer, Kernel, Twin};
+use ascendc_twin::{ArgBlock, GmAddr, Kernel};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
-use crate::error::{Error, Result};
+use crate::backend::dynamic::{DynBackend, Memory, StreamHandle};
+use crate::backend::Blocks;
+use crate::error::{Error, FaultKind, Result};
 use crate::ffi;
 use crate::link::StreamCtx;
-
-/// How many blocks a launch runs on.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Blocks {
-    /// Exactly this many, co-resident (the kernel's blocks work together).
-    Exactly(u32),
-    /// As many free cores as there are, from 1 up to this many (the kernel divides its work by
-    /// `GetBlockNum()`): never waits for cores other launches hold, as long as one is free.
-    UpTo(u32),
-}
 
 /// Device resources of a world shared by all its ranks' tasks: every rank's HCCL buffer and
 /// sync area live here, owned, so no rank's memory can go while any task of any rank runs
 /// (every task holds its stream, which holds its rank's launcher, which holds this).
 pub(crate) struct WorldShared {
-    pub twin: Twin,
+    /// The world's devices.
+    pub backend: Arc<dyn DynBackend>,
     /// Each rank's HCCL buffer.
-    pub hccl: Vec<GmBuffer>,
+    pub hccl: Vec<Memory>,
     /// Each rank's sync area (flag memory).
-    pub sync: Vec<GmBuffer>,
+    pub sync: Vec<Memory>,
     pub hccl_bytes: usize,
     pub timeout_cycles: i64,
     pub exec_timeout: Duration,
@@ -44,22 +37,26 @@ pub(crate) struct WorldShared {
 impl WorldShared {
     /// GM address of rank `r`'s HCCL buffer.
     pub fn hccl_addr(&self, r: usize) -> u64 {
-        self.hccl[r].addr() as u64
+        self.hccl[r].addr()
+    }
+
+    /// Identifies the world (its backend).
+    pub fn id(&self) -> u64 {
+        self.backend.id()
     }
 }
 
 /// A stream's own GM for its launches: the argument block and the diagnostic records (one per
 /// block, so every block of any launch has its own).
 pub(crate) struct LaunchSlots {
-    pub args: GmBuffer,
-    pub diag: GmBuffer,
+    pub args: Memory,
+    pub diag: Memory,
 }
 
 /// One rank's launch machinery.
 pub(crate) struct Launcher {
     pub rank: u32,
     pub size: u32,
-    pub device: Device,
     pub world: Arc<WorldShared>,
     /// The first failure of this rank (then every later call fails with it).
     pub failed: Mutex<Option<String>>,
@@ -99,7 +96,7 @@ impl Launcher {
     /// timeout, trades their own timeout reports for that guarantee.
     pub fn stop_readers_of_input(&self, e: &Error) {
         self.abort_world(e);
-        self.world.twin.wait_until_idle();
+        self.world.backend.wait_until_idle();
     }
 
     /// A panic in the user's code of this rank (`cause` says where): marks the rank failed and
@@ -107,15 +104,20 @@ impl Launcher {
     /// waiting for it until their deadlines.
     pub fn stop_for_panic(&self, cause: &str) {
         self.fail(cause);
-        self.world.twin.abort(cause);
+        self.world.backend.abort(cause);
     }
 
     /// Stops every launch of the world, this rank's failure `e` as the reason (unless an
     /// earlier one was given).
     fn abort_world(&self, e: &Error) {
         self.world
-            .twin
+            .backend
             .abort(&format!("rank {} failed: {e}", self.rank));
+    }
+
+    /// AIV cores of this rank's device.
+    pub fn cores(&self) -> u32 {
+        self.world.backend.cores(self.rank)
     }
 
     /// Reserves `n` tags for one launch (see [`crate::tags`]).
@@ -148,41 +150,43 @@ impl Launcher {
         };
         for r in 0..self.size as usize {
             c.hccl[r] = w.hccl_addr(r);
-            c.sync[r] = w.sync[r].addr() as u64;
+            c.sync[r] = w.sync[r].addr();
         }
         c
     }
 
-    /// Writes `args` to a stream's argument slot, launches `kernel`, then reads the diagnostic
-    /// records its blocks left in the stream's records. `fp`: the fingerprint of the
+    /// Writes `args` to a stream's argument slot, launches `kernel` on `stream`, then reads the
+    /// diagnostic records its blocks left in the stream's records. `fp`: the fingerprint of the
     /// launch's call, for naming both calls of a mismatch. Failures follow
     /// [`Launcher::settle`].
     pub fn launch<A: Pod>(
         &self,
+        stream: &StreamHandle,
         slots: &LaunchSlots,
         fp: Option<&[i32]>,
         kernel: &'static Kernel,
         blocks: Blocks,
         args: &A,
     ) -> Result<()> {
-        self.settle(self.launch_inner(slots, fp, kernel, blocks, args))
+        self.settle(self.launch_inner(stream, slots, fp, kernel, blocks, args))
     }
 
-    /// Launches `kernel` with a typed argument block (a kernel of any signature), then
-    /// [`Launcher::settle`]s the result.
+    /// Launches `kernel` with a typed argument block (a kernel of any signature) on `stream`,
+    /// then [`Launcher::settle`]s the result.
     ///
     /// # Safety
     /// The GM addresses among `args` must be what the kernel expects and stay allocated until
     /// this returns (held by the task's buffer claims or the world).
     pub unsafe fn launch_args(
         &self,
+        stream: &StreamHandle,
         kernel: &'static Kernel,
         block_dim: u32,
         args: &ArgBlock,
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
-        let r = unsafe { self.device.launch_kernel(kernel, block_dim, args) };
-        self.settle(r.map_err(Error::from))
+        let r = unsafe { stream.launch(kernel, Blocks::Exactly(block_dim), args) };
+        self.settle(r.map(|_| ()))
     }
 
     /// The failure policy of a launch's result: any failure but a send/recv size mismatch
@@ -194,10 +198,7 @@ impl Launcher {
                 // A size mismatch fails the pair's transfer, not the communicator.
                 Error::SizeMismatch { .. } => return r,
                 // A peer that stopped this launch has already stopped everyone.
-                Error::Device(ascendc_twin::TwinError::Fault(ascendc_twin::KernelFault {
-                    kind: ascendc_twin::FaultKind::PeerAborted { .. },
-                    ..
-                })) => {}
+                Error::Fault(f) if f.kind == FaultKind::PeerAborted => {}
                 // A timeout is not aborted onward: the rank waited for may itself be waiting
                 // for the one really missing, and its own timeout names that rank; stopping
                 // it now would hide the cause.
@@ -211,6 +212,7 @@ impl Launcher {
 
     fn launch_inner<A: Pod>(
         &self,
+        stream: &StreamHandle,
         slots: &LaunchSlots,
         fp: Option<&[i32]>,
         kernel: &'static Kernel,
@@ -219,38 +221,33 @@ impl Launcher {
     ) -> Result<()> {
         let slot = &slots.args;
         slot.write(0, bytemuck::bytes_of(args))?;
-        let block = ArgBlock::new().arg(slot.gm(0));
+        let block = ArgBlock::new().arg(GmAddr(slot.addr()));
         // SAFETY: the kernels launched here take the GM address of their argument struct (the
         // parameter count and size are checked against the kernel), which `slot` holds for the
         // whole synchronous launch (no host copy touches it meanwhile: the stream runs one task
         // at a time); the struct type matches the kernel by construction of the callers (this
         // crate's, or `launch_with_tags`'s unsafe contract); the memory the arguments point to
         // is held by the task (its buffer claims) and the world (HCCL buffers, sync areas).
-        let (launched, block_dim) = unsafe {
-            match blocks {
-                Blocks::Exactly(n) => (self.device.launch_kernel(kernel, n, &block), n),
-                Blocks::UpTo(n) => match self.device.launch_kernel_flexible(kernel, n, &block) {
-                    Ok(used) => (Ok(()), used),
-                    Err(e) => (Err(e), n),
-                },
-            }
-        };
+        let launched = unsafe { stream.launch(kernel, blocks, &block) };
         // A block writes its diagnostic record only on its way to a fault (SoftSync's
         // WriteDiag ends in AscendC::Trap, a named fault), so a launch that succeeded left none
         // to read.
-        if launched.is_ok() {
+        let Err(e) = launched else {
             return Ok(());
-        }
+        };
+        let block_dim = match blocks {
+            Blocks::Exactly(n) | Blocks::UpTo(n) => n,
+        };
         if let Some(failure) = take_diagnostic(&slots.diag, block_dim, fp)? {
             return Err(failure);
         }
-        launched.map_err(Error::from)
+        Err(e)
     }
 }
 
 /// Reads (and clears) the first valid record of the `blocks` records a launch's blocks may have
 /// written in `diag` (the launching stream's own records: block b writes record b).
-fn take_diagnostic(diag: &GmBuffer, blocks: u32, fp: Option<&[i32]>) -> Result<Option<Error>> {
+fn take_diagnostic(diag: &Memory, blocks: u32, fp: Option<&[i32]>) -> Result<Option<Error>> {
     const REC: usize = ffi::AIV_DIAG_BYTES as usize;
     let mut buf = [0u8; ffi::AIV_DIAG_AREA_BYTES as usize];
     let n = (blocks as usize).min(ffi::AIV_MAX_BLOCKS as usize);

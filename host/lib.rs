@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
 mod batch;
 mod buffer;
 mod collectives;
@@ -50,11 +51,13 @@ pub mod typed;
 mod window;
 pub mod world;
 
-pub use ascendc_twin;
+/// The user-kernel ABI: kernels built with `ascendc-build`, their argument blocks (packed as
+/// the ACL runtime packs them) and device addresses, shared by every backend.
+pub use ascendc_twin::{args, ArgBlock, GmAddr, Kernel};
 pub use batch::{SendRecvItem, SendRecvKind};
 pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};
-pub use error::{Error, Result};
+pub use error::{Error, Fault, FaultKind, Result};
 pub use link::{CommStream, Event};
 pub use typed::{
     DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, P2p, Reducible,

@@ -11,15 +11,19 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use std::sync::OnceLock;
+
 use ascendc_twin::{ArgBlock, GmAddr, Kernel};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
+use crate::backend::dynamic::{Memory, StreamHandle};
+use crate::backend::{Blocks, MemKind, Signal};
 use crate::buffer::{BufferAccess, DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::launcher::{Blocks, LaunchSlots, Launcher};
+use crate::launcher::{LaunchSlots, Launcher};
 use crate::stream::Stream;
 use crate::trace::TraceEvent;
 use crate::turns::Turn;
@@ -54,12 +58,13 @@ impl StreamCtx {
         args: &A,
         fp: Option<&[i32]>,
     ) -> Result<()> {
-        self.launcher.launch(&self.slots, fp, kernel, blocks, args)
+        self.launcher
+            .launch(self.stream.handle(), &self.slots, fp, kernel, blocks, args)
     }
 
     /// The communicator part of a kernel's arguments for a launch on this stream.
     pub fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
-        self.launcher.comm_args(tag, self.slots.diag.addr() as u64)
+        self.launcher.comm_args(tag, self.slots.diag.addr())
     }
 
     /// The stream itself.
@@ -84,8 +89,9 @@ pub struct CommStream {
 #[derive(Clone)]
 pub struct Event {
     name: Arc<str>,
-    /// Posts so far (`u64::MAX`: a post will never come, see `failed`).
-    posted: Arc<ascendc_twin::HostSignal>,
+    /// Posts so far (`u64::MAX`: a post will never come, see `failed`): a signal of the
+    /// backend of the first stream that posts or waits on the event, made then.
+    posted: Arc<OnceLock<Box<dyn Signal>>>,
     /// Waits enqueued so far (each takes the next ticket).
     waits: Arc<Mutex<u64>>,
     /// Posts enqueued so far (run or not).
@@ -99,7 +105,7 @@ impl Event {
     pub fn new(name: &str) -> Event {
         Event {
             name: name.into(),
-            posted: Arc::new(ascendc_twin::HostSignal::new(0)),
+            posted: Arc::new(OnceLock::new()),
             waits: Arc::new(Mutex::new(0)),
             enqueued: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             failed: Arc::new(Mutex::new(None)),
@@ -109,6 +115,13 @@ impl Event {
     /// The event's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The posts signal, made from `stream`'s backend if no stream has used the event yet.
+    fn posted(&self, stream: &StreamCtx) -> &dyn Signal {
+        &**self
+            .posted
+            .get_or_init(|| stream.stream.handle().backend().signal(0))
     }
 }
 
@@ -128,24 +141,33 @@ impl Drop for PostGuard {
                 cause: format!("stream `{}` stopped before posting", self.ctx.name),
             });
             self.ev.failed.lock().get_or_insert(cause);
-            self.ev.posted.update(|_| u64::MAX);
+            self.ev.posted(&self.ctx).update(&mut |_| u64::MAX);
         }
     }
 }
 
 impl CommStream {
     pub(crate) fn new(launcher: &Arc<Launcher>, name: &str, index: u32) -> Result<CommStream> {
+        let backend = &launcher.world.backend;
         let inner = Arc::new(StreamCtx {
             name: name.to_string(),
             launcher: launcher.clone(),
             slots: LaunchSlots {
-                args: launcher.device.alloc(4096)?,
-                diag: launcher.device.alloc(ffi::AIV_DIAG_AREA_BYTES as usize)?,
+                args: Memory::alloc(backend, launcher.rank, 4096, MemKind::Data)?,
+                diag: Memory::alloc(
+                    backend,
+                    launcher.rank,
+                    ffi::AIV_DIAG_AREA_BYTES as usize,
+                    MemKind::Data,
+                )?,
             },
             stream: Stream::new(
-                launcher.world.twin.clone(),
+                StreamHandle::new(
+                    backend,
+                    launcher.rank,
+                    launcher.rank as usize + index as usize,
+                )?,
                 format!("aiv-r{}-{name}", launcher.rank),
-                launcher.rank as usize + index as usize,
             ),
         });
         launcher.streams.lock().push(Arc::downgrade(&inner));
@@ -234,7 +256,7 @@ impl CommStream {
     }
 
     fn check_world(&self, what: &'static str, b: &DeviceBuffer) -> Result<()> {
-        if b.world_id() != self.inner.launcher.world.twin.id() {
+        if b.world_id() != self.inner.launcher.world.id() {
             return Err(Error::WrongWorld { what });
         }
         Ok(())
@@ -355,7 +377,10 @@ impl CommStream {
         self.task(name, name, uses, move |ctx| {
             // SAFETY: the caller's contract; the claims in `uses` hold the buffers until the
             // task returns.
-            unsafe { ctx.launcher.launch_args(kernel, block_dim, &args) }
+            unsafe {
+                ctx.launcher
+                    .launch_args(ctx.stream.handle(), kernel, block_dim, &args)
+            }
         });
         Ok(())
     }
@@ -369,14 +394,14 @@ impl CommStream {
         buffers: &[BufferAccess],
     ) -> Result<Uses> {
         self.check_usable()?;
-        let cores = self.inner.launcher.device.cores();
+        let cores = self.inner.launcher.cores();
         let name = kernel.name();
         if block_dim == 0 || block_dim > cores {
             return Err(Error::Config(format!(
                 "kernel `{name}`: block_dim {block_dim} refused: the device has {cores} AIV cores (need 1..={cores})"
             )));
         }
-        kernel.check_args(args)?;
+        crate::backend::check_args(kernel, args)?;
         for b in buffers {
             self.check_world("kernel buffer", b.buffer())?;
         }
@@ -397,9 +422,9 @@ impl CommStream {
             stage.to_owned(),
             format!("post {}", event.name),
             Uses::new(),
-            move |_| {
+            move |ctx| {
                 guard.ran = true;
-                guard.ev.posted.update(|p| p.saturating_add(1));
+                guard.ev.posted(ctx).update(&mut |p| p.saturating_add(1));
                 Ok(())
             },
         );
@@ -419,6 +444,8 @@ impl CommStream {
             *w
         };
         let ev = event.clone();
+        // Made now, so that a post dropped unrun before this wait runs finds it.
+        event.posted(&self.inner);
         self.task(
             stage.to_owned(),
             format!("wait {}", event.name),
@@ -426,11 +453,10 @@ impl CommStream {
             move |ctx| {
                 let timeout = ctx.launcher.world.exec_timeout;
                 let start = std::time::Instant::now();
-                let mut posted = ev.posted.wait_until(Some(start + timeout), |p| p >= ticket);
+                let signal = ev.posted(ctx);
+                let mut posted = signal.wait_until(Some(start + timeout), &|p| p >= ticket);
                 if !posted && ev.enqueued.load(std::sync::atomic::Ordering::SeqCst) >= ticket {
-                    posted = ev
-                        .posted
-                        .wait_until(Some(start + 2 * timeout), |p| p >= ticket);
+                    posted = signal.wait_until(Some(start + 2 * timeout), &|p| p >= ticket);
                 }
                 if let Some(e) = ev.failed.lock().clone() {
                     return Err(e);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::backend::dynamic::StreamHandle;
 use crate::buffer::Uses;
 use crate::error::{Error, Result};
 
@@ -52,8 +53,8 @@ impl State {
 
 struct Inner {
     name: String,
-    affinity: usize,
-    twin: ascendc_twin::Twin,
+    /// The backend's stream: where the tasks run, and the launches they make.
+    handle: StreamHandle,
     state: Mutex<State>,
     cv: Condvar,
 }
@@ -61,9 +62,8 @@ struct Inner {
 /// An in-order queue of device work (kernel launches and the host steps around them).
 ///
 /// [`Stream::enqueue`] returns at once; tasks run one after another, in the order they were
-/// enqueued. They run as a host task of the twin's worker pool
-/// ([`ascendc_twin::Twin::spawn_host_task`]), next to the kernel blocks they launch: a launch and
-/// the wait for its end cost coroutine switches, not OS thread hand-offs. After a task fails,
+/// enqueued, as host tasks of the backend's stream (`Backend::host_task`: on the twin,
+/// coroutines of its worker pool next to the kernel blocks they launch). After a task fails,
 /// every later task is dropped unrun until [`Stream::clear_error`], and every
 /// [`Stream::synchronize`] reports the error, as a CUDA stream's sticky errors do. A task that
 /// panics fails the stream with [`Error::Internal`]. Dropping the handle does not stop the work
@@ -73,14 +73,13 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// A new stream named `name` (named when one of its tasks panics), whose tasks run on the
-    /// worker `affinity % workers` of `twin`.
-    pub fn new(twin: ascendc_twin::Twin, name: String, affinity: usize) -> Stream {
+    /// A new stream named `name` (named when one of its tasks panics), whose tasks run as host
+    /// tasks of the backend stream `handle`.
+    pub fn new(handle: StreamHandle, name: String) -> Stream {
         Stream {
             inner: Arc::new(Inner {
                 name,
-                affinity,
-                twin,
+                handle,
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
                     next: 0,
@@ -115,9 +114,7 @@ impl Stream {
         };
         if start {
             let inner = self.inner.clone();
-            self.inner
-                .twin
-                .spawn_host_task(self.inner.affinity, Box::new(move || drain(&inner)));
+            self.inner.handle.host_task(Box::new(move || drain(&inner)));
         }
     }
 
@@ -130,6 +127,11 @@ impl Stream {
             Some(e) => Err((**e).clone()),
             None => Ok(()),
         }
+    }
+
+    /// The backend stream the tasks run on (and launch on).
+    pub fn handle(&self) -> &StreamHandle {
+        &self.inner.handle
     }
 
     /// The position of the next task enqueued: [`Stream::wait_for`] it to wait for every task
@@ -293,12 +295,22 @@ mod tests {
 
     #[test]
     fn a_cancelled_stream_drops_its_tasks_whatever_clear_error_clears() {
-        let twin = ascendc_twin::Twin::new();
-        let dev = twin
-            .device(0, ascendc_twin::DeviceConfig::default())
-            .unwrap();
-        let buf = DeviceBuffer::new(dev.alloc(64).unwrap());
-        let s = Stream::new(twin.clone(), "cancelled".into(), 0);
+        let backend: Arc<dyn crate::backend::dynamic::DynBackend> = Arc::new(
+            crate::backend::twin::TwinBackend::new(
+                ascendc_twin::Twin::new(),
+                1,
+                ascendc_twin::DeviceConfig::default(),
+            )
+            .unwrap(),
+        );
+        let mem =
+            crate::backend::dynamic::Memory::alloc(&backend, 0, 64, crate::backend::MemKind::Data)
+                .unwrap();
+        let buf = DeviceBuffer::new(mem);
+        let s = Stream::new(
+            StreamHandle::new(&backend, 0, 0).unwrap(),
+            "cancelled".into(),
+        );
         s.cancel(Error::Config("stopped".into()));
         assert!(matches!(s.clear_error(), Some(Error::Config(_))));
         let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -12,14 +12,15 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ascendc_twin::HostSignal;
 use parking_lot::Mutex;
+
+use crate::backend::dynamic::DynBackend;
+use crate::backend::Signal;
 
 /// One link: a peer, a signal kind, a direction.
 pub(crate) type LinkKey = (u32, u32, bool);
 
 /// The operations of one link.
-#[derive(Default)]
 struct Link {
     /// Operations enqueued so far.
     issued: u64,
@@ -29,28 +30,36 @@ struct Link {
 struct LinkState {
     /// Operations 1..=done are finished; `ahead` holds finished ones above the watermark.
     done: Mutex<(u64, BTreeSet<u64>)>,
-    signal: HostSignal,
-}
-
-impl Default for LinkState {
-    fn default() -> Self {
-        LinkState {
-            done: Mutex::new((0, BTreeSet::new())),
-            signal: HostSignal::new(0),
-        }
-    }
+    /// The watermark, for the waiters (the backend's signal: a host task waiting on it does not
+    /// hold up the backend's executor).
+    signal: Box<dyn Signal>,
 }
 
 /// The links of one rank.
-#[derive(Default)]
 pub(crate) struct Links {
+    backend: Arc<dyn DynBackend>,
     links: HashMap<LinkKey, Link>,
 }
 
 impl Links {
+    /// No link yet; their signals will be `backend`'s.
+    pub fn new(backend: Arc<dyn DynBackend>) -> Links {
+        Links {
+            backend,
+            links: HashMap::new(),
+        }
+    }
+
     /// Enqueues the next operation of `key`: its turn (1, 2, ...).
     pub fn next(&mut self, key: LinkKey) -> Arc<Turn> {
-        let l = self.links.entry(key).or_default();
+        let backend = &self.backend;
+        let l = self.links.entry(key).or_insert_with(|| Link {
+            issued: 0,
+            state: Arc::new(LinkState {
+                done: Mutex::new((0, BTreeSet::new())),
+                signal: backend.signal(0),
+            }),
+        });
         l.issued += 1;
         Arc::new(Turn {
             state: l.state.clone(),
@@ -74,7 +83,7 @@ impl Turn {
         let prev = self.n - 1;
         self.state
             .signal
-            .wait_until(Some(deadline), |done| done >= prev)
+            .wait_until(Some(deadline), &|done| done >= prev)
     }
 }
 
@@ -89,7 +98,7 @@ impl Drop for Turn {
             }
             *watermark
         };
-        self.state.signal.update(|_| watermark);
+        self.state.signal.update(&mut |_| watermark);
     }
 }
 
@@ -99,7 +108,13 @@ mod tests {
 
     #[test]
     fn turns_come_in_enqueue_order_whatever_order_they_finish() {
-        let mut links = Links::default();
+        let backend = crate::backend::twin::TwinBackend::new(
+            ascendc_twin::Twin::new(),
+            1,
+            ascendc_twin::DeviceConfig::default(),
+        )
+        .unwrap();
+        let mut links = Links::new(Arc::new(backend));
         let a = links.next((1, 2, true));
         let b = links.next((1, 2, true));
         let c = links.next((1, 2, true));

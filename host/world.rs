@@ -3,10 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascendc_twin::{Device, DeviceConfig, Kernel, Twin};
+use ascendc_twin::{DeviceConfig, Kernel, Twin};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
+use crate::backend::dynamic::{DynBackend, Memory};
+use crate::backend::twin::TwinBackend;
+use crate::backend::{Backend, MemKind};
 use crate::buffer::{BufferAccess, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -255,6 +258,17 @@ impl Config {
     }
 
     fn check(&self, ranks: usize) -> Result<()> {
+        self.check_blocks_per_peer()?;
+        if self.cores < ranks as u32 {
+            return Err(Error::Config(format!(
+                "collectives run one block per rank: {ranks} ranks need {ranks} cores, the devices have {}",
+                self.cores
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_blocks_per_peer(&self) -> Result<()> {
         if let Some(k) = self.blocks_per_peer {
             if !(1..=crate::plan::MAX_BLOCKS_PER_PEER).contains(&k) {
                 return Err(Error::Config(format!(
@@ -262,12 +276,6 @@ impl Config {
                     crate::plan::MAX_BLOCKS_PER_PEER
                 )));
             }
-        }
-        if self.cores < ranks as u32 {
-            return Err(Error::Config(format!(
-                "collectives run one block per rank: {ranks} ranks need {ranks} cores, the devices have {}",
-                self.cores
-            )));
         }
         Ok(())
     }
@@ -295,7 +303,7 @@ pub struct Communicator {
         Mutex<std::collections::HashMap<(u32, crate::batch::SendRecvKind), CommStream>>,
     /// GM of AlltoAllV's count exchange (this rank's row, every rank's rows), made at the
     /// first call.
-    pub(crate) a2av_scratch: Mutex<Option<Arc<(ascendc_twin::GmBuffer, ascendc_twin::GmBuffer)>>>,
+    pub(crate) a2av_scratch: Mutex<Option<Arc<(Memory, Memory)>>>,
     /// Tag of the last push-mode launch enqueued on this rank (0: none yet), which the next one
     /// passes to its kernel (`AivPushArgs::prev_tag`, kernel/push.cpp).
     pub(crate) push_prev: Mutex<i64>,
@@ -328,7 +336,7 @@ impl Communicator {
     /// ([`Config::blocks_per_peer`], else [`crate::plan::blocks_per_peer`]).
     pub fn blocks_per_peer(&self, pair_bytes: usize) -> u32 {
         let n = self.size();
-        let cores = self.device().cores();
+        let cores = self.cores();
         crate::plan::blocks_for(
             self.launcher.world.blocks_per_peer,
             pair_bytes,
@@ -337,19 +345,25 @@ impl Communicator {
         )
     }
 
-    /// The rank's simulated device.
-    pub fn device(&self) -> &Device {
-        &self.launcher.device
+    /// AIV cores of this rank's device (the most blocks one launch can have).
+    pub fn cores(&self) -> u32 {
+        self.launcher.cores()
     }
 
     /// Identifies the world (see [`World::id`]).
     pub fn world_id(&self) -> u64 {
-        self.launcher.world.twin.id()
+        self.launcher.world.id()
     }
 
     /// Allocates a zeroed device buffer of `bytes` on this rank.
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer> {
-        Ok(DeviceBuffer::new(self.launcher.device.alloc(bytes)?))
+        let mem = Memory::alloc(
+            &self.launcher.world.backend,
+            self.rank(),
+            bytes,
+            MemKind::Data,
+        )?;
+        Ok(DeviceBuffer::new(mem))
     }
 
     /// Allocates a device buffer holding `data`.
@@ -523,6 +537,39 @@ impl World {
             });
         }
         config.check(ranks)?;
+        let devices = DeviceConfig {
+            cores: config.cores,
+            ..DeviceConfig::default()
+        };
+        let backend = TwinBackend::new(twin, ranks as u32, devices)?;
+        World::with_backend(ranks, config, backend)
+    }
+
+    /// `ranks` (1..=[`MAX_RANKS`]) ranks with `config`, one per device of `backend` (which must
+    /// have at least `ranks` devices, each with at least `ranks` cores). [`Config::cores`] is
+    /// the twin's: the backend's devices have the cores they have.
+    pub fn with_backend<B: Backend>(ranks: usize, config: Config, backend: B) -> Result<World> {
+        if ranks == 0 || ranks > MAX_RANKS {
+            return Err(Error::RankCount {
+                ranks,
+                max: MAX_RANKS,
+            });
+        }
+        let backend: Arc<dyn DynBackend> = Arc::new(backend);
+        if backend.devices() < ranks as u32 {
+            return Err(Error::Config(format!(
+                "{ranks} ranks need {ranks} devices, the {} backend has {}",
+                backend.name(),
+                backend.devices()
+            )));
+        }
+        if let Some(r) = (0..ranks as u32).find(|&r| backend.cores(r) < ranks as u32) {
+            return Err(Error::Config(format!(
+                "collectives run one block per rank: {ranks} ranks need {ranks} cores, device {r} has {}",
+                backend.cores(r)
+            )));
+        }
+        config.check_blocks_per_peer()?;
         let buffer = config.resolved_buffer_bytes()?;
         let timeout = config.resolved_timeout()?;
         let deterministic = config.resolved_deterministic()?;
@@ -531,32 +578,26 @@ impl World {
             timeout.as_micros() * u128::from(ascendc_twin::SYSTEM_CYCLE_HZ / 1_000_000),
         )
         .unwrap_or(i64::MAX);
-        let mut devices = Vec::new();
         let mut hccl = Vec::new();
         let mut sync = Vec::new();
-        for r in 0..ranks {
-            let dev = twin.device(
-                r as u32,
-                DeviceConfig {
-                    cores: config.cores,
-                    ..DeviceConfig::default()
-                },
-            )?;
+        for r in 0..ranks as u32 {
             // The HCCL buffer, then the push region only the push kernels use (kernel/push.cpp);
             // `buffer_bytes_with` keeps the sum within MAX_BUFFER_BYTES + the region.
             let total = buffer + crate::plan::PUSH_REGION_BYTES;
-            hccl.push(dev.alloc(total).map_err(|e| {
-                Error::Config(format!(
-                    "{}: rank {r}'s HCCL buffer of {buffer} bytes (and {} bytes of push region) cannot be allocated: {e}",
-                    config.buffer_setting(),
-                    crate::plan::PUSH_REGION_BYTES
-                ))
-            })?);
-            sync.push(dev.alloc_sync(ffi::AIV_SYNC_AREA_BYTES as usize)?);
-            devices.push(dev);
+            hccl.push(
+                Memory::alloc(&backend, r, total, MemKind::Data).map_err(|e| {
+                    Error::Config(format!(
+                        "{}: rank {r}'s HCCL buffer of {buffer} bytes (and {} bytes of push region) cannot be allocated: {e}",
+                        config.buffer_setting(),
+                        crate::plan::PUSH_REGION_BYTES
+                    ))
+                })?,
+            );
+            let flags = ffi::AIV_SYNC_AREA_BYTES as usize;
+            sync.push(Memory::alloc(&backend, r, flags, MemKind::Flags)?);
         }
         let shared = Arc::new(WorldShared {
-            twin,
+            backend: backend.clone(),
             hccl,
             sync,
             hccl_bytes: buffer,
@@ -567,14 +608,13 @@ impl World {
             trace: crate::trace::Trace::default(),
         });
         let mut comms = Vec::new();
-        for (r, dev) in devices.into_iter().enumerate() {
+        for r in 0..ranks {
             let launcher = Arc::new(Launcher {
                 rank: r as u32,
                 size: ranks as u32,
-                device: dev,
                 world: shared.clone(),
                 failed: Mutex::new(None),
-                links: Mutex::new(crate::turns::Links::default()),
+                links: Mutex::new(crate::turns::Links::new(backend.clone())),
                 streams: Mutex::new(Vec::new()),
                 streams_created: Mutex::new(0),
                 tags: Mutex::new(Tags::new()),
@@ -598,15 +638,25 @@ impl World {
         self.comms.len()
     }
 
-    /// Identifies this world among the worlds of the process (its twin's id); device buffers
-    /// carry it ([`DeviceBuffer::world_id`]) and a buffer of another world is refused.
+    /// Identifies this world among the worlds of the process (its backend's id); device
+    /// buffers carry it ([`DeviceBuffer::world_id`]) and a buffer of another world is refused.
     pub fn id(&self) -> u64 {
-        self.shared.twin.id()
+        self.shared.id()
     }
 
-    /// The CPU twin the world's ranks run on (its knobs, DMA counters, watchdog).
-    pub fn twin(&self) -> &Twin {
-        &self.shared.twin
+    /// The name of the backend the world runs on (`twin`, ...).
+    pub fn backend_name(&self) -> &'static str {
+        self.shared.backend.name()
+    }
+
+    /// The CPU twin the world's ranks run on (its knobs, DMA counters, watchdog), if it runs on
+    /// the twin ([`World::sim`], [`World::on_twin`]).
+    pub fn twin(&self) -> Option<&Twin> {
+        self.shared
+            .backend
+            .as_any()
+            .downcast_ref::<TwinBackend>()
+            .map(TwinBackend::twin)
     }
 
     /// Turns recording of stream tasks (rank, stream, stage, task, start, end) on or off.
@@ -661,7 +711,7 @@ impl World {
     /// Stops the world: every rank fails with `cause`, running launches are aborted, queued
     /// tasks are discarded (their buffers released).
     fn stop(&self, cause: &str) {
-        self.shared.twin.abort(cause);
+        self.shared.backend.abort(cause);
         for c in &self.comms {
             c.launcher.fail(cause);
             for s in c.launcher.live_streams() {

@@ -20,7 +20,7 @@ fn world(ranks: usize) -> World {
         },
     )
     .unwrap();
-    w.twin().set_jitter_us(20);
+    w.twin().unwrap().set_jitter_us(20);
     w
 }
 
@@ -368,7 +368,7 @@ fn jittered_runs(
         },
     )
     .unwrap();
-    w.twin().set_jitter_us(30);
+    w.twin().unwrap().set_jitter_us(30);
     let count = 2000;
     (0..runs)
         .map(|_| {

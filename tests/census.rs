@@ -43,6 +43,7 @@ fn census_all_gather_from(
     }
     let moved = |r: u32| {
         w.twin()
+            .unwrap()
             .core_traffic(r)
             .iter()
             .fold(GmTraffic::default(), |a, t| GmTraffic {
@@ -51,15 +52,18 @@ fn census_all_gather_from(
             })
     };
     let before: Vec<_> = (0..n as u32).map(moved).collect();
-    assert!(w.twin().take_census().is_empty(), "nothing ran with it on");
-    w.twin().set_census(true);
+    assert!(
+        w.twin().unwrap().take_census().is_empty(),
+        "nothing ran with it on"
+    );
+    w.twin().unwrap().set_census(true);
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
         c.all_gather_with(i, o, s, DataType::U8, algo).unwrap();
         c.synchronize().unwrap();
     });
-    w.twin().set_census(false);
-    let census = w.twin().take_census();
+    w.twin().unwrap().set_census(false);
+    let census = w.twin().unwrap().take_census();
     let traffic = (0..n as u32)
         .map(|r| moved(r).since(before[r as usize]))
         .collect();
@@ -224,7 +228,7 @@ fn two_shot_all_reduce_is_four_rounds() {
                 c.register(i).unwrap();
             }
         }
-        w.twin().set_census(true);
+        w.twin().unwrap().set_census(true);
         w.run(|c| {
             let (i, o) = &bufs[c.rank() as usize];
             c.all_reduce_with(
@@ -238,7 +242,7 @@ fn two_shot_all_reduce_is_four_rounds() {
             .unwrap();
             c.synchronize().unwrap();
         });
-        let c = w.twin().take_census();
+        let c = w.twin().unwrap().take_census();
         assert_eq!(c.rounds, 4, "windows {windows}: {c:?}");
         let (s, k) = (s as u64, n as u64 - 1);
         let slice = s / n as u64;
@@ -276,18 +280,18 @@ fn the_census_is_off_by_default_and_builds_nothing() {
         c.all_gather(i, o, 4096, DataType::U8).unwrap();
         c.synchronize().unwrap();
     });
-    let c = w.twin().take_census();
+    let c = w.twin().unwrap().take_census();
     assert!(c.is_empty(), "{c:?}");
     assert_eq!(c, Census::default());
     // Turned on and off again without a launch in between: still nothing.
-    w.twin().set_census(true);
-    w.twin().set_census(false);
+    w.twin().unwrap().set_census(true);
+    w.twin().unwrap().set_census(false);
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
         c.all_gather(i, o, 4096, DataType::U8).unwrap();
         c.synchronize().unwrap();
     });
-    assert_eq!(w.twin().take_census(), Census::default());
+    assert_eq!(w.twin().unwrap().take_census(), Census::default());
 }
 
 #[test]
@@ -310,13 +314,13 @@ fn every_chunk_of_an_operation_is_a_launch_of_the_same_rounds() {
         .iter()
         .map(|c| (c.alloc(s).unwrap(), c.alloc(n * s).unwrap()))
         .collect();
-    w.twin().set_census(true);
+    w.twin().unwrap().set_census(true);
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
         c.all_gather(i, o, s, DataType::U8).unwrap();
         c.synchronize().unwrap();
     });
-    let c = w.twin().take_census();
+    let c = w.twin().unwrap().take_census();
     assert_eq!(c.rounds, 2, "{c:?}");
     for rc in &c.ranks {
         assert_eq!(rc.launches, 3, "{rc:?}");
@@ -344,7 +348,7 @@ fn a_send_and_a_receive_on_two_streams_are_two_rounds() {
         })
         .collect();
     for _ in 0..3 {
-        w.twin().set_census(true);
+        w.twin().unwrap().set_census(true);
         w.run(|c| {
             let r = c.rank();
             let (i, o, side) = &bufs[r as usize];
@@ -353,8 +357,8 @@ fn a_send_and_a_receive_on_two_streams_are_two_rounds() {
             c.synchronize().unwrap();
             side.synchronize().unwrap();
         });
-        w.twin().set_census(false);
-        let c = w.twin().take_census();
+        w.twin().unwrap().set_census(false);
+        let c = w.twin().unwrap().take_census();
         assert_eq!(c.rounds, 2, "{c:?}");
         for rc in &c.ranks {
             assert_eq!(

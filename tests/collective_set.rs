@@ -810,7 +810,7 @@ fn back_to_back_barriers_and_broadcasts_never_report_a_false_mismatch() {
     // A rank that leaves a call early starts the next one and overwrites its cell; a peer
     // that has not checked the earlier call's cell yet must not take that for a mismatch.
     let w = world(5, 4096);
-    w.twin().set_jitter_us(20);
+    w.twin().unwrap().set_jitter_us(20);
     let res = w.run(|c| -> aiv_comm::Result<Vec<u8>> {
         let b = c.alloc(10_000)?;
         for i in 0..60u32 {

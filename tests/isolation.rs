@@ -139,7 +139,7 @@ fn a_dropped_world_leaves_no_device_memory_behind() {
         },
     )
     .unwrap();
-    let twin = w.twin().clone();
+    let twin = w.twin().unwrap().clone();
     w.run(|c| {
         let x = c.alloc_from(&[1.0f32; 256]).unwrap();
         c.all_reduce_with(&x, &x, 256, DataType::F32, ReduceOp::Sum, AllReduceAlgo::Hd)

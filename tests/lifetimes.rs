@@ -112,7 +112,7 @@ fn a_buffer_outlives_its_world_and_is_refused_by_another() {
 #[test]
 fn host_copies_wait_for_the_work_enqueued_on_their_buffer() {
     let w = world(3);
-    w.twin().set_jitter_us(30);
+    w.twin().unwrap().set_jitter_us(30);
     let n = 64 * 1024;
     let out = w.run(|c| -> aiv_comm::Result<()> {
         let x = c.alloc_from(&vec![c.rank() as i32; n])?;

@@ -337,7 +337,7 @@ fn sends_to_one_peer_from_two_streams_arrive_in_enqueue_order() {
     let len = 10_000;
     for round in 0..10u64 {
         let w = world(2, 8 * 1024);
-        w.twin().set_jitter_us(50);
+        w.twin().unwrap().set_jitter_us(50);
         let msgs: Vec<Vec<u8>> = (0..6).map(|k| pattern(len, round * 10 + k)).collect();
         let got = w.run(|c| -> aiv_comm::Result<Vec<Vec<u8>>> {
             if c.rank() == 0 {
@@ -376,7 +376,7 @@ fn sends_to_one_peer_from_two_streams_arrive_in_enqueue_order() {
 fn acks_to_one_peer_from_two_streams_keep_their_order() {
     for _ in 0..10 {
         let w = world(2, 8 * 1024);
-        w.twin().set_jitter_us(50);
+        w.twin().unwrap().set_jitter_us(50);
         let t0 = Instant::now();
         let r = w.run(|c| -> aiv_comm::Result<()> {
             if c.rank() == 0 {

@@ -130,7 +130,7 @@ fn push_all_reduce_with_several_parts_in_and_out_of_place() {
 fn back_to_back_push_and_pull_calls_on_one_communicator() {
     for ranks in [2usize, 3, 4] {
         let w = world(ranks, None);
-        w.twin().set_jitter_us(5);
+        w.twin().unwrap().set_jitter_us(5);
         let rounds = 12;
         let res = w.run(|c| -> aiv_comm::Result<()> {
             let n = c.size() as usize;
@@ -208,7 +208,7 @@ fn back_to_back_push_and_pull_calls_on_one_communicator() {
 fn consecutive_push_calls_reuse_the_region_safely() {
     for ranks in [2usize, 3, 8] {
         let w = world(ranks, None);
-        w.twin().set_jitter_us(10);
+        w.twin().unwrap().set_jitter_us(10);
         let res = w.run(|c| -> aiv_comm::Result<()> {
             let n = c.size() as usize;
             let r = c.rank() as usize;
@@ -282,7 +282,7 @@ fn issue(c: &Communicator, op: Op) -> aiv_comm::Result<()> {
 
 fn expect_mismatch(ranks: usize, odd_rank: u32, usual: Op, odd: Op) {
     let w = world(ranks, None);
-    w.twin().set_jitter_us(20);
+    w.twin().unwrap().set_jitter_us(20);
     let t0 = Instant::now();
     // A good push call first, so the mismatched one also waits for ACKs.
     let res = w.run(|c| {
@@ -360,8 +360,8 @@ fn measure_push_against_pull() {
     println!("ranks bytes/rank algo us/op(median of 5) [samples] gm_read/rank gm_written/rank");
     for &n in &ranks {
         let w = World::sim_with(n, Config::default()).unwrap();
-        w.twin().set_hazard_check(false);
-        w.twin().set_race_check(false);
+        w.twin().unwrap().set_hazard_check(false);
+        w.twin().unwrap().set_race_check(false);
         for &bytes in &sizes {
             let count = bytes / 4;
             let iters = if bytes >= 1 << 20 { 3 } else { 10 };
@@ -387,6 +387,7 @@ fn measure_push_against_pull() {
                 w.run(|c| call(c, 2)).into_iter().for_each(|r| r.unwrap());
                 let core = |w: &World| -> (u64, u64) {
                     w.twin()
+                        .unwrap()
                         .core_traffic(0)
                         .iter()
                         .fold((0, 0), |a, t| (a.0 + t.read, a.1 + t.written))

@@ -22,7 +22,7 @@ fn world(ranks: usize, timeout: Duration) -> World {
     )
     .unwrap();
     // Random delays before GM accesses shake out ordering bugs a lucky schedule would hide.
-    w.twin().set_jitter_us(20);
+    w.twin().unwrap().set_jitter_us(20);
     w
 }
 
@@ -281,7 +281,7 @@ fn the_race_checker_switched_off_and_on_again_between_calls_stays_precise() {
     // ran while the race checker was off (a racy kernel among clean ones) raises no alarm once
     // it is back on, and a race after that is reported as before.
     let w = world(2, Duration::from_secs(30));
-    w.twin().set_race_check(true);
+    w.twin().unwrap().set_race_check(true);
     // A publish (racy if `early`), then, once every rank is done with it (both use the HCCL
     // buffers), an AllReduce: the errors of all ranks.
     let publish = |early: bool| -> Vec<String> {
@@ -306,10 +306,10 @@ fn the_race_checker_switched_off_and_on_again_between_calls_stays_precise() {
             .collect()
     };
     assert_eq!(publish(false), Vec::<String>::new(), "checked, clean");
-    w.twin().set_race_check(false);
+    w.twin().unwrap().set_race_check(false);
     assert_eq!(publish(true), Vec::<String>::new(), "unchecked, racy");
     assert_eq!(publish(false), Vec::<String>::new(), "unchecked, clean");
-    w.twin().set_race_check(true);
+    w.twin().unwrap().set_race_check(true);
     assert_eq!(publish(false), Vec::<String>::new(), "checked again, clean");
     let errors = publish(true);
     assert!(

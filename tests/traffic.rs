@@ -57,14 +57,15 @@ fn checked_launches_count_what_each_launch_ran_with() {
             c.synchronize().unwrap();
         });
     };
-    w.twin().set_census(true);
-    w.twin().set_hazard_check(true);
-    w.twin().set_race_check(false);
-    let before = w.twin().checked_launches();
+    w.twin().unwrap().set_census(true);
+    w.twin().unwrap().set_hazard_check(true);
+    w.twin().unwrap().set_race_check(false);
+    let before = w.twin().unwrap().checked_launches();
     calls(&w);
-    let after = w.twin().checked_launches();
+    let after = w.twin().unwrap().checked_launches();
     let launches: u64 = w
         .twin()
+        .unwrap()
         .take_census()
         .ranks
         .iter()
@@ -96,10 +97,10 @@ fn dma_counters_match_what_the_kernels_move() {
     let dst = c.alloc(n).unwrap();
 
     // A plain copy reads and writes every byte once.
-    let t0 = w.twin().gm_traffic();
+    let t0 = w.twin().unwrap().gm_traffic();
     c.stream().copy(&dst, &src, n, "copy").unwrap();
     c.synchronize().unwrap();
-    let t1 = w.twin().gm_traffic();
+    let t1 = w.twin().unwrap().gm_traffic();
     assert_eq!(
         t1.since(t0),
         GmTraffic {
@@ -113,7 +114,7 @@ fn dma_counters_match_what_the_kernels_move() {
         .reduce(&dst, &src, n / 4, DataType::I32, ReduceOp::Sum, "reduce")
         .unwrap();
     c.synchronize().unwrap();
-    let t2 = w.twin().gm_traffic();
+    let t2 = w.twin().unwrap().gm_traffic();
     assert_eq!(
         t2.since(t1),
         GmTraffic {
@@ -132,13 +133,13 @@ fn dma_counters_match_what_the_kernels_move() {
         .iter()
         .map(|c| (c.alloc(s).unwrap(), c.alloc(4 * s).unwrap()))
         .collect();
-    let t3 = w.twin().gm_traffic();
+    let t3 = w.twin().unwrap().gm_traffic();
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
         c.all_gather(i, o, s, DataType::U8).unwrap();
         c.synchronize().unwrap();
     });
-    let t4 = w.twin().gm_traffic();
+    let t4 = w.twin().unwrap().gm_traffic();
     let GmTraffic { read, written } = t4.since(t3);
     let (want_read, want_written) = (4 * 4 * s as u64, 4 * 5 * s as u64);
     let slack = s as u64 / 4;
@@ -178,7 +179,7 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
         .iter()
         .map(|c| (c.alloc(s).unwrap(), c.alloc(4 * s).unwrap()))
         .collect();
-    let before: Vec<_> = (0..4).map(|r| w.twin().core_traffic(r)).collect();
+    let before: Vec<_> = (0..4).map(|r| w.twin().unwrap().core_traffic(r)).collect();
     w.run(|c| {
         let (i, o) = &bufs[c.rank() as usize];
         c.all_gather_with(i, o, s, DataType::U8, algo).unwrap();
@@ -188,7 +189,7 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
     let per_part = algo == AllGatherAlgo::PullParts;
     let used = if per_part { parts } else { 4 * parts } as usize; // blocks of a launch
     for r in 0..4u32 {
-        let after = w.twin().core_traffic(r);
+        let after = w.twin().unwrap().core_traffic(r);
         assert_eq!(after.len(), ascendc_twin::TRACKED_CORES);
         for (b, (a, z)) in after.iter().zip(&before[r as usize]).enumerate() {
             let GmTraffic { read, written } = a.since(*z);
@@ -233,6 +234,7 @@ fn per_core_case(parts: u32, algo: AllGatherAlgo) {
     }
     assert!(w
         .twin()
+        .unwrap()
         .core_traffic(ascendc_twin::TRACKED_DEVICES as u32)
         .is_empty());
 }

@@ -182,7 +182,7 @@ fn a_registered_input_may_change_once_the_collective_has_run() {
     let n = 3;
     let w = world(n, 1 << 20, None);
     // Random delays before GM accesses, so that a peer late to read would meet the new input.
-    w.twin().set_jitter_us(200);
+    w.twin().unwrap().set_jitter_us(200);
     let count = 16 << 10;
     let old = |r: usize| vec![r as u8 + 1; count];
     let new = |r: usize| vec![r as u8 + 101; count];
@@ -299,7 +299,7 @@ fn a_failed_call_ends_only_when_no_peer_reads_its_input_any_more() {
         },
     )
     .unwrap();
-    w.twin().set_jitter_us(20_000);
+    w.twin().unwrap().set_jitter_us(20_000);
     let res = w.run(|c| -> aiv_comm::Result<()> {
         if c.rank() == 2 {
             return Ok(());

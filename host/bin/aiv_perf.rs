@@ -1585,7 +1585,7 @@ fn sync(comm: &Communicator, st: &RankState) -> aiv_comm::Result<()> {
 #[allow(clippy::too_many_arguments)]
 fn measure(
     o: &Opts,
-    world: &World,
+    twin: &Twin,
     comm: &Communicator,
     st: &RankState,
     place: Place,
@@ -1623,7 +1623,6 @@ fn measure(
         (o.coll.run)(&call)?;
     }
     sync(comm, st)?;
-    let twin = world.twin();
     // `--checks-cost`: as many warm-up calls with the checkers on, so that the first checked
     // batch does not pay for what the checkers build at their first launches (participants,
     // flag cells, shadow segments). Rank 0 switches while the others wait, as in the batches.
@@ -1887,12 +1886,15 @@ fn run(o: &Opts) -> Result<Sweep, String> {
     // `--twin-checks` the twin keeps its configuration, so `AIV_TWIN_HAZARDS=0` or
     // `AIV_TWIN_RACES=0` still turns one of them off (to measure the other alone).
     // `--checks-cost` runs half its timed batches with the checkers as configured.
+    let twin = world
+        .twin()
+        .ok_or("aiv-perf measures the CPU twin, and this world runs on another backend")?;
     let configured = Checkers {
-        hazards: world.twin().hazard_check(),
-        races: world.twin().race_check(),
+        hazards: twin.hazard_check(),
+        races: twin.race_check(),
     };
     if !o.twin_checks {
-        set_checkers(world.twin(), Checkers::OFF);
+        set_checkers(twin, Checkers::OFF);
     }
     let checked = o.checks_cost.then_some(configured);
     let es = o.dtype.size();
@@ -1954,18 +1956,9 @@ fn run(o: &Opts) -> Result<Sweep, String> {
         let results = world.run(|comm| {
             let st = &states[comm.rank() as usize];
             let r = (|| -> Result<(RankMeasure, Option<RankMeasure>), RankError> {
-                let out = measure(o, &world, comm, st, Place::Out, count, &rv, checked)?;
+                let out = measure(o, twin, comm, st, Place::Out, count, &rv, checked)?;
                 let inp = match o.coll.in_place {
-                    Some(_) => Some(measure(
-                        o,
-                        &world,
-                        comm,
-                        st,
-                        Place::In,
-                        count,
-                        &rv,
-                        checked,
-                    )?),
+                    Some(_) => Some(measure(o, twin, comm, st, Place::In, count, &rv, checked)?),
                     None => None,
                 };
                 Ok((out, inp))
@@ -2024,8 +2017,8 @@ fn run(o: &Opts) -> Result<Sweep, String> {
     }
     Ok(Sweep {
         rows,
-        hazards: world.twin().hazard_check(),
-        races: world.twin().race_check(),
+        hazards: twin.hazard_check(),
+        races: twin.race_check(),
         checked,
     })
 }

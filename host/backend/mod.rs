@@ -1,0 +1,144 @@
+//! The device seam: what aiv-comm needs of a device runtime, as one trait.
+//!
+//! Everything above this module — communicators, collectives, the chunk planner, streams of
+//! operations, buffer claims, errors — is written against [`Backend`] and names no type of a
+//! particular runtime. A backend provides device memory, host <-> device copies, kernel
+//! launches on a device's cores, a host-task executor next to those launches, a wait primitive
+//! ([`Signal`]) host steps park on without holding up that executor, and an abort that stops
+//! every launch. The CPU twin is one backend ([`twin::TwinBackend`]); the recording backend of
+//! the tests is another.
+//!
+//! The shape is wgpu-hal's: the trait has associated types for its handles, so a backend is
+//! written without downcasts; aiv-comm holds it behind an object-safe erasure (`DynBackend`,
+//! wgpu's `DynDevice` in spirit), so that a `World` is not generic over it.
+//!
+//! Contracts the callers keep (validation stays above the trait): memory handed to a launch
+//! stays allocated until the launch returns; host copies never overlap a running launch's
+//! bytes (buffer claims, `buffer.rs`); a stream's host tasks run one at a time, in order
+//! (`stream.rs`).
+
+use ascendc_twin::{ArgBlock, Kernel};
+
+use crate::error::Result;
+
+pub(crate) mod dynamic;
+pub mod twin;
+
+/// How many blocks a launch runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocks {
+    /// Exactly this many, co-resident (the kernel's blocks work together).
+    Exactly(u32),
+    /// As many free cores as there are, from 1 up to this many (the kernel divides its work by
+    /// `GetBlockNum()`): never waits for cores other launches hold, as long as one is free.
+    UpTo(u32),
+}
+
+/// What a GM allocation holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// Data.
+    Data,
+    /// Soft-sync flags (a rank's sync area): polled while other blocks and ranks write them.
+    /// A backend with a race checker treats stores there as releases and loads as acquires.
+    Flags,
+}
+
+/// A counter host steps wait on: buffer claims, link turns and events between streams.
+///
+/// A wait from a host task of the backend's executor must not hold up that executor (the twin
+/// parks the task's coroutine); a wait from any other thread blocks it.
+pub trait Signal: Send + Sync + 'static {
+    /// The value now.
+    fn get(&self) -> u64;
+    /// Sets the value to `f(value)` and wakes the waiters; returns the new value.
+    fn update(&self, f: &mut dyn FnMut(u64) -> u64) -> u64;
+    /// Waits until `ready(value)` or `deadline` (none: no deadline); returns whether it became
+    /// ready.
+    fn wait_until(&self, deadline: Option<std::time::Instant>, ready: &dyn Fn(u64) -> bool)
+        -> bool;
+}
+
+/// A device runtime aiv-comm drives: the devices of one world (one device per rank).
+///
+/// Errors are aiv-comm's [`crate::Error`], in its backend-neutral variants (a kernel fault is
+/// [`crate::Error::Fault`] with a [`crate::FaultKind`], a failed allocation
+/// [`crate::Error::OutOfMemory`], ...).
+pub trait Backend: Send + Sync + 'static {
+    /// A GM allocation on one device, freed when dropped.
+    type Memory: Send + Sync + 'static;
+    /// An in-order queue of work on one device: the context its host tasks and launches run
+    /// in.
+    type Stream: Send + Sync + 'static;
+    /// The backend's wait primitive.
+    type Signal: Signal;
+
+    /// The backend's name, as `aiv-perf` prints it (`twin`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Identifies the world this backend serves among the worlds of the process: memory of
+    /// another world is refused above the trait.
+    fn id(&self) -> u64;
+
+    /// The number of devices (device numbers are `0..devices()`).
+    fn devices(&self) -> u32;
+
+    /// AIV cores of `device` (the most blocks one launch can have).
+    fn cores(&self, device: u32) -> u32;
+
+    /// Allocates `bytes` of zeroed GM of `kind` on `device`.
+    fn alloc(&self, device: u32, bytes: usize, kind: MemKind) -> Result<Self::Memory>;
+
+    /// The device address of `mem`'s first byte, as kernels see it.
+    fn addr(&self, mem: &Self::Memory) -> u64;
+
+    /// Copies `data` to byte `offset` of `mem` (host -> device).
+    fn write(&self, mem: &Self::Memory, offset: usize, data: &[u8]) -> Result<()>;
+
+    /// Copies bytes from `offset` of `mem` into `out` (device -> host).
+    fn read(&self, mem: &Self::Memory, offset: usize, out: &mut [u8]) -> Result<()>;
+
+    /// Sets `len` bytes of `mem` from `offset` to `value`.
+    fn fill(&self, mem: &Self::Memory, offset: usize, len: usize, value: u8) -> Result<()>;
+
+    /// A new stream on `device`; `affinity` spreads the streams of a world over the backend's
+    /// executor (streams with equal affinity may share a worker).
+    fn create_stream(&self, device: u32, affinity: usize) -> Result<Self::Stream>;
+
+    /// Runs `task` on `stream`'s executor, next to the launches it makes (a host callback).
+    /// The caller runs at most one task of a stream at a time.
+    fn host_task(&self, stream: &Self::Stream, task: Box<dyn FnOnce() + Send>);
+
+    /// Launches `kernel` with `args` on `blocks` blocks of `stream`'s device and waits for it;
+    /// returns the block count it ran on. Called from a host task of `stream`. A launch of
+    /// [`Blocks::Exactly`] blocks starts only when all of them can be co-resident (batch
+    /// scheduling: the blocks of a collective wait on each other).
+    ///
+    /// # Safety
+    /// `args` must be what `kernel` expects (its layout is checked; the addresses in it are
+    /// not), and every device address among them must stay allocated, untouched by host
+    /// copies that conflict with the kernel, until this returns.
+    unsafe fn launch(
+        &self,
+        stream: &Self::Stream,
+        kernel: &'static Kernel,
+        blocks: Blocks,
+        args: &ArgBlock,
+    ) -> Result<u32>;
+
+    /// A new signal holding `value`.
+    fn signal(&self, value: u64) -> Self::Signal;
+
+    /// Stops every running launch of the world and makes later ones fail at once, each with a
+    /// [`crate::FaultKind::PeerAborted`] fault carrying `reason` (the first reason given wins).
+    fn abort(&self, reason: &str);
+
+    /// Waits until no launch of the world runs (promptly after [`Backend::abort`]).
+    fn wait_until_idle(&self);
+}
+
+/// Checks `args` against the parameters of `kernel` (the kernel ABI every backend shares:
+/// [`ascendc_twin::Kernel`] knows each parameter's size and alignment).
+pub(crate) fn check_args(kernel: &Kernel, args: &ArgBlock) -> Result<()> {
+    kernel.check_args(args).map_err(twin::from_twin)
+}
