@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use crate::buffer::DeviceBuffer;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
-use crate::link::{CommStream, Event};
+use crate::event::Event;
+use crate::link::CommStream;
 use crate::world::Communicator;
 
 /// Whether a [`SendRecvItem`] sends or receives.

@@ -8,6 +8,7 @@ use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
 use crate::link::reduce_codes;
 use crate::plan::{all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, Kind};
+use crate::stream::{Launch, Work};
 use crate::world::Communicator;
 
 /// Bytes of `count` elements of `dtype`, or an error if that overflows.
@@ -173,16 +174,22 @@ impl Communicator {
             };
             let tag = self.reserve_tags(1)?;
             let uses = chunk_uses(send, recv, &c, es, n, template.out_stride as usize);
-            self.enqueue_launch(kernel, blocks, tag, fp, uses, args);
+            // SAFETY: `kernel` takes an AivCollArgs (this function's contract); the chunk's
+            // addresses are inside the validated, claimed buffers.
+            unsafe { self.enqueue_launch(kernel, blocks, tag, fp, uses, args) };
         }
         Ok(())
     }
 
     /// Enqueues on the main stream one launch of `kernel` on `blocks` blocks with `args` (its
-    /// communicator arguments those of tag `tag`, filled in when it runs) and fingerprint `fp`;
-    /// `uses` (its input and the bytes of its output it writes, [`chunk_uses`]) are claimed
-    /// until it has run.
-    pub(crate) fn enqueue_launch<A: ffi::WithComm>(
+    /// communicator arguments the stream's, with tag `tag`) and fingerprint `fp`; `uses` (its
+    /// input and the bytes of its output it writes, [`chunk_uses`]) are claimed until it has
+    /// run.
+    ///
+    /// # Safety
+    /// `kernel` must take an `A`, whose addresses point into the claimed buffers or the world's
+    /// memory.
+    pub(crate) unsafe fn enqueue_launch<A: ffi::WithComm>(
         &self,
         kernel: &'static ascendc_twin::Kernel,
         blocks: u32,
@@ -191,17 +198,21 @@ impl Communicator {
         uses: Uses,
         args: A,
     ) {
-        let name = kernel.name();
-        self.main.task(name, name, uses, move |ctx| {
-            let args = args.with_comm(ctx.comm_args(tag));
-            let r = ctx.launch_on(kernel, Blocks::Exactly(blocks), &args, Some(&fp));
-            if let Err(e) = &r {
-                if args.peers_read_input() {
-                    ctx.launcher.stop_readers_of_input(e);
-                }
-            }
-            r
+        // A launch whose input peers read in place (window memory) that fails stops every
+        // launch of the world and waits until none runs (`Launcher::stop_readers_of_input`).
+        let stop_readers = args.peers_read_input();
+        // SAFETY: the caller's contract.
+        let work = Work::Launch(unsafe {
+            Launch::of_comm_struct(
+                kernel,
+                Blocks::Exactly(blocks),
+                tag,
+                &args,
+                Some(fp),
+                stop_readers,
+            )
         });
+        self.main.op(kernel.name(), kernel.name(), uses, work, None);
     }
 
     /// Enqueues one push-mode launch of `kernel` (kernel/push.cpp) per chunk of `kind` (a push
@@ -257,7 +268,9 @@ impl Communicator {
                 ..template
             };
             let uses = chunk_uses(send, recv, &c, es, n, template.out_stride as usize);
-            self.enqueue_launch(kernel, n * parts, tag, fp, uses, args);
+            // SAFETY: `kernel` takes an AivPushArgs (this function's contract); the chunk's
+            // addresses are inside the validated, claimed buffers.
+            unsafe { self.enqueue_launch(kernel, n * parts, tag, fp, uses, args) };
         }
         Ok(())
     }
@@ -648,20 +661,23 @@ impl Communicator {
         }
         .encode();
         let tag = self.reserve_tags(1)?;
+        let args = ffi::AivCollArgs {
+            fp,
+            ..Default::default()
+        };
+        // SAFETY: aiv_barrier takes an AivCollArgs; it touches only the sync areas.
+        let work = Work::Launch(unsafe {
+            Launch::of_comm_struct(
+                &ffi::kernels::aiv_barrier,
+                Blocks::Exactly(n),
+                tag,
+                &args,
+                Some(fp),
+                false,
+            )
+        });
         self.main
-            .task("barrier", "aiv_barrier", Uses::new(), move |ctx| {
-                let args = ffi::AivCollArgs {
-                    comm: ctx.comm_args(tag),
-                    fp,
-                    ..Default::default()
-                };
-                ctx.launch_on(
-                    &ffi::kernels::aiv_barrier,
-                    Blocks::Exactly(n),
-                    &args,
-                    Some(&fp),
-                )
-            });
+            .op("barrier", "aiv_barrier", Uses::new(), work, None);
         Ok(())
     }
 }

@@ -18,6 +18,7 @@ use crate::ffi;
 use crate::fingerprint::{counts_digest, Call, CallOp};
 use crate::link::reduce_codes;
 use crate::plan::{blocks_for, plan_chunks, slot_bytes, Chunk, Kind};
+use crate::stream::{StreamCtx, Work};
 use crate::world::Communicator;
 
 /// Tags an AlltoAllV reserves: one for its count exchange and a window for its chunks (whose
@@ -166,6 +167,7 @@ fn piece(seg: (usize, usize), c: &Chunk) -> usize {
 
 /// A V-collective call ready to launch.
 struct VCall {
+    /// A kernel taking an `AivCollVArgs`.
     kernel: &'static ascendc_twin::Kernel,
     kind: Kind,
     call: Call,
@@ -213,7 +215,9 @@ impl Communicator {
                     uses.push(recv.use_write_range((seg.0 + c.offset) * es, len));
                 }
             }
-            self.enqueue_launch(v.kernel, blocks, tag, fp, uses, args);
+            // SAFETY: every V kernel takes an AivCollVArgs (`VCall::kernel`); the pieces are
+            // inside the validated, claimed buffers.
+            unsafe { self.enqueue_launch(v.kernel, blocks, tag, fp, uses, args) };
         }
         Ok(())
     }
@@ -742,7 +746,7 @@ impl Communicator {
         let me = self.rank();
         let forced = self.launcher.world.blocks_per_peer;
         let cores = self.cores();
-        self.main.task(name, name, uses, move |ctx| {
+        let host = move |ctx: &StreamCtx| -> Result<()> {
             let nn = n as u32;
             let (mine, all) = (&scratch.0, &scratch.1);
             mine.write(0, bytemuck::cast_slice(&row))?;
@@ -757,12 +761,16 @@ impl Communicator {
                 fp,
                 ..Default::default()
             };
-            ctx.launch_on(
-                &ffi::kernels::aiv_all_gather,
-                Blocks::Exactly(nn),
-                &args,
-                Some(&fp),
-            )?;
+            // SAFETY: aiv_all_gather takes an AivCollArgs; the scratch pair is held by the
+            // closure.
+            unsafe {
+                ctx.launch_now(
+                    &ffi::kernels::aiv_all_gather,
+                    Blocks::Exactly(nn),
+                    &args,
+                    Some(&fp),
+                )?
+            };
             let mut matrix = vec![0u64; 2 * n * n];
             all.read(0, bytemuck::cast_slice_mut(&mut matrix))?;
             // Row p: p's send counts (n), then p's receive counts (n). Every rank holds the same
@@ -810,15 +818,21 @@ impl Communicator {
                     ..fill(c)
                 };
                 let parts = blocks_for(forced, c.count * dtype.size(), n, cores);
-                ctx.launch_on(
-                    &ffi::kernels::aiv_all_to_all,
-                    Blocks::Exactly(nn * parts),
-                    &args,
-                    Some(&fp),
-                )?;
+                // SAFETY: aiv_all_to_all takes an AivCollVArgs; the segments are inside the
+                // validated `send` and `recv`, which the op claims.
+                unsafe {
+                    ctx.launch_now(
+                        &ffi::kernels::aiv_all_to_all,
+                        Blocks::Exactly(nn * parts),
+                        &args,
+                        Some(&fp),
+                    )?
+                };
             }
             Ok(())
-        });
+        };
+        self.main
+            .op(name, name, uses, Work::Host(Box::new(host)), None);
         Ok(())
     }
 }

@@ -104,35 +104,32 @@ pod!(
     AivHandshakeArgs
 );
 
-/// A collective's argument struct: it carries the launch's communicator arguments in `comm`,
-/// which only the stream task that launches it can fill in ([`crate::link::StreamCtx::comm_args`]).
+/// A library kernel's argument struct: its communicator arguments (`comm`, its first field)
+/// are the launching stream's, with the launch's tag (`crate::stream::StreamCtx::comm_args`).
 pub(crate) trait WithComm: bytemuck::Pod + Send + 'static {
-    /// `self` with `comm` as its communicator arguments.
-    fn with_comm(self, comm: AivCommArgs) -> Self;
-
     /// Whether peers read this rank's input in place (`AIV_COLL_IN_WINDOW`).
     fn peers_read_input(&self) -> bool {
         false
     }
 }
 
-macro_rules! with_comm {
-    ($($t:ty),*) => {$(
-        impl WithComm for $t {
-            fn with_comm(self, comm: AivCommArgs) -> Self {
-                Self { comm, ..self }
-            }
-        }
-    )*};
-}
-with_comm!(AivCollVArgs, AivPushArgs);
+impl WithComm for AivCollVArgs {}
+impl WithComm for AivPushArgs {}
+impl WithComm for AivP2PArgs {}
+impl WithComm for AivSignalArgs {}
+impl WithComm for AivHandshakeArgs {}
 
 impl WithComm for AivCollArgs {
-    fn with_comm(self, comm: AivCommArgs) -> Self {
-        Self { comm, ..self }
-    }
-
     fn peers_read_input(&self) -> bool {
         self.flags & AIV_COLL_IN_WINDOW != 0
     }
 }
+
+// A stream writes the communicator part of a launch's arguments itself, as the struct's first
+// bytes (`stream::Launch::of_comm_struct`).
+const_assert_eq!(std::mem::offset_of!(AivCollArgs, comm), 0);
+const_assert_eq!(std::mem::offset_of!(AivCollVArgs, comm), 0);
+const_assert_eq!(std::mem::offset_of!(AivPushArgs, comm), 0);
+const_assert_eq!(std::mem::offset_of!(AivP2PArgs, comm), 0);
+const_assert_eq!(std::mem::offset_of!(AivSignalArgs, comm), 0);
+const_assert_eq!(std::mem::offset_of!(AivHandshakeArgs, comm), 0);

@@ -24,9 +24,11 @@ use parking_lot::Mutex;
 use crate::buffer::{DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
-use crate::link::{CommStream, Event};
+use crate::link::CommStream;
+use crate::stream::{Launch, Work};
 use crate::world::Communicator;
 
 /// The sub-streams and events of a communicator's HD AllReduce, created on first use.
@@ -90,21 +92,25 @@ impl Communicator {
     /// another collective meanwhile fails here, as do the ranks it then fails.
     fn enqueue_handshake(&self, partner: u32, fp: [i32; 6]) -> Result<()> {
         let tag = self.reserve_tags(1)?;
+        let args = ffi::AivHandshakeArgs {
+            comm: Default::default(),
+            fp,
+            partner: partner as i32,
+            reserved: 0,
+        };
+        // SAFETY: aiv_handshake takes an AivHandshakeArgs; it touches only the sync areas.
+        let work = Work::Launch(unsafe {
+            Launch::of_comm_struct(
+                &ffi::kernels::aiv_handshake,
+                crate::backend::Blocks::Exactly(1),
+                tag,
+                &args,
+                Some(fp),
+                false,
+            )
+        });
         self.stream()
-            .task("handshake", "aiv_handshake", Uses::new(), move |ctx| {
-                let args = ffi::AivHandshakeArgs {
-                    comm: ctx.comm_args(tag),
-                    fp,
-                    partner: partner as i32,
-                    reserved: 0,
-                };
-                ctx.launch_on(
-                    &ffi::kernels::aiv_handshake,
-                    crate::backend::Blocks::Exactly(1),
-                    &args,
-                    Some(&fp),
-                )
-            });
+            .op("handshake", "aiv_handshake", Uses::new(), work, None);
         Ok(())
     }
 

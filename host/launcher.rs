@@ -1,18 +1,16 @@
 //! What a rank's streams need to launch kernels: the world's shared device resources, the
-//! rank's device, its failure state, its streams, and the diagnostics kernels leave behind.
+//! rank's failure state, its tags and link turns, and the diagnostics kernels leave behind.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ascendc_twin::{ArgBlock, GmAddr, Kernel};
-use bytemuck::Pod;
 use parking_lot::Mutex;
 
 use crate::backend::dynamic::{DynBackend, Memory, StreamHandle};
 use crate::backend::Blocks;
 use crate::error::{Error, FaultKind, Result};
 use crate::ffi;
-use crate::link::StreamCtx;
 
 /// Device resources of a world shared by all its ranks' tasks: every rank's HCCL buffer and
 /// sync area live here, owned, so no rank's memory can go while any task of any rank runs
@@ -61,9 +59,6 @@ pub(crate) struct Launcher {
     /// The first failure of this rank (then every later call fails with it).
     pub failed: Mutex<Option<String>>,
     pub links: Mutex<crate::turns::Links>,
-    /// Every stream of this rank (main and created), for closing the world.
-    pub streams: Mutex<Vec<Weak<StreamCtx>>>,
-    pub streams_created: Mutex<u32>,
     /// The rank's tag counter (every stream's launches draw from it).
     pub tags: Mutex<crate::tags::Tags>,
 }
@@ -128,13 +123,6 @@ impl Launcher {
             .ok_or_else(|| Error::Config(format!("a launch needs at least one tag, asked for {n}")))
     }
 
-    /// The rank's live streams.
-    pub fn live_streams(&self) -> Vec<Arc<StreamCtx>> {
-        let mut s = self.streams.lock();
-        s.retain(|w| w.strong_count() > 0);
-        s.iter().filter_map(Weak::upgrade).collect()
-    }
-
     /// The communicator part of every kernel's arguments, for a launch with `tag` whose blocks
     /// write their diagnostic records at GM `diag`.
     pub fn comm_args(&self, tag: i64, diag: u64) -> ffi::AivCommArgs {
@@ -155,18 +143,19 @@ impl Launcher {
         c
     }
 
-    /// Writes `args` to a stream's argument slot, launches `kernel` on `stream`, then reads the
+    /// Writes `args` (an argument struct's bytes) to a stream's argument slot, launches `kernel`
+    /// on `stream` with its address, then reads the
     /// diagnostic records its blocks left in the stream's records. `fp`: the fingerprint of the
     /// launch's call, for naming both calls of a mismatch. Failures follow
     /// [`Launcher::settle`].
-    pub fn launch<A: Pod>(
+    pub fn launch(
         &self,
         stream: &StreamHandle,
         slots: &LaunchSlots,
         fp: Option<&[i32]>,
         kernel: &'static Kernel,
         blocks: Blocks,
-        args: &A,
+        args: &[u8],
     ) -> Result<()> {
         self.settle(self.launch_inner(stream, slots, fp, kernel, blocks, args))
     }
@@ -210,24 +199,24 @@ impl Launcher {
         r
     }
 
-    fn launch_inner<A: Pod>(
+    fn launch_inner(
         &self,
         stream: &StreamHandle,
         slots: &LaunchSlots,
         fp: Option<&[i32]>,
         kernel: &'static Kernel,
         blocks: Blocks,
-        args: &A,
+        args: &[u8],
     ) -> Result<()> {
         let slot = &slots.args;
-        slot.write(0, bytemuck::bytes_of(args))?;
+        slot.write(0, args)?;
         let block = ArgBlock::new().arg(GmAddr(slot.addr()));
         // SAFETY: the kernels launched here take the GM address of their argument struct (the
         // parameter count and size are checked against the kernel), which `slot` holds for the
-        // whole synchronous launch (no host copy touches it meanwhile: the stream runs one task
-        // at a time); the struct type matches the kernel by construction of the callers (this
-        // crate's, or `launch_with_tags`'s unsafe contract); the memory the arguments point to
-        // is held by the task (its buffer claims) and the world (HCCL buffers, sync areas).
+        // whole synchronous launch (no host copy touches it meanwhile: the stream runs one op
+        // at a time); the struct type matches the kernel by `Launch::of_struct`'s contract,
+        // which its callers take; the memory the arguments point to is held by the op (its
+        // buffer claims) and the world (HCCL buffers, sync areas).
         let launched = unsafe { stream.launch(kernel, blocks, &block) };
         // A block writes its diagnostic record only on its way to a fault (SoftSync's
         // WriteDiag ends in AscendC::Trap, a named fault), so a launch that succeeded left none

@@ -32,6 +32,7 @@ mod batch;
 mod buffer;
 mod collectives;
 mod collectives_v;
+mod event;
 pub use collectives::{AllGatherAlgo, AllReduceAlgo};
 pub mod diag;
 pub mod dtype;
@@ -58,7 +59,8 @@ pub use batch::{SendRecvItem, SendRecvKind};
 pub use buffer::{BufferAccess, DeviceBuffer};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Fault, FaultKind, Result};
-pub use link::{CommStream, Event};
+pub use event::Event;
+pub use link::CommStream;
 pub use typed::{
     DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, P2p, Reducible,
     Typed, TypedStream,

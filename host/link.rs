@@ -1,4 +1,5 @@
-//! Streams of a communicator, events (local notifies), enqueueable tasks, and Send/Recv.
+//! The streams of a communicator (the API: what each call enqueues, as operations of
+//! `stream.rs`), and Send/Recv.
 //!
 //! The orchestration layer of HCCL's host algorithms (seed 004): work is a sequence of tasks on
 //! streams; a rank has a main stream and may create sub-streams; an [`Event`] posted on one stream
@@ -9,24 +10,21 @@
 //! streams they are on (`turns.rs`).
 
 use std::borrow::Cow;
-use std::sync::Arc;
-
-use std::sync::OnceLock;
+use std::sync::{Arc, Weak};
 
 use ascendc_twin::{ArgBlock, GmAddr, Kernel};
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
 use crate::backend::dynamic::{Memory, StreamHandle};
-use crate::backend::{Blocks, MemKind, Signal};
+use crate::backend::{Blocks, MemKind};
 use crate::buffer::{BufferAccess, DeviceBuffer, Uses};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::ffi;
 use crate::launcher::{LaunchSlots, Launcher};
-use crate::stream::Stream;
-use crate::trace::TraceEvent;
-use crate::turns::Turn;
+use crate::stream::{Fp, Launch, LinkTurn, Op, StreamCtx, Work};
 use crate::world::Communicator;
 
 /// Blocks of the copy / reduce task kernels (at most: they take what is free, see `Blocks`).
@@ -34,143 +32,64 @@ const TASK_BLOCKS: u32 = 8;
 /// Chunks of one send/recv message; a chunk's flag value is `(message << 20) | chunk`.
 const MAX_P2P_CHUNKS: usize = 1 << 20;
 
-/// What a stream's tasks need: the rank's launcher, the stream's own argument slot, and its own
-/// diagnostic records (one per block, so every block of any launch has its own).
-pub(crate) struct StreamCtx {
-    pub name: String,
-    pub launcher: Arc<Launcher>,
-    slots: LaunchSlots,
-    stream: Stream,
-}
-
-impl StreamCtx {
-    /// Launches `kernel` with `args` through this stream's argument slot.
-    pub fn launch<A: Pod>(&self, kernel: &'static Kernel, block_dim: u32, args: &A) -> Result<()> {
-        self.launch_on(kernel, Blocks::Exactly(block_dim), args, None)
-    }
-
-    /// [`StreamCtx::launch`] with a choice of block count, and the fingerprint of the call the
-    /// launch belongs to (for naming both calls of a mismatch).
-    pub fn launch_on<A: Pod>(
-        &self,
-        kernel: &'static Kernel,
-        blocks: Blocks,
-        args: &A,
-        fp: Option<&[i32]>,
-    ) -> Result<()> {
-        self.launcher
-            .launch(self.stream.handle(), &self.slots, fp, kernel, blocks, args)
-    }
-
-    /// The communicator part of a kernel's arguments for a launch on this stream.
-    pub fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
-        self.launcher.comm_args(tag, self.slots.diag.addr())
-    }
-
-    /// The stream itself.
-    pub fn stream(&self) -> &Stream {
-        &self.stream
-    }
-}
-
-/// A stream of one rank: tasks run in the order they are enqueued, one at a time.
+/// A stream of one rank: operations run in the order they are enqueued, one at a time.
 /// Cheap to clone (shared). Dropping it does not stop what was enqueued.
 #[derive(Clone)]
 pub struct CommStream {
     pub(crate) inner: Arc<StreamCtx>,
 }
 
-/// A local notify between streams of one rank (`LocalNotify` of HCCL): [`CommStream::post`]
-/// signals it once, [`CommStream::wait`] consumes one signal, waiting until it has been posted.
-/// Waits are served in the order they were enqueued. If the stream that was to post fails
-/// first, the waits fail at once with that stream's error, and so does every later wait: an
-/// event whose post was dropped is failed for good (after [`CommStream::clear_error`], make a
-/// new one).
-#[derive(Clone)]
-pub struct Event {
-    name: Arc<str>,
-    /// Posts so far (`u64::MAX`: a post will never come, see `failed`): a signal of the
-    /// backend of the first stream that posts or waits on the event, made then.
-    posted: Arc<OnceLock<Box<dyn Signal>>>,
-    /// Waits enqueued so far (each takes the next ticket).
-    waits: Arc<Mutex<u64>>,
-    /// Posts enqueued so far (run or not).
-    enqueued: Arc<std::sync::atomic::AtomicU64>,
-    /// The error of the stream whose post was dropped unrun.
-    failed: Arc<Mutex<Option<Error>>>,
+/// A rank's streams (main, created, and those its calls use inside), for synchronizing and
+/// closing the world.
+#[derive(Default)]
+pub(crate) struct Streams {
+    list: Mutex<Vec<Weak<StreamCtx>>>,
+    created: Mutex<u32>,
 }
 
-impl Event {
-    /// A new event named `name` (named in timeout errors and traces).
-    pub fn new(name: &str) -> Event {
-        Event {
-            name: name.into(),
-            posted: Arc::new(OnceLock::new()),
-            waits: Arc::new(Mutex::new(0)),
-            enqueued: Arc::new(std::sync::atomic::AtomicU64::new(0)),
-            failed: Arc::new(Mutex::new(None)),
-        }
+impl Streams {
+    /// The streams still alive.
+    pub fn live(&self) -> Vec<Arc<StreamCtx>> {
+        let mut s = self.list.lock();
+        s.retain(|w| w.strong_count() > 0);
+        s.iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// The event's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The posts signal, made from `stream`'s backend if no stream has used the event yet.
-    fn posted(&self, stream: &StreamCtx) -> &dyn Signal {
-        &**self
-            .posted
-            .get_or_init(|| stream.stream.handle().backend().signal(0))
-    }
-}
-
-/// A post task's promise: if the task is dropped unrun (its stream failed), the event's
-/// waiters learn why instead of waiting for their deadline.
-struct PostGuard {
-    ev: Event,
-    ctx: Arc<StreamCtx>,
-    ran: bool,
-}
-
-impl Drop for PostGuard {
-    fn drop(&mut self) {
-        if !self.ran {
-            let cause = self.ctx.stream.first_error().unwrap_or(Error::CommFailed {
-                rank: self.ctx.launcher.rank,
-                cause: format!("stream `{}` stopped before posting", self.ctx.name),
-            });
-            self.ev.failed.lock().get_or_insert(cause);
-            self.ev.posted(&self.ctx).update(&mut |_| u64::MAX);
-        }
+    /// A number for the next created stream (spreads streams over the backend's executor).
+    fn next_index(&self) -> u32 {
+        let mut n = self.created.lock();
+        *n += 1;
+        *n
     }
 }
 
 impl CommStream {
-    pub(crate) fn new(launcher: &Arc<Launcher>, name: &str, index: u32) -> Result<CommStream> {
+    /// A new stream of `launcher`'s rank named `name`, registered in `streams`.
+    pub(crate) fn new(
+        launcher: &Arc<Launcher>,
+        streams: &Streams,
+        name: &str,
+        index: u32,
+    ) -> Result<CommStream> {
         let backend = &launcher.world.backend;
-        let inner = Arc::new(StreamCtx {
-            name: name.to_string(),
-            launcher: launcher.clone(),
-            slots: LaunchSlots {
-                args: Memory::alloc(backend, launcher.rank, 4096, MemKind::Data)?,
-                diag: Memory::alloc(
-                    backend,
-                    launcher.rank,
-                    ffi::AIV_DIAG_AREA_BYTES as usize,
-                    MemKind::Data,
-                )?,
-            },
-            stream: Stream::new(
-                StreamHandle::new(
-                    backend,
-                    launcher.rank,
-                    launcher.rank as usize + index as usize,
-                )?,
-                format!("aiv-r{}-{name}", launcher.rank),
-            ),
-        });
-        launcher.streams.lock().push(Arc::downgrade(&inner));
+        let rank = launcher.rank;
+        let slots = LaunchSlots {
+            args: Memory::alloc(backend, rank, 4096, MemKind::Data)?,
+            diag: Memory::alloc(
+                backend,
+                rank,
+                ffi::AIV_DIAG_AREA_BYTES as usize,
+                MemKind::Data,
+            )?,
+        };
+        let handle = StreamHandle::new(backend, rank, rank as usize + index as usize)?;
+        let inner = Arc::new(StreamCtx::new(
+            launcher.clone(),
+            name.to_string(),
+            slots,
+            handle,
+        ));
+        streams.list.lock().push(Arc::downgrade(&inner));
         Ok(CommStream { inner })
     }
 
@@ -187,7 +106,7 @@ impl CommStream {
     /// return its error, and the stream drops every later task unrun (what those were to write
     /// is poisoned: [`Error::Poisoned`]) until [`CommStream::clear_error`].
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.stream.synchronize()?;
+        self.inner.synchronize()?;
         self.inner.launcher.check_usable()
     }
 
@@ -203,41 +122,55 @@ impl CommStream {
     /// its streams' state: [`CommStream::synchronize`] keeps returning [`Error::CommFailed`]
     /// (build a new [`crate::World`] to continue).
     pub fn clear_error(&self) -> Option<Error> {
-        self.inner.stream.clear_error()
+        self.inner.clear_error()
     }
 
-    /// Enqueues a task labelled `stage` / `task` (recorded when tracing is on). `uses` are the
-    /// task's claims on device buffers: it starts once no conflicting host copy runs, and
-    /// releases them when done (or dropped unrun).
+    /// Enqueues `work` labelled `stage` / `task` (recorded when tracing is on). `uses` are its
+    /// claims on device buffers: it starts once no conflicting host copy runs, and releases
+    /// them when done (or dropped unrun). `turn`: its place on a link to a peer.
     ///
     /// A `'static` label (a kernel name, what every collective passes) is borrowed, and copied
-    /// only if the trace records the task; other labels (user stage names, event names) are
+    /// only if the trace records the op; other labels (user stage names, event names) are
     /// strings made at enqueue.
-    pub(crate) fn task(
+    pub(crate) fn op(
         &self,
         stage: impl Into<Cow<'static, str>>,
         task: impl Into<Cow<'static, str>>,
         uses: Uses,
-        f: impl FnOnce(&StreamCtx) -> Result<()> + Send + 'static,
+        work: Work,
+        turn: Option<LinkTurn>,
     ) {
-        let ctx = self.inner.clone();
-        let (stage, task) = (stage.into(), task.into());
-        self.inner.stream.enqueue(uses, move || {
-            let trace = &ctx.launcher.world.trace;
-            let start = trace.enabled().then(|| trace.now_us());
-            let r = f(&ctx);
-            if let Some(start_us) = start {
-                trace.push(TraceEvent {
-                    rank: ctx.launcher.rank,
-                    stream: ctx.name.clone(),
-                    stage: stage.into_owned(),
-                    task: task.into_owned(),
-                    start_us,
-                    end_us: trace.now_us(),
-                });
-            }
-            r
+        self.inner.enqueue(Op {
+            work,
+            uses,
+            turn,
+            stage: stage.into(),
+            task: task.into(),
         });
+    }
+
+    /// Enqueues a launch of `kernel` on `blocks` with the argument struct `args` (its
+    /// communicator part already filled in for this stream, [`CommStream::comm_args`]),
+    /// labelled with the kernel's name.
+    ///
+    /// # Safety
+    /// As [`Launch::of_struct`].
+    pub(crate) unsafe fn enqueue_launch<A: Pod>(
+        &self,
+        kernel: &'static Kernel,
+        blocks: Blocks,
+        args: &A,
+        fp: Option<Fp>,
+        uses: Uses,
+    ) {
+        // SAFETY: forwarded from the caller.
+        let work = Work::Launch(unsafe { Launch::of_struct(kernel, blocks, args, fp, false) });
+        self.op(kernel.name(), kernel.name(), uses, work, None);
+    }
+
+    /// The communicator part of a kernel's arguments for a launch with `tag` on this stream.
+    pub(crate) fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
+        self.inner.comm_args(tag)
     }
 
     fn check_usable(&self) -> Result<()> {
@@ -266,9 +199,7 @@ impl CommStream {
     /// tags (`n` of them, from the rank's counter: every rank must enqueue its tagged launches
     /// in the same order); `make` builds the argument struct from the communicator part.
     /// `buffers` are the device buffers the kernel reads and writes: they stay allocated until
-    /// the launch has run, and host copies of them are ordered with it. `make` runs on the
-    /// stream, a host task of the twin's worker pool: it must not block on other streams or
-    /// threads.
+    /// the launch has run, and host copies of them are ordered with it.
     ///
     /// `block_dim` of 0, above the device's cores or above 48 (`ffi::AIV_MAX_BLOCKS`: every
     /// block of a tagged launch has a diagnostic record and flag cells of its own in the sync
@@ -320,16 +251,10 @@ impl CommStream {
                 std::panic::resume_unwind(p);
             }
         };
-        let name = kernel.name();
-        self.task(name, name, uses, move |ctx| {
-            ctx.launch(kernel, block_dim, &args)
-        });
+        // SAFETY: the caller's contract (`kernel` takes the address of an `A`, whose addresses
+        // point into `buffers`, held by the claims, or the world's memory).
+        unsafe { self.enqueue_launch(kernel, Blocks::Exactly(block_dim), &args, None, uses) };
         Ok(())
-    }
-
-    /// The communicator part of a kernel's arguments for a launch with `tag` on this stream.
-    fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
-        self.inner.comm_args(tag)
     }
 
     /// Enqueues a launch of `kernel` (any signature, see [`ascendc_twin::Kernel`]) with the
@@ -373,15 +298,10 @@ impl CommStream {
         buffers: &[BufferAccess],
     ) -> Result<()> {
         let uses = self.check_launch(kernel, block_dim, &args, buffers)?;
-        let name = kernel.name();
-        self.task(name, name, uses, move |ctx| {
-            // SAFETY: the caller's contract; the claims in `uses` hold the buffers until the
-            // task returns.
-            unsafe {
-                ctx.launcher
-                    .launch_args(ctx.stream.handle(), kernel, block_dim, &args)
-            }
-        });
+        // SAFETY: the caller's contract; the claims in `uses` hold the buffers until the op is
+        // done.
+        let work = Work::Launch(unsafe { Launch::of_block(kernel, block_dim, args) });
+        self.op(kernel.name(), kernel.name(), uses, work, None);
         Ok(())
     }
 
@@ -410,23 +330,14 @@ impl CommStream {
 
     /// Posts `event` once this stream reaches this point.
     pub fn post(&self, event: &Event, stage: &str) {
-        event
-            .enqueued
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let mut guard = PostGuard {
-            ev: event.clone(),
-            ctx: self.inner.clone(),
-            ran: false,
-        };
-        self.task(
+        event.enqueue_post(self.inner.backend());
+        let task = format!("post {}", event.name());
+        self.op(
             stage.to_owned(),
-            format!("post {}", event.name),
+            task,
             Uses::new(),
-            move |ctx| {
-                guard.ran = true;
-                guard.ev.posted(ctx).update(&mut |p| p.saturating_add(1));
-                Ok(())
-            },
+            Work::Post(event.clone()),
+            None,
         );
     }
 
@@ -438,41 +349,13 @@ impl CommStream {
     /// their deadlines first and, if they fail, this wait fails at once with their error, which
     /// names the peer and flag the work was waiting for.
     pub fn wait(&self, event: &Event, stage: &str) {
-        let ticket = {
-            let mut w = event.waits.lock();
-            *w += 1;
-            *w
+        let ticket = event.enqueue_wait(self.inner.backend());
+        let task = format!("wait {}", event.name());
+        let work = Work::Wait {
+            event: event.clone(),
+            ticket,
         };
-        let ev = event.clone();
-        // Made now, so that a post dropped unrun before this wait runs finds it.
-        event.posted(&self.inner);
-        self.task(
-            stage.to_owned(),
-            format!("wait {}", event.name),
-            Uses::new(),
-            move |ctx| {
-                let timeout = ctx.launcher.world.exec_timeout;
-                let start = std::time::Instant::now();
-                let signal = ev.posted(ctx);
-                let mut posted = signal.wait_until(Some(start + timeout), &|p| p >= ticket);
-                if !posted && ev.enqueued.load(std::sync::atomic::Ordering::SeqCst) >= ticket {
-                    posted = signal.wait_until(Some(start + 2 * timeout), &|p| p >= ticket);
-                }
-                if let Some(e) = ev.failed.lock().clone() {
-                    return Err(e);
-                }
-                if posted {
-                    Ok(())
-                } else {
-                    Err(Error::EventTimeout {
-                        rank: ctx.launcher.rank,
-                        stream: ctx.name.clone(),
-                        event: ev.name.to_string(),
-                        waited_ms: start.elapsed().as_millis() as u64,
-                    })
-                }
-            },
-        );
+        self.op(stage.to_owned(), task, Uses::new(), work, None);
     }
 
     /// Device-to-device copy of `bytes` from `src` to `dst` (GM addresses of any rank), as a
@@ -497,10 +380,10 @@ impl CommStream {
         } else {
             "reduce"
         };
-        self.task(stage.to_owned(), task, uses, move |ctx| {
-            if bytes == 0 {
-                return Ok(());
-            }
+        let work = if bytes == 0 {
+            // Nothing to move; the op keeps its place (and its claims' order) in the stream.
+            Work::Host(Box::new(|_| Ok(())))
+        } else {
             let args = ffi::AivCopyArgs {
                 dst,
                 src,
@@ -509,15 +392,20 @@ impl CommStream {
                 op,
             };
             // Any number of blocks can run the copy: taking only the free cores means a copy
-            // never waits for cores held by waiting tasks of other streams (which might wait
-            // for it).
-            ctx.launch_on(
-                &ffi::kernels::aiv_copy,
-                Blocks::UpTo(TASK_BLOCKS),
-                &args,
-                None,
-            )
-        });
+            // never waits for cores held by waiting ops of other streams (which might wait for
+            // it).
+            // SAFETY: aiv_copy takes an AivCopyArgs; the ranges are the caller's contract.
+            Work::Launch(unsafe {
+                Launch::of_struct(
+                    &ffi::kernels::aiv_copy,
+                    Blocks::UpTo(TASK_BLOCKS),
+                    &args,
+                    None,
+                    false,
+                )
+            })
+        };
+        self.op(stage.to_owned(), task, uses, work, None);
     }
 
     /// Enqueues a device-to-device copy of `bytes` from `src` to `dst` (either may live on any
@@ -599,20 +487,32 @@ impl CommStream {
             (_, false) => "tx_data_signal",
             (_, true) => "rx_data_signal",
         };
-        self.task(stage.to_owned(), task, Uses::new(), move |ctx| {
-            wait_turn(ctx, &turn, peer, task)?;
-            let args = ffi::AivSignalArgs {
-                comm: ctx.comm_args(0),
-                peer: peer as i32,
-                kind: kind as i32,
-                seq,
-                is_wait: wait as i32,
-                reserved: 0,
-            };
-            let r = ctx.launch(&ffi::kernels::aiv_link_signal, 1, &args);
-            drop(turn);
-            r
+        let args = ffi::AivSignalArgs {
+            comm: Default::default(),
+            peer: peer as i32,
+            kind: kind as i32,
+            seq,
+            is_wait: wait as i32,
+            reserved: 0,
+        };
+        // SAFETY: aiv_link_signal takes an AivSignalArgs, which points into the world's memory.
+        let work = Work::Launch(unsafe {
+            Launch::of_comm_struct(
+                &ffi::kernels::aiv_link_signal,
+                Blocks::Exactly(1),
+                0,
+                &args,
+                None,
+                false,
+            )
         });
+        let turn = LinkTurn {
+            turn,
+            wait: true,
+            peer,
+            op: task,
+        };
+        self.op(stage.to_owned(), task, Uses::new(), work, Some(turn));
         Ok(())
     }
 
@@ -679,26 +579,36 @@ impl CommStream {
             } else {
                 buf.use_write_range(off, n)
             }]);
-            let total = bytes as u64;
-            let turn = turn.clone();
-            self.task(name, name, uses, move |ctx| {
-                if k == 0 {
-                    wait_turn(ctx, &turn, peer, name)?;
-                }
-                let args = ffi::AivP2PArgs {
-                    comm: ctx.comm_args(0),
-                    buf: addr,
-                    bytes: n as u64,
-                    total,
-                    slot_bytes: slot as u64,
-                    peer: peer as i32,
-                    seq,
-                    is_send: send as i32,
-                };
-                let r = ctx.launch(&ffi::kernels::aiv_p2p, 1, &args);
-                drop(turn);
-                r
+            let args = ffi::AivP2PArgs {
+                comm: Default::default(),
+                buf: addr,
+                bytes: n as u64,
+                total: bytes as u64,
+                slot_bytes: slot as u64,
+                peer: peer as i32,
+                seq,
+                is_send: send as i32,
+            };
+            // SAFETY: aiv_p2p takes an AivP2PArgs; `buf` (claimed) holds the chunk.
+            let work = Work::Launch(unsafe {
+                Launch::of_comm_struct(
+                    &ffi::kernels::aiv_p2p,
+                    Blocks::Exactly(1),
+                    0,
+                    &args,
+                    None,
+                    false,
+                )
             });
+            // The first chunk waits for the link's earlier operations; the message's turn goes
+            // when its last chunk is done.
+            let turn = LinkTurn {
+                turn: turn.clone(),
+                wait: k == 0,
+                peer,
+                op: name,
+            };
+            self.op(name, name, uses, work, Some(turn));
         }
         Ok(())
     }
@@ -828,21 +738,6 @@ pub(crate) fn p2p_chunks(hccl_bytes: usize, size: u32, bytes: usize) -> Result<(
     Ok((slot, chunks))
 }
 
-/// Waits for `turn` (see `turns.rs`) within the exec timeout.
-fn wait_turn(ctx: &StreamCtx, turn: &Turn, peer: u32, op: &'static str) -> Result<()> {
-    let timeout = ctx.launcher.world.exec_timeout;
-    if turn.wait(timeout) {
-        return Ok(());
-    }
-    Err(Error::LinkTurnTimeout {
-        rank: ctx.launcher.rank,
-        stream: ctx.name.clone(),
-        peer,
-        op,
-        waited_ms: timeout.as_millis() as u64,
-    })
-}
-
 fn check_len(what: &'static str, b: &DeviceBuffer, needed: usize) -> Result<()> {
     if b.len() < needed {
         return Err(Error::BufferTooSmall {
@@ -893,12 +788,8 @@ impl Communicator {
     /// is reported by the stream whose launch timed out.
     pub fn create_stream(&self, name: &str) -> Result<CommStream> {
         self.check_usable()?;
-        let index = {
-            let mut n = self.launcher.streams_created.lock();
-            *n += 1;
-            *n
-        };
-        CommStream::new(&self.launcher, name, index)
+        let index = self.streams.next_index();
+        CommStream::new(&self.launcher, &self.streams, name, index)
     }
 
     /// [`CommStream::send`] on the main stream: all of `buf` (as bytes) to `peer`.

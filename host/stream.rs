@@ -1,49 +1,202 @@
-//! Streams: in-order queues of device work, run as host tasks on the twin's worker pool.
+//! Streams: in-order queues of operations, each built whole when it is enqueued (a launch with
+//! its packed arguments, a post or wait of an event, a host step), run by an executor on the
+//! backend's stream.
+//!
+//! The order rules users rely on are expressed in the operations: stream order (the queue),
+//! link turns across streams (an operation's [`LinkTurn`]: it waits for the operation enqueued
+//! before it on the same link and lets the next go when done), claims that make host copies
+//! wait for conflicting kernels (an operation's buffer claims, `buffer.rs`), and order between
+//! streams (events). Drop = abort then wait is the World's (`world.rs`).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use ascendc_twin::{ArgBlock, Kernel};
 use parking_lot::{Condvar, Mutex};
 
 use crate::backend::dynamic::StreamHandle;
+use crate::backend::Blocks;
 use crate::buffer::Uses;
 use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::ffi;
+use crate::launcher::{LaunchSlots, Launcher};
+use crate::trace::TraceEvent;
+use crate::turns::Turn;
 
-/// One queued task: its claims on device buffers and the work itself.
-struct Task {
-    /// Held from enqueue until the task is done; a write claim's range is poisoned if the task
+/// A call's fingerprint lanes (see `fingerprint.rs`).
+pub(crate) type Fp = [i32; ffi::AIV_PAYLOAD_LANES as usize];
+
+/// What an operation does.
+pub(crate) enum Work {
+    /// A launch (see [`Launch`]).
+    Launch(Launch),
+    /// Post the event.
+    Post(Event),
+    /// Wait for post `ticket` of the event.
+    Wait {
+        /// The event.
+        event: Event,
+        /// Which post (1, 2, ...).
+        ticket: u64,
+    },
+    /// A step of host code between launches: AlltoAllV plans its chunks from the counts its
+    /// first launch gathered (the one step that launches from the host side).
+    Host(HostStep),
+}
+
+/// A host step's code.
+pub(crate) type HostStep = Box<dyn FnOnce(&StreamCtx) -> Result<()> + Send>;
+
+/// A launch, whole: built by the unsafe constructors only, which take the kernel's contract.
+pub(crate) struct Launch {
+    kernel: &'static Kernel,
+    args: LaunchArgs,
+}
+
+/// An argument struct's bytes, inline up to the size of the common ones' tails.
+type ArgBytes = smallvec::SmallVec<[u8; 128]>;
+
+enum LaunchArgs {
+    /// One of the library's kernels, which take the device address of an argument struct,
+    /// written to the stream's argument slot: the stream's communicator part with `tag` (if
+    /// set) followed by `bytes` (the rest of the struct; all of it without a tag).
+    Struct {
+        blocks: Blocks,
+        tag: Option<i64>,
+        bytes: ArgBytes,
+        /// The call's fingerprint, for naming both calls of a mismatch.
+        fp: Option<Fp>,
+        /// If it fails, stop every launch of the world and wait until none runs: peers may be
+        /// reading its input in place (window memory).
+        stop_readers: bool,
+    },
+    /// A kernel of any signature with its argument block (boxed: it holds its bytes inline).
+    Block { block_dim: u32, args: Box<ArgBlock> },
+}
+
+impl Launch {
+    /// A launch of `kernel` on `blocks` with the argument struct `args` (its communicator part
+    /// filled in for this stream).
+    ///
+    /// # Safety
+    /// `kernel` must take the GM address of an `A`, and every device address in `args` must
+    /// stay allocated until the launch has run (the op's claims, or the world's memory).
+    pub unsafe fn of_struct<A: bytemuck::Pod>(
+        kernel: &'static Kernel,
+        blocks: Blocks,
+        args: &A,
+        fp: Option<Fp>,
+        stop_readers: bool,
+    ) -> Launch {
+        Launch {
+            kernel,
+            args: LaunchArgs::Struct {
+                blocks,
+                tag: None,
+                bytes: ArgBytes::from_slice(bytemuck::bytes_of(args)),
+                fp,
+                stop_readers,
+            },
+        }
+    }
+
+    /// [`Launch::of_struct`] of a struct whose communicator part (its first field) is the
+    /// stream's, with `tag`: the op holds the tag and the rest of `args` (the communicator part
+    /// is the same for every launch of a stream but for the tag, and copying it per op, from
+    /// the thread that enqueues to the one that runs the op, cost 16% of a 64 KiB sendrecv).
+    ///
+    /// # Safety
+    /// As [`Launch::of_struct`].
+    pub unsafe fn of_comm_struct<A: ffi::WithComm>(
+        kernel: &'static Kernel,
+        blocks: Blocks,
+        tag: i64,
+        args: &A,
+        fp: Option<Fp>,
+        stop_readers: bool,
+    ) -> Launch {
+        let rest = &bytemuck::bytes_of(args)[std::mem::size_of::<ffi::AivCommArgs>()..];
+        Launch {
+            kernel,
+            args: LaunchArgs::Struct {
+                blocks,
+                tag: Some(tag),
+                bytes: ArgBytes::from_slice(rest),
+                fp,
+                stop_readers,
+            },
+        }
+    }
+
+    /// A launch of `kernel` on `block_dim` blocks with the argument block `args`.
+    ///
+    /// # Safety
+    /// Every device address among `args` must be what the kernel expects there and stay
+    /// allocated until the launch has run (the op's claims, or the world's memory).
+    pub unsafe fn of_block(kernel: &'static Kernel, block_dim: u32, args: ArgBlock) -> Launch {
+        Launch {
+            kernel,
+            args: LaunchArgs::Block {
+                block_dim,
+                args: Box::new(args),
+            },
+        }
+    }
+}
+
+/// An operation's place on a link to a peer (`turns.rs`).
+pub(crate) struct LinkTurn {
+    pub turn: Arc<Turn>,
+    /// Wait for the link's earlier operations first (the first chunk of a message does; its
+    /// other chunks share the turn, which goes when the last of them is done).
+    pub wait: bool,
+    pub peer: u32,
+    /// The operation, for the error if the wait times out.
+    pub op: &'static str,
+}
+
+/// One operation of a stream, as enqueued.
+pub(crate) struct Op {
+    pub work: Work,
+    /// Held from enqueue until the op is done; a write claim's range is poisoned if the op
     /// fails or is dropped unrun, and cleared if it succeeds (see `buffer.rs`).
-    uses: Uses,
-    run: Box<dyn FnOnce() -> Result<()> + Send>,
+    pub uses: Uses,
+    pub turn: Option<LinkTurn>,
+    /// Trace labels.
+    pub stage: Cow<'static, str>,
+    pub task: Cow<'static, str>,
 }
 
 struct State {
-    /// Queued tasks with their positions (the `next` at their enqueue).
-    queue: VecDeque<(u64, Task)>,
-    /// Position of the next task enqueued (tasks are numbered from 0 in enqueue order).
+    /// Queued ops with their positions (the `next` at their enqueue).
+    queue: VecDeque<(u64, Op)>,
+    /// Position of the next op enqueued (ops are numbered from 0 in enqueue order).
     next: u64,
-    /// Position of the task running now.
+    /// Position of the op running now.
     running: Option<u64>,
-    /// A host task is draining `queue` (at most one per stream, so tasks run in order).
+    /// A host task is draining `queue` (at most one per stream, so ops run in order).
     draining: bool,
-    /// The first error, kept until [`Stream::clear_error`]: every task after it is dropped unrun.
+    /// The first error, kept until [`StreamCtx::clear_error`]: every op after it is dropped
+    /// unrun.
     error: Option<Arc<Error>>,
-    /// Cancelled for good, with this error: every task from now on is dropped unrun, whatever
-    /// [`Stream::clear_error`] clears.
+    /// Cancelled for good, with this error: every op from now on is dropped unrun, whatever
+    /// [`StreamCtx::clear_error`] clears.
     cancelled: Option<Arc<Error>>,
     /// The smallest position a waiting thread waits to be reached (`first_pending() >= it`):
-    /// a finished task wakes the waiters only once that holds, not at every task (a thread
-    /// woken per task steals a core from the twin's workers).
+    /// a finished op wakes the waiters only once that holds, not at every op (a thread woken
+    /// per op steals a core from the twin's workers).
     wake_at: Option<u64>,
 }
 
 impl State {
-    /// Why the stream drops its tasks, if it does: its error, else its cancellation.
+    /// Why the stream drops its ops, if it does: its error, else its cancellation.
     fn failure(&self) -> Option<&Arc<Error>> {
         self.error.as_ref().or(self.cancelled.as_ref())
     }
 
-    /// Position of the first task not finished (`next` when none is pending).
+    /// Position of the first op not finished (`next` when none is pending).
     fn first_pending(&self) -> u64 {
         self.running
             .or(self.queue.front().map(|(p, _)| *p))
@@ -51,99 +204,140 @@ impl State {
     }
 }
 
-struct Inner {
-    name: String,
-    /// The backend's stream: where the tasks run, and the launches they make.
+/// A stream of one rank: its queue of operations and what running them needs (the rank's
+/// launcher, the backend stream, the stream's own argument slot and diagnostic records).
+///
+/// [`StreamCtx::enqueue`] returns at once; ops run one after another, in the order they were
+/// enqueued, as host tasks of the backend's stream (`Backend::host_task`: on the twin,
+/// coroutines of its worker pool next to the kernel blocks they launch). After an op fails,
+/// every later op is dropped unrun until [`StreamCtx::clear_error`], and every
+/// [`StreamCtx::synchronize`] reports the error, as a CUDA stream's sticky errors do. An op
+/// that panics fails the stream with [`Error::Internal`]. Dropping the handles does not stop
+/// the ops already enqueued: each op owns what it needs.
+pub(crate) struct StreamCtx {
+    pub name: String,
+    pub launcher: Arc<Launcher>,
+    /// The communicator part of every launch's arguments on this stream, but for the tag.
+    comm: ffi::AivCommArgs,
+    slots: LaunchSlots,
+    /// The backend's stream: where the ops run, and the launches they make.
     handle: StreamHandle,
     state: Mutex<State>,
     cv: Condvar,
 }
 
-/// An in-order queue of device work (kernel launches and the host steps around them).
-///
-/// [`Stream::enqueue`] returns at once; tasks run one after another, in the order they were
-/// enqueued, as host tasks of the backend's stream (`Backend::host_task`: on the twin,
-/// coroutines of its worker pool next to the kernel blocks they launch). After a task fails,
-/// every later task is dropped unrun until [`Stream::clear_error`], and every
-/// [`Stream::synchronize`] reports the error, as a CUDA stream's sticky errors do. A task that
-/// panics fails the stream with [`Error::Internal`]. Dropping the handle does not stop the work
-/// already enqueued: each task owns what it needs.
-pub struct Stream {
-    inner: Arc<Inner>,
-}
-
-impl Stream {
-    /// A new stream named `name` (named when one of its tasks panics), whose tasks run as host
-    /// tasks of the backend stream `handle`.
-    pub fn new(handle: StreamHandle, name: String) -> Stream {
-        Stream {
-            inner: Arc::new(Inner {
-                name,
-                handle,
-                state: Mutex::new(State {
-                    queue: VecDeque::new(),
-                    next: 0,
-                    running: None,
-                    draining: false,
-                    error: None,
-                    cancelled: None,
-                    wake_at: None,
-                }),
-                cv: Condvar::new(),
+impl StreamCtx {
+    /// A new stream of `launcher`'s rank named `name` (in errors and traces), with its own
+    /// argument slot and diagnostic records `slots`, whose ops run as host tasks of the
+    /// backend stream `handle`.
+    pub fn new(
+        launcher: Arc<Launcher>,
+        name: String,
+        slots: LaunchSlots,
+        handle: StreamHandle,
+    ) -> StreamCtx {
+        StreamCtx {
+            name,
+            comm: launcher.comm_args(0, slots.diag.addr()),
+            launcher,
+            slots,
+            handle,
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                next: 0,
+                running: None,
+                draining: false,
+                error: None,
+                cancelled: None,
+                wake_at: None,
             }),
+            cv: Condvar::new(),
         }
     }
 
-    /// Queues `run` behind everything enqueued before it; `uses` are its buffer claims.
-    pub fn enqueue(&self, uses: Uses, run: impl FnOnce() -> Result<()> + Send + 'static) {
-        let task = Task {
-            uses,
-            run: Box::new(run),
-        };
+    /// Queues `op` behind everything enqueued before it.
+    pub fn enqueue(self: &Arc<Self>, op: Op) {
         let start = {
-            let mut st = self.inner.state.lock();
+            let mut st = self.state.lock();
             if let Some(e) = st.cancelled.clone() {
                 drop(st);
-                finish(task.uses, Some(&e));
-                return; // dropped unrun
+                self.drop_unrun(op, &e);
+                return;
             }
             let pos = st.next;
             st.next += 1;
-            st.queue.push_back((pos, task));
+            st.queue.push_back((pos, op));
             !std::mem::replace(&mut st.draining, true)
         };
         if start {
-            let inner = self.inner.clone();
-            self.inner.handle.host_task(Box::new(move || drain(&inner)));
+            let ctx = self.clone();
+            self.handle.host_task(Box::new(move || drain(&ctx)));
         }
     }
 
-    /// Waits until every task enqueued before this call has run (or was dropped); returns the
+    /// The backend the stream runs on.
+    pub fn backend(&self) -> &Arc<dyn crate::backend::dynamic::DynBackend> {
+        self.handle.backend()
+    }
+
+    /// The communicator part of a kernel's arguments for a launch with `tag` on this stream
+    /// (its blocks write their diagnostic records to the stream's own).
+    pub fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
+        ffi::AivCommArgs { tag, ..self.comm }
+    }
+
+    /// Launches `kernel` from a host step ([`Work::Host`]) and waits for it, as an op of
+    /// [`Launch::of_struct`] would.
+    ///
+    /// # Safety
+    /// As [`Launch::of_struct`].
+    pub unsafe fn launch_now<A: bytemuck::Pod>(
+        &self,
+        kernel: &'static Kernel,
+        blocks: Blocks,
+        args: &A,
+        fp: Option<&Fp>,
+    ) -> Result<()> {
+        self.launcher.launch(
+            &self.handle,
+            &self.slots,
+            fp.map(|f| &f[..]),
+            kernel,
+            blocks,
+            bytemuck::bytes_of(args),
+        )
+    }
+
+    /// An op dropped unrun because of `cause`: what it was to write is poisoned, and an event
+    /// it was to post fails its waiters.
+    fn drop_unrun(&self, op: Op, cause: &Arc<Error>) {
+        finish(op.uses, Some(cause));
+        if let Work::Post(ev) = &op.work {
+            ev.fail(self.handle.backend(), cause);
+        }
+    }
+
+    /// Waits until every op enqueued before this call has run (or was dropped); returns the
     /// stream's error (or the error it was cancelled with), if it has one (kept: every later
     /// call returns it too).
     pub fn synchronize(&self) -> Result<()> {
         self.wait_for(self.position());
-        match self.inner.state.lock().failure() {
+        match self.state.lock().failure() {
             Some(e) => Err((**e).clone()),
             None => Ok(()),
         }
     }
 
-    /// The backend stream the tasks run on (and launch on).
-    pub fn handle(&self) -> &StreamHandle {
-        &self.inner.handle
-    }
-
-    /// The position of the next task enqueued: [`Stream::wait_for`] it to wait for every task
+    /// The position of the next op enqueued: [`StreamCtx::wait_for`] it to wait for every task
     /// enqueued before now.
     pub fn position(&self) -> u64 {
-        self.inner.state.lock().next
+        self.state.lock().next
     }
 
-    /// Waits until every task enqueued before `position` ([`Stream::position`]) has run (or
+    /// Waits until every op enqueued before `position` ([`StreamCtx::position`]) has run (or
     /// was dropped), whatever is enqueued meanwhile.
     pub fn wait_for(&self, position: u64) {
-        let mut st = self.inner.state.lock();
+        let mut st = self.state.lock();
         self.wait_until(&mut st, |_| position);
     }
 
@@ -159,63 +353,56 @@ impl Stream {
                 return;
             }
             st.wake_at = Some(st.wake_at.map_or(t, |w| w.min(t)));
-            self.inner.cv.wait(st);
+            self.cv.wait(st);
         }
     }
 
     /// The stream's error (or the error it was cancelled with), if it has one (not cleared).
     pub fn first_error(&self) -> Option<Error> {
-        self.inner.state.lock().failure().map(|e| (**e).clone())
+        self.state.lock().failure().map(|e| (**e).clone())
     }
 
-    /// Waits for the tasks enqueued before this call (those after the error are dropped
-    /// unrun), then clears the error and returns it: the tasks enqueued from now on run, unless
+    /// Waits for the ops enqueued before this call (those after the error are dropped
+    /// unrun), then clears the error and returns it: the ops enqueued from now on run, unless
     /// the stream was cancelled (that stays).
     pub fn clear_error(&self) -> Option<Error> {
         self.wait_for(self.position());
-        self.inner
-            .state
-            .lock()
-            .error
-            .take()
-            .map(Arc::unwrap_or_clone)
+        self.state.lock().error.take().map(Arc::unwrap_or_clone)
     }
 
-    /// True while tasks are enqueued or running.
+    /// True while ops are enqueued or running.
     pub fn busy(&self) -> bool {
-        let st = self.inner.state.lock();
+        let st = self.state.lock();
         st.first_pending() < st.next
     }
 
-    /// Waits until no task is pending, including those enqueued meanwhile (keeps the error).
+    /// Waits until no op is pending, including those enqueued meanwhile (keeps the error).
     pub fn wait_idle(&self) {
-        let mut st = self.inner.state.lock();
+        let mut st = self.state.lock();
         self.wait_until(&mut st, |st| st.next);
     }
 
-    /// Stops the stream for good: queued tasks and every later one are dropped unrun (what
-    /// they were to write is poisoned with the stream's error), the task running now finishes,
+    /// Stops the stream for good: queued ops and every later one are dropped unrun (what
+    /// they were to write is poisoned with the stream's error), the op running now finishes,
     /// and `synchronize` reports `error` (unless an earlier error came first).
     pub fn cancel(&self, error: Error) {
         let (dropped, cause) = {
-            let mut st = self.inner.state.lock();
+            let mut st = self.state.lock();
             let error = Arc::new(error);
             st.cancelled.get_or_insert(error.clone());
             let cause = st.error.get_or_insert(error).clone();
-            let q: Vec<(u64, Task)> = st.queue.drain(..).collect();
-            wake(&self.inner, &mut st);
+            let q: Vec<(u64, Op)> = st.queue.drain(..).collect();
+            wake(&self.cv, &mut st);
             (q, cause)
         };
-        // Released outside the lock: a task's claims release buffers (and may wake others);
-        // each closure is dropped unrun (an event post's guard tells the event's waiters).
-        for (_, t) in dropped {
-            finish(t.uses, Some(&cause));
-            drop(t.run);
+        // Released outside the lock: an op's claims release buffers (and may wake others).
+        for (_, op) in dropped {
+            self.drop_unrun(op, &cause);
         }
     }
 }
 
-/// Ends a task's claims: its write claims' ranges are poisoned with `failed`, or, if it
+/// Ends an op's claims: its write claims' ranges are poisoned with `failed`, or, if it
 /// succeeded (`None`), hold its result.
 fn finish(uses: Uses, failed: Option<&Arc<Error>>) {
     for u in uses {
@@ -223,15 +410,15 @@ fn finish(uses: Uses, failed: Option<&Arc<Error>>) {
     }
 }
 
-/// Runs the stream's tasks until its queue is empty.
-fn drain(inner: &Inner) {
+/// Runs the stream's ops until its queue is empty.
+fn drain(ctx: &StreamCtx) {
     loop {
-        let (task, skip) = {
-            let mut st = inner.state.lock();
+        let (op, skip) = {
+            let mut st = ctx.state.lock();
             match st.queue.pop_front() {
-                Some((pos, t)) => {
+                Some((pos, op)) => {
                     st.running = Some(pos);
-                    (t, st.failure().cloned())
+                    (op, st.failure().cloned())
                 }
                 None => {
                     st.draining = false;
@@ -241,42 +428,139 @@ fn drain(inner: &Inner) {
         };
         let failed = match skip {
             Some(cause) => {
-                finish(task.uses, Some(&cause));
-                drop(task.run);
+                ctx.drop_unrun(op, &cause);
                 None
             }
             None => {
-                for u in &task.uses {
+                let Op {
+                    work,
+                    uses,
+                    turn,
+                    stage,
+                    task,
+                } = op;
+                for u in &uses {
                     u.begin();
                 }
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task.run))
-                    .unwrap_or_else(|p| {
-                        Err(Error::Internal(format!(
-                            "a task of stream `{}` panicked: {}",
-                            inner.name,
-                            panic_message(&*p)
-                        )))
+                let trace = &ctx.launcher.world.trace;
+                let start = trace.enabled().then(|| trace.now_us());
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    execute(ctx, work, turn)
+                }))
+                .unwrap_or_else(|p| {
+                    Err(Error::Internal(format!(
+                        "an operation of stream `{}` panicked: {}",
+                        ctx.name,
+                        panic_message(&*p)
+                    )))
+                });
+                if let Some(start_us) = start {
+                    trace.push(TraceEvent {
+                        rank: ctx.launcher.rank,
+                        stream: ctx.name.clone(),
+                        stage: stage.into_owned(),
+                        task: task.into_owned(),
+                        start_us,
+                        end_us: trace.now_us(),
                     });
+                }
                 let failed = result.err().map(Arc::new);
-                finish(task.uses, failed.as_ref());
+                finish(uses, failed.as_ref());
                 failed
             }
         };
-        let mut st = inner.state.lock();
+        let mut st = ctx.state.lock();
         if let Some(e) = failed {
             st.error.get_or_insert(e);
         }
         st.running = None;
-        wake(inner, &mut st);
+        wake(&ctx.cv, &mut st);
     }
+}
+
+/// Runs one op's work on `ctx`, in its link turn if it has one.
+fn execute(ctx: &StreamCtx, work: Work, turn: Option<LinkTurn>) -> Result<()> {
+    if let Some(t) = turn.as_ref().filter(|t| t.wait) {
+        let timeout = ctx.launcher.world.exec_timeout;
+        if !t.turn.wait(timeout) {
+            return Err(Error::LinkTurnTimeout {
+                rank: ctx.launcher.rank,
+                stream: ctx.name.clone(),
+                peer: t.peer,
+                op: t.op,
+                waited_ms: timeout.as_millis() as u64,
+            });
+        }
+    }
+    let backend = ctx.handle.backend();
+    let r = match work {
+        Work::Launch(Launch { kernel, args }) => match args {
+            LaunchArgs::Struct {
+                blocks,
+                tag,
+                bytes,
+                fp,
+                stop_readers,
+            } => {
+                let mut whole = smallvec::SmallVec::<[u8; 2048]>::new();
+                if let Some(tag) = tag {
+                    whole.extend_from_slice(bytemuck::bytes_of(&ctx.comm_args(tag)));
+                }
+                whole.extend_from_slice(&bytes);
+                let r = ctx.launcher.launch(
+                    &ctx.handle,
+                    &ctx.slots,
+                    fp.as_ref().map(|f| &f[..]),
+                    kernel,
+                    blocks,
+                    &whole,
+                );
+                if let Err(e) = &r {
+                    if stop_readers {
+                        ctx.launcher.stop_readers_of_input(e);
+                    }
+                }
+                r
+            }
+            LaunchArgs::Block { block_dim, args } => {
+                // SAFETY: `Launch::of_block`'s contract, taken by whoever built the op; the
+                // op's claims hold its buffers until it is done.
+                unsafe {
+                    ctx.launcher
+                        .launch_args(&ctx.handle, kernel, block_dim, &args)
+                }
+            }
+        },
+        Work::Post(ev) => {
+            ev.post(backend);
+            Ok(())
+        }
+        Work::Wait { event, ticket } => {
+            let timeout = ctx.launcher.world.exec_timeout;
+            let start = std::time::Instant::now();
+            match event.wait(backend, ticket, start + timeout, start + 2 * timeout)? {
+                true => Ok(()),
+                false => Err(Error::EventTimeout {
+                    rank: ctx.launcher.rank,
+                    stream: ctx.name.clone(),
+                    event: event.name().to_string(),
+                    waited_ms: start.elapsed().as_millis() as u64,
+                }),
+            }
+        }
+        Work::Host(f) => f(ctx),
+    };
+    // The link's next operation may go (the last handle of a message's turn).
+    drop(turn);
+    r
 }
 
 /// Wakes the waiting threads if the position the first of them waits for is reached (each
 /// registers its position again if it is not its own).
-fn wake(inner: &Inner, st: &mut State) {
+fn wake(cv: &Condvar, st: &mut State) {
     if st.wake_at.is_some_and(|t| st.first_pending() >= t) {
         st.wake_at = None;
-        inner.cv.notify_all();
+        cv.notify_all();
     }
 }
 
@@ -291,37 +575,30 @@ pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::DeviceBuffer;
 
     #[test]
-    fn a_cancelled_stream_drops_its_tasks_whatever_clear_error_clears() {
-        let backend: Arc<dyn crate::backend::dynamic::DynBackend> = Arc::new(
-            crate::backend::twin::TwinBackend::new(
-                ascendc_twin::Twin::new(),
-                1,
-                ascendc_twin::DeviceConfig::default(),
-            )
-            .unwrap(),
-        );
-        let mem =
-            crate::backend::dynamic::Memory::alloc(&backend, 0, 64, crate::backend::MemKind::Data)
-                .unwrap();
-        let buf = DeviceBuffer::new(mem);
-        let s = Stream::new(
-            StreamHandle::new(&backend, 0, 0).unwrap(),
-            "cancelled".into(),
-        );
+    fn a_cancelled_stream_drops_its_ops_whatever_clear_error_clears() {
+        let world = crate::World::sim(1).unwrap();
+        let c = &world.comms()[0];
+        let buf = c.alloc(64).unwrap();
+        let s = c.stream().inner.clone();
         s.cancel(Error::Config("stopped".into()));
         assert!(matches!(s.clear_error(), Some(Error::Config(_))));
         let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let r = ran.clone();
-        s.enqueue(Uses::from_iter([buf.use_write()]), move || {
-            r.store(true, std::sync::atomic::Ordering::SeqCst);
-            Ok(())
+        s.enqueue(Op {
+            work: Work::Host(Box::new(move |_| {
+                r.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            })),
+            uses: Uses::from_iter([buf.use_write()]),
+            turn: None,
+            stage: "test".into(),
+            task: "host".into(),
         });
         assert!(matches!(s.synchronize(), Err(Error::Config(_))));
         assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
-        // What the dropped task was to write is poisoned with the cancellation.
+        // What the dropped op was to write is poisoned with the cancellation.
         assert!(matches!(buf.to_vec::<u8>(), Err(Error::Poisoned { .. })));
     }
 }

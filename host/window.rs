@@ -95,10 +95,10 @@ impl Communicator {
         };
         // Every stream's position first: work enqueued while an earlier stream is waited for
         // is not waited for.
-        let streams = self.launcher.live_streams();
-        let at: Vec<u64> = streams.iter().map(|s| s.stream().position()).collect();
+        let streams = self.streams.live();
+        let at: Vec<u64> = streams.iter().map(|s| s.position()).collect();
         for (s, p) in streams.iter().zip(at) {
-            s.stream().wait_for(p);
+            s.wait_for(p);
         }
         drop(handle);
         Ok(())

@@ -14,7 +14,7 @@ use crate::buffer::{BufferAccess, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::launcher::{Launcher, WorldShared};
-use crate::link::CommStream;
+use crate::link::{CommStream, Streams};
 use crate::tags::Tags;
 
 /// Default HCCL buffer per rank: 200 MB, as HCCL (`HCCL_BUFFSIZE` = 200).
@@ -297,6 +297,8 @@ impl Config {
 pub struct Communicator {
     pub(crate) launcher: Arc<Launcher>,
     pub(crate) main: CommStream,
+    /// Every stream of this rank (main, created, and those its calls use inside).
+    pub(crate) streams: Streams,
     pub(crate) hd: crate::hd::HdSlot,
     /// The streams of [`Communicator::batch_send_recv`], one per (peer, direction).
     pub(crate) batch:
@@ -615,14 +617,14 @@ impl World {
                 world: shared.clone(),
                 failed: Mutex::new(None),
                 links: Mutex::new(crate::turns::Links::new(backend.clone())),
-                streams: Mutex::new(Vec::new()),
-                streams_created: Mutex::new(0),
                 tags: Mutex::new(Tags::new()),
             });
-            let main = CommStream::new(&launcher, "main", 0)?;
+            let streams = Streams::default();
+            let main = CommStream::new(&launcher, &streams, "main", 0)?;
             comms.push(Communicator {
                 launcher,
                 main,
+                streams,
                 hd: Mutex::new(None),
                 batch: Mutex::new(Default::default()),
                 a2av_scratch: Mutex::new(None),
@@ -688,17 +690,17 @@ impl World {
             .comms
             .iter()
             .map(|c| {
-                let live = c.launcher.live_streams();
-                let at: Vec<u64> = live.iter().map(|s| s.stream().position()).collect();
+                let live = c.streams.live();
+                let at: Vec<u64> = live.iter().map(|s| s.position()).collect();
                 live.into_iter().zip(at).collect()
             })
             .collect();
         let mut first = Ok(());
         for (c, streams) in self.comms.iter().zip(streams) {
             for (s, at) in streams {
-                s.stream().wait_for(at);
+                s.wait_for(at);
                 if first.is_ok() {
-                    first = s.stream().first_error().map_or(Ok(()), Err);
+                    first = s.first_error().map_or(Ok(()), Err);
                 }
             }
             if first.is_ok() {
@@ -714,8 +716,8 @@ impl World {
         self.shared.backend.abort(cause);
         for c in &self.comms {
             c.launcher.fail(cause);
-            for s in c.launcher.live_streams() {
-                s.stream().cancel(crate::error::Error::CommFailed {
+            for s in c.streams.live() {
+                s.cancel(crate::error::Error::CommFailed {
                     rank: c.rank(),
                     cause: cause.to_string(),
                 });
@@ -766,12 +768,8 @@ impl World {
 
 impl Drop for World {
     fn drop(&mut self) {
-        let streams: Vec<_> = self
-            .comms
-            .iter()
-            .flat_map(|c| c.launcher.live_streams())
-            .collect();
-        if streams.iter().any(|s| s.stream().busy()) {
+        let streams: Vec<_> = self.comms.iter().flat_map(|c| c.streams.live()).collect();
+        if streams.iter().any(|s| s.busy()) {
             self.stop("the World was dropped while work was still queued");
         } else {
             for c in &self.comms {
@@ -779,7 +777,7 @@ impl Drop for World {
             }
         }
         for s in &streams {
-            s.stream().wait_idle();
+            s.wait_idle();
         }
     }
 }
