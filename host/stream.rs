@@ -170,8 +170,11 @@ pub(crate) struct Op {
 }
 
 struct State {
-    /// Queued ops with their positions (the `next` at their enqueue).
-    queue: VecDeque<(u64, Op)>,
+    /// Queued ops with their positions (the `next` at their enqueue), each with the stream it
+    /// runs on: the draining host task holds only the queue, and lets an op's stream go with
+    /// the op, before the op's end is seen (so nothing of a stream is held once its last op
+    /// is seen done: a World dropped then frees its memory at once).
+    queue: VecDeque<(u64, Arc<StreamCtx>, Op)>,
     /// Position of the next op enqueued (ops are numbered from 0 in enqueue order).
     next: u64,
     /// Position of the op running now.
@@ -199,7 +202,7 @@ impl State {
     /// Position of the first op not finished (`next` when none is pending).
     fn first_pending(&self) -> u64 {
         self.running
-            .or(self.queue.front().map(|(p, _)| *p))
+            .or(self.queue.front().map(|(p, _, _)| *p))
             .unwrap_or(self.next)
     }
 }
@@ -222,6 +225,11 @@ pub(crate) struct StreamCtx {
     slots: LaunchSlots,
     /// The backend's stream: where the ops run, and the launches they make.
     handle: StreamHandle,
+    queue: Arc<Queue>,
+}
+
+/// A stream's queue and its waiters.
+struct Queue {
     state: Mutex<State>,
     cv: Condvar,
 }
@@ -242,23 +250,25 @@ impl StreamCtx {
             launcher,
             slots,
             handle,
-            state: Mutex::new(State {
-                queue: VecDeque::new(),
-                next: 0,
-                running: None,
-                draining: false,
-                error: None,
-                cancelled: None,
-                wake_at: None,
+            queue: Arc::new(Queue {
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    next: 0,
+                    running: None,
+                    draining: false,
+                    error: None,
+                    cancelled: None,
+                    wake_at: None,
+                }),
+                cv: Condvar::new(),
             }),
-            cv: Condvar::new(),
         }
     }
 
     /// Queues `op` behind everything enqueued before it.
     pub fn enqueue(self: &Arc<Self>, op: Op) {
         let start = {
-            let mut st = self.state.lock();
+            let mut st = self.queue.state.lock();
             if let Some(e) = st.cancelled.clone() {
                 drop(st);
                 self.drop_unrun(op, &e);
@@ -266,12 +276,12 @@ impl StreamCtx {
             }
             let pos = st.next;
             st.next += 1;
-            st.queue.push_back((pos, op));
+            st.queue.push_back((pos, self.clone(), op));
             !std::mem::replace(&mut st.draining, true)
         };
         if start {
-            let ctx = self.clone();
-            self.handle.host_task(Box::new(move || drain(&ctx)));
+            let q = self.queue.clone();
+            self.handle.host_task(Box::new(move || drain(&q)));
         }
     }
 
@@ -322,7 +332,7 @@ impl StreamCtx {
     /// call returns it too).
     pub fn synchronize(&self) -> Result<()> {
         self.wait_for(self.position());
-        match self.state.lock().failure() {
+        match self.queue.state.lock().failure() {
             Some(e) => Err((**e).clone()),
             None => Ok(()),
         }
@@ -331,13 +341,13 @@ impl StreamCtx {
     /// The position of the next op enqueued: [`StreamCtx::wait_for`] it to wait for every task
     /// enqueued before now.
     pub fn position(&self) -> u64 {
-        self.state.lock().next
+        self.queue.state.lock().next
     }
 
     /// Waits until every op enqueued before `position` ([`StreamCtx::position`]) has run (or
     /// was dropped), whatever is enqueued meanwhile.
     pub fn wait_for(&self, position: u64) {
-        let mut st = self.state.lock();
+        let mut st = self.queue.state.lock();
         self.wait_until(&mut st, |_| position);
     }
 
@@ -353,13 +363,13 @@ impl StreamCtx {
                 return;
             }
             st.wake_at = Some(st.wake_at.map_or(t, |w| w.min(t)));
-            self.cv.wait(st);
+            self.queue.cv.wait(st);
         }
     }
 
     /// The stream's error (or the error it was cancelled with), if it has one (not cleared).
     pub fn first_error(&self) -> Option<Error> {
-        self.state.lock().failure().map(|e| (**e).clone())
+        self.queue.state.lock().failure().map(|e| (**e).clone())
     }
 
     /// Waits for the ops enqueued before this call (those after the error are dropped
@@ -367,18 +377,23 @@ impl StreamCtx {
     /// the stream was cancelled (that stays).
     pub fn clear_error(&self) -> Option<Error> {
         self.wait_for(self.position());
-        self.state.lock().error.take().map(Arc::unwrap_or_clone)
+        self.queue
+            .state
+            .lock()
+            .error
+            .take()
+            .map(Arc::unwrap_or_clone)
     }
 
     /// True while ops are enqueued or running.
     pub fn busy(&self) -> bool {
-        let st = self.state.lock();
+        let st = self.queue.state.lock();
         st.first_pending() < st.next
     }
 
     /// Waits until no op is pending, including those enqueued meanwhile (keeps the error).
     pub fn wait_idle(&self) {
-        let mut st = self.state.lock();
+        let mut st = self.queue.state.lock();
         self.wait_until(&mut st, |st| st.next);
     }
 
@@ -387,16 +402,16 @@ impl StreamCtx {
     /// and `synchronize` reports `error` (unless an earlier error came first).
     pub fn cancel(&self, error: Error) {
         let (dropped, cause) = {
-            let mut st = self.state.lock();
+            let mut st = self.queue.state.lock();
             let error = Arc::new(error);
             st.cancelled.get_or_insert(error.clone());
             let cause = st.error.get_or_insert(error).clone();
-            let q: Vec<(u64, Op)> = st.queue.drain(..).collect();
-            wake(&self.cv, &mut st);
+            let q: Vec<(u64, Arc<StreamCtx>, Op)> = st.queue.drain(..).collect();
+            wake(&self.queue.cv, &mut st);
             (q, cause)
         };
         // Released outside the lock: an op's claims release buffers (and may wake others).
-        for (_, op) in dropped {
+        for (_, _, op) in dropped {
             self.drop_unrun(op, &cause);
         }
     }
@@ -410,15 +425,16 @@ fn finish(uses: Uses, failed: Option<&Arc<Error>>) {
     }
 }
 
-/// Runs the stream's ops until its queue is empty.
-fn drain(ctx: &StreamCtx) {
+/// Runs the queued ops until the queue is empty.
+fn drain(q: &Queue) {
     loop {
-        let (op, skip) = {
-            let mut st = ctx.state.lock();
+        let (ctx, op, skip) = {
+            let mut st = q.state.lock();
             match st.queue.pop_front() {
-                Some((pos, op)) => {
+                Some((pos, ctx, op)) => {
                     st.running = Some(pos);
-                    (op, st.failure().cloned())
+                    let skip = st.failure().cloned();
+                    (ctx, op, skip)
                 }
                 None => {
                     st.draining = false;
@@ -431,51 +447,56 @@ fn drain(ctx: &StreamCtx) {
                 ctx.drop_unrun(op, &cause);
                 None
             }
-            None => {
-                let Op {
-                    work,
-                    uses,
-                    turn,
-                    stage,
-                    task,
-                } = op;
-                for u in &uses {
-                    u.begin();
-                }
-                let trace = &ctx.launcher.world.trace;
-                let start = trace.enabled().then(|| trace.now_us());
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    execute(ctx, work, turn)
-                }))
-                .unwrap_or_else(|p| {
-                    Err(Error::Internal(format!(
-                        "an operation of stream `{}` panicked: {}",
-                        ctx.name,
-                        panic_message(&*p)
-                    )))
-                });
-                if let Some(start_us) = start {
-                    trace.push(TraceEvent {
-                        rank: ctx.launcher.rank,
-                        stream: ctx.name.clone(),
-                        stage: stage.into_owned(),
-                        task: task.into_owned(),
-                        start_us,
-                        end_us: trace.now_us(),
-                    });
-                }
-                let failed = result.err().map(Arc::new);
-                finish(uses, failed.as_ref());
-                failed
-            }
+            None => run(&ctx, op),
         };
-        let mut st = ctx.state.lock();
+        // The op's stream goes before its end is seen (see `State::queue`).
+        drop(ctx);
+        let mut st = q.state.lock();
         if let Some(e) = failed {
             st.error.get_or_insert(e);
         }
         st.running = None;
-        wake(&ctx.cv, &mut st);
+        wake(&q.cv, &mut st);
     }
+}
+
+/// Runs `op` on `ctx`: its claims first wait for conflicting host copies, then its work; the
+/// claims end with its result (a failure poisons what it was to write). Returns its error.
+fn run(ctx: &StreamCtx, op: Op) -> Option<Arc<Error>> {
+    let Op {
+        work,
+        uses,
+        turn,
+        stage,
+        task,
+    } = op;
+    for u in &uses {
+        u.begin();
+    }
+    let trace = &ctx.launcher.world.trace;
+    let start = trace.enabled().then(|| trace.now_us());
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(ctx, work, turn)))
+            .unwrap_or_else(|p| {
+                Err(Error::Internal(format!(
+                    "an operation of stream `{}` panicked: {}",
+                    ctx.name,
+                    panic_message(&*p)
+                )))
+            });
+    if let Some(start_us) = start {
+        trace.push(TraceEvent {
+            rank: ctx.launcher.rank,
+            stream: ctx.name.clone(),
+            stage: stage.into_owned(),
+            task: task.into_owned(),
+            start_us,
+            end_us: trace.now_us(),
+        });
+    }
+    let failed = result.err().map(Arc::new);
+    finish(uses, failed.as_ref());
+    failed
 }
 
 /// Runs one op's work on `ctx`, in its link turn if it has one.
