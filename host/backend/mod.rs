@@ -22,6 +22,7 @@ use ascendc_twin::{ArgBlock, Kernel};
 use crate::error::Result;
 
 pub(crate) mod dynamic;
+pub mod record;
 pub mod twin;
 
 /// How many blocks a launch runs on.
