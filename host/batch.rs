@@ -10,20 +10,11 @@
 use std::collections::BTreeMap;
 
 use crate::buffer::DeviceBuffer;
+use crate::communicator::Communicator;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::link::CommStream;
-use crate::world::Communicator;
-
-/// Whether a [`SendRecvItem`] sends or receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SendRecvKind {
-    /// Send `count` elements of the buffer to the peer.
-    Send,
-    /// Receive `count` elements from the peer into the buffer.
-    Recv,
-}
+use crate::link::{CommStream, SendRecvKind};
 
 /// One item of [`Communicator::batch_send_recv`] (`HcclSendRecvItem`).
 #[derive(Clone, Copy, Debug)]
@@ -113,7 +104,7 @@ impl Communicator {
                 SendRecvKind::Recv => "batch recv buffer",
             };
             self.check_owner(what, it.buf, true)?;
-            let bytes = crate::collectives::elem_bytes(it.count, it.dtype)?;
+            let bytes = crate::check::elem_bytes(it.count, it.dtype)?;
             if it.buf.len() < bytes {
                 return Err(Error::BufferTooSmall {
                     what,
@@ -121,7 +112,7 @@ impl Communicator {
                     len: it.buf.len(),
                 });
             }
-            crate::collectives::check_aligned(what, it.buf, it.dtype)?;
+            crate::check::check_aligned(what, it.buf, it.dtype)?;
             crate::link::p2p_chunks(self.buffer_bytes(), self.size(), bytes)?;
             if bytes > 0 {
                 let range = (it.buf.addr(), it.buf.addr() + bytes as u64, i);
@@ -182,7 +173,7 @@ impl Communicator {
 
     /// The stream of `link` for batches, created on first use.
     fn batch_stream(&self, link: (u32, SendRecvKind)) -> Result<CommStream> {
-        if let Some(s) = self.batch.lock().get(&link) {
+        if let Some(s) = self.state.batch.lock().get(&link) {
             return Ok(s.clone());
         }
         let dir = match link.1 {
@@ -190,7 +181,7 @@ impl Communicator {
             SendRecvKind::Recv => "recv from",
         };
         let s = self.create_stream(&format!("batch {dir} {}", link.0))?;
-        self.batch.lock().insert(link, s.clone());
+        self.state.batch.lock().insert(link, s.clone());
         Ok(s)
     }
 }

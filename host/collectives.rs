@@ -2,33 +2,14 @@
 
 use crate::backend::Blocks;
 use crate::buffer::{DeviceBuffer, Uses};
+use crate::check::{check_aligned, elem_bytes, reduce_codes};
+use crate::communicator::Communicator;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
-use crate::link::reduce_codes;
 use crate::plan::{all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, Kind};
 use crate::stream::{Launch, Work};
-use crate::world::Communicator;
-
-/// Bytes of `count` elements of `dtype`, or an error if that overflows.
-pub(crate) fn elem_bytes(count: usize, dtype: DataType) -> Result<usize> {
-    count
-        .checked_mul(dtype.size())
-        .ok_or_else(|| Error::Length(format!("{count} elements of {dtype} overflow")))
-}
-
-/// Refuses `buf` at an address not aligned to `dtype`'s element size.
-pub(crate) fn check_aligned(what: &'static str, buf: &DeviceBuffer, dtype: DataType) -> Result<()> {
-    if !buf.addr().is_multiple_of(dtype.size() as u64) {
-        return Err(Error::Misaligned {
-            what,
-            addr: buf.addr(),
-            align: dtype.size(),
-        });
-    }
-    Ok(())
-}
 
 /// The claims of one chunk's launch of a collective: `send` read, and the bytes of `recv` the
 /// chunk `c` writes (elements of `es` bytes): one piece at the chunk's offset, or with
@@ -258,7 +239,7 @@ impl Communicator {
             .encode();
             let tag = self.reserve_tags(tags)?;
             // Every rank makes the same calls, so every rank passes the same previous tag.
-            let prev_tag = std::mem::replace(&mut *self.push_prev.lock(), tag);
+            let prev_tag = std::mem::replace(&mut *self.state.push_prev.lock(), tag);
             let args = ffi::AivPushArgs {
                 input: send.addr() + (c.offset * es) as u64,
                 output: recv.addr() + (c.offset * es) as u64,

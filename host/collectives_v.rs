@@ -11,15 +11,14 @@ use std::sync::Arc;
 use crate::backend::dynamic::Memory;
 use crate::backend::{Blocks, MemKind};
 use crate::buffer::{DeviceBuffer, Uses};
-use crate::collectives::{check_aligned, elem_bytes};
+use crate::check::{check_aligned, elem_bytes, reduce_codes};
+use crate::communicator::Communicator;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::fingerprint::{counts_digest, Call, CallOp};
-use crate::link::reduce_codes;
 use crate::plan::{blocks_for, plan_chunks, slot_bytes, Chunk, Kind};
 use crate::stream::{StreamCtx, Work};
-use crate::world::Communicator;
 
 /// Tags an AlltoAllV reserves: one for its count exchange and a window for its chunks (whose
 /// number is known only once the counts are exchanged, while every rank must reserve the same
@@ -705,7 +704,7 @@ impl Communicator {
         // queued calls slower and slower: every allocation rebuilds the twin's region caches.
         let scratch = {
             let (backend, rank) = (&self.launcher.world.backend, self.rank());
-            let mut s = self.a2av_scratch.lock();
+            let mut s = self.state.a2av_scratch.lock();
             match &*s {
                 Some(pair) => pair.clone(),
                 None => {

@@ -85,7 +85,7 @@ pub(crate) fn diag_error(d: &ffi::AivDiag, mine: Option<&[i32]>) -> Error {
         ffi::AIV_DIAG_CHAIN => "a wait for an earlier block of the same rank",
         _ => "link wait",
     };
-    let us = ascendc_twin::cycles_to_us(d.waited_cycles);
+    let us = d.waited_cycles / (crate::backend::SYSTEM_CYCLE_HZ / 1_000_000);
     Error::WaitTimeout {
         rank: d.rank as u32,
         block: d.block as u32,

@@ -19,41 +19,18 @@
 //!   partner `e` it signals "result ready", `e` pulls `q`'s segment `k` into its output and acks,
 //!   and `q` waits for that ack before the segment can be reused.
 
-use parking_lot::Mutex;
-
 use crate::buffer::{DeviceBuffer, Uses};
+use crate::communicator::{Communicator, HdStreams};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
-use crate::link::CommStream;
 use crate::stream::{Launch, Work};
-use crate::world::Communicator;
-
-/// The sub-streams and events of a communicator's HD AllReduce, created on first use.
-pub(crate) struct HdStreams {
-    tx: CommStream,
-    rx: CommStream,
-    start_tx: Event,
-    start_rx: Event,
-    done_tx: Event,
-    done_rx: Event,
-}
-
-impl HdStreams {
-    /// The sub-streams.
-    pub fn streams(&self) -> [&CommStream; 2] {
-        [&self.tx, &self.rx]
-    }
-}
-
-/// Lazily created HD state of a communicator.
-pub(crate) type HdSlot = Mutex<Option<std::sync::Arc<HdStreams>>>;
 
 impl Communicator {
     fn hd_streams(&self) -> Result<std::sync::Arc<HdStreams>> {
-        let mut g = self.hd.lock();
+        let mut g = self.state.hd.lock();
         if let Some(h) = g.as_ref() {
             return Ok(h.clone());
         }

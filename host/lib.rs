@@ -30,8 +30,11 @@
 pub mod backend;
 mod batch;
 mod buffer;
+mod check;
 mod collectives;
 mod collectives_v;
+mod communicator;
+mod config;
 mod event;
 pub use collectives::{AllGatherAlgo, AllReduceAlgo};
 pub mod diag;
@@ -55,16 +58,16 @@ pub mod world;
 /// The user-kernel ABI: kernels built with `ascendc-build`, their argument blocks (packed as
 /// the ACL runtime packs them) and device addresses, shared by every backend.
 pub use ascendc_twin::{args, ArgBlock, GmAddr, Kernel};
-pub use batch::{SendRecvItem, SendRecvKind};
+pub use batch::SendRecvItem;
 pub use buffer::{BufferAccess, DeviceBuffer};
+pub use communicator::Communicator;
+pub use config::{Config, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Fault, FaultKind, Result};
 pub use event::Event;
-pub use link::CommStream;
+pub use link::{CommStream, SendRecvKind};
 pub use typed::{
     DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, P2p, Reducible,
     Typed, TypedStream,
 };
-pub use world::{
-    Communicator, Config, World, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT,
-};
+pub use world::World;

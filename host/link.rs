@@ -19,18 +19,27 @@ use parking_lot::Mutex;
 use crate::backend::dynamic::{Memory, StreamHandle};
 use crate::backend::{Blocks, MemKind};
 use crate::buffer::{BufferAccess, DeviceBuffer, Uses};
+use crate::check::{check_aligned, check_disjoint, check_len, elem_bytes, reduce_codes};
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launcher::{LaunchSlots, Launcher};
 use crate::stream::{Fp, Launch, LinkTurn, Op, StreamCtx, Work};
-use crate::world::Communicator;
 
 /// Blocks of the copy / reduce task kernels (at most: they take what is free, see `Blocks`).
 const TASK_BLOCKS: u32 = 8;
 /// Chunks of one send/recv message; a chunk's flag value is `(message << 20) | chunk`.
 const MAX_P2P_CHUNKS: usize = 1 << 20;
+
+/// Whether a point-to-point operation sends or receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SendRecvKind {
+    /// Send `count` elements of the buffer to the peer.
+    Send,
+    /// Receive `count` elements from the peer into the buffer.
+    Recv,
+}
 
 /// A stream of one rank: operations run in the order they are enqueued, one at a time.
 /// Cheap to clone (shared). Dropping it does not stop what was enqueued.
@@ -56,7 +65,7 @@ impl Streams {
     }
 
     /// A number for the next created stream (spreads streams over the backend's executor).
-    fn next_index(&self) -> u32 {
+    pub fn next_index(&self) -> u32 {
         let mut n = self.created.lock();
         *n += 1;
         *n
@@ -455,13 +464,13 @@ impl CommStream {
     ) -> Result<()> {
         self.check_usable()?;
         let (opc, dt) = reduce_codes(dtype, op)?;
-        let bytes = crate::collectives::elem_bytes(count, dtype)?;
+        let bytes = elem_bytes(count, dtype)?;
         self.check_world("reduce dst", dst)?;
         self.check_world("reduce src", src)?;
         check_len("reduce dst", dst, bytes)?;
         check_len("reduce src", src, bytes)?;
         for (what, b) in [("reduce dst", dst), ("reduce src", src)] {
-            crate::collectives::check_aligned(what, b, dtype)?;
+            check_aligned(what, b, dtype)?;
         }
         check_disjoint("reduce", dst, src, bytes)?;
         let uses = Uses::from_iter([src.use_read(), dst.use_write_range(0, bytes)]);
@@ -658,14 +667,9 @@ impl CommStream {
         count: usize,
         dtype: DataType,
     ) -> Result<usize> {
-        let bytes = crate::collectives::elem_bytes(count, dtype)?;
-        crate::collectives::check_aligned(what, buf, dtype)?;
+        let bytes = elem_bytes(count, dtype)?;
+        check_aligned(what, buf, dtype)?;
         Ok(bytes)
-    }
-
-    /// This stream's typed point-to-point calls (element types and lengths from slices).
-    pub fn typed(&self) -> crate::typed::TypedStream<'_> {
-        crate::typed::TypedStream::new(self)
     }
 
     /// This stream as the steps of a library call see it, after the call checked the rank.
@@ -736,69 +740,4 @@ pub(crate) fn p2p_chunks(hccl_bytes: usize, size: u32, bytes: usize) -> Result<(
         )));
     }
     Ok((slot, chunks))
-}
-
-fn check_len(what: &'static str, b: &DeviceBuffer, needed: usize) -> Result<()> {
-    if b.len() < needed {
-        return Err(Error::BufferTooSmall {
-            what,
-            needed,
-            len: b.len(),
-        });
-    }
-    Ok(())
-}
-
-/// Refuses overlapping `dst` and `src` ranges of `bytes`, unless they are the same range.
-fn check_disjoint(op: &str, dst: &DeviceBuffer, src: &DeviceBuffer, bytes: usize) -> Result<()> {
-    if dst.overlaps(src, bytes, bytes) && dst.addr() != src.addr() {
-        return Err(Error::Overlap(format!(
-            "{op} source {:#x} and destination {:#x} overlap ({bytes} bytes): the copy moves pieces through UB in order and would read bytes it already overwrote",
-            src.addr(),
-            dst.addr()
-        )));
-    }
-    Ok(())
-}
-
-/// The device codes of a reducible (dtype, op) pair.
-pub(crate) fn reduce_codes(dtype: DataType, op: ReduceOp) -> Result<(u32, u32)> {
-    let opc = op.code().ok_or(Error::Unsupported {
-        op,
-        dtype,
-        reason: "the AIV atomic store units have no product; use sum, max or min",
-    })?;
-    let dt = dtype.reduce_code().ok_or(Error::Unsupported {
-        op,
-        dtype,
-        reason: "Atlas A2 atomics reduce only f32, f16, bf16, i32, i16 and i8",
-    })?;
-    Ok((opc, dt))
-}
-
-impl Communicator {
-    /// The rank's main stream (collectives and the `send`/`recv` shorthands use it).
-    pub fn stream(&self) -> &CommStream {
-        &self.main
-    }
-
-    /// Creates another stream on this rank (a sub-stream), named `name` in errors and traces.
-    ///
-    /// Every stream has its argument slot and diagnostic records of its own, so a wait timeout
-    /// is reported by the stream whose launch timed out.
-    pub fn create_stream(&self, name: &str) -> Result<CommStream> {
-        self.check_usable()?;
-        let index = self.streams.next_index();
-        CommStream::new(&self.launcher, &self.streams, name, index)
-    }
-
-    /// [`CommStream::send`] on the main stream: all of `buf` (as bytes) to `peer`.
-    pub fn send(&self, buf: &DeviceBuffer, peer: u32) -> Result<()> {
-        self.main.send(buf, buf.len(), DataType::U8, peer)
-    }
-
-    /// [`CommStream::recv`] on the main stream: all of `buf` (as bytes) from `peer`.
-    pub fn recv(&self, buf: &DeviceBuffer, peer: u32) -> Result<()> {
-        self.main.recv(buf, buf.len(), DataType::U8, peer)
-    }
 }

@@ -204,13 +204,13 @@ use std::ops::{Bound, RangeBounds};
 use bytemuck::Pod;
 use half::{bf16, f16};
 
-use crate::batch::{SendRecvItem, SendRecvKind};
+use crate::batch::SendRecvItem;
 use crate::buffer::DeviceBuffer;
 use crate::collectives::{AllGatherAlgo, AllReduceAlgo};
+use crate::communicator::Communicator;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
-use crate::link::CommStream;
-use crate::world::Communicator;
+use crate::link::{CommStream, SendRecvKind};
 
 mod sealed {
     /// Seals [`super::DeviceElement`].
@@ -972,6 +972,13 @@ pub struct TypedStream<'a> {
 impl fmt::Debug for TypedStream<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "TypedStream {{ stream: {:?} }}", self.stream.name())
+    }
+}
+
+impl CommStream {
+    /// This stream's typed point-to-point calls (element types and lengths from slices).
+    pub fn typed(&self) -> TypedStream<'_> {
+        TypedStream::new(self)
     }
 }
 

@@ -13,8 +13,8 @@
 //! launch of the world and ends only when none runs (`Launcher::stop_readers_of_input`).
 
 use crate::buffer::DeviceBuffer;
+use crate::communicator::Communicator;
 use crate::error::{Error, Result};
-use crate::world::Communicator;
 
 impl Communicator {
     /// Registers `buf` (this rank's, non-empty) as window memory of this communicator: memory
@@ -54,7 +54,7 @@ impl Communicator {
                 "a window buffer must hold at least one byte".into(),
             ));
         }
-        let mut windows = self.windows.lock();
+        let mut windows = self.state.windows.lock();
         if let Some(w) = windows.iter().find(|w| w.overlaps(buf, w.len(), buf.len())) {
             return Err(Error::Overlap(format!(
                 "window buffer [{:#x}, +{}) overlaps the registered [{:#x}, +{}) of rank {}",
@@ -80,7 +80,7 @@ impl Communicator {
         // Out of the list first, so that no launch enqueued from now on reads it in place;
         // then wait for those enqueued before.
         let handle = {
-            let mut windows = self.windows.lock();
+            let mut windows = self.state.windows.lock();
             match windows.iter().position(same) {
                 Some(i) => windows.remove(i),
                 None => {
@@ -106,7 +106,8 @@ impl Communicator {
 
     /// The ranges registered as windows on this rank, as (GM address, bytes).
     pub fn windows(&self) -> Vec<(u64, usize)> {
-        self.windows
+        self.state
+            .windows
             .lock()
             .iter()
             .map(|w| (w.addr(), w.len()))
@@ -118,6 +119,7 @@ impl Communicator {
         let (a, e) = (buf.addr(), buf.addr() + bytes as u64);
         bytes > 0
             && self
+                .state
                 .windows
                 .lock()
                 .iter()

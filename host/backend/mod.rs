@@ -25,6 +25,12 @@ pub(crate) mod dynamic;
 pub mod record;
 pub mod twin;
 
+/// AIV cores of an Atlas A2 (910B) device: the default of a simulated one.
+pub const A2_AIV_CORES: u32 = 48;
+
+/// Frequency of the AIV cores' system counter (`GetSystemCycle`) on Atlas A2: 50 MHz.
+pub const SYSTEM_CYCLE_HZ: u64 = 50_000_000;
+
 /// How many blocks a launch runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Blocks {

@@ -14,6 +14,10 @@ use ascendc_twin::{
 use super::{Backend, Blocks, MemKind, Signal};
 use crate::error::{Error, Fault, FaultKind, Result};
 
+// The twin models an Atlas A2: its defaults are the device's facts the host plans with.
+const _: () = assert!(ascendc_twin::DEFAULT_CORES == super::A2_AIV_CORES);
+const _: () = assert!(ascendc_twin::SYSTEM_CYCLE_HZ == super::SYSTEM_CYCLE_HZ);
+
 /// The CPU twin's devices of one world.
 pub struct TwinBackend {
     twin: Twin,
