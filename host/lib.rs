@@ -6,10 +6,15 @@
 //!
 //! * Device side (AscendC C++, compiled by build.rs): soft-sync primitives (`sync/aiv_sync.h`:
 //!   Record, Wait, Record1vN, WaitNv1, RecordNv1, Wait1vN, BarrierAll), the CpGM2GM copy engine
-//!   (`kernel/cp_gm2gm.h`), AllGather and atomic-reduce AllReduce kernels.
-//! * Host side (this crate): [`World`] of simulated ranks, one [`Communicator`] each, device
-//!   buffers, streams, the chunk planner ([`plan`]) that splits data to fit the HCCL buffer
-//!   (200 MB by default, `HCCL_BUFFSIZE`), tags ([`tags`]) and clear errors ([`Error`]).
+//!   (`kernel/cp_gm2gm.h`), and HCCL's AIV collective set: AllGather(V), AllReduce (one-shot,
+//!   two-shot, push), ReduceScatter(V), Broadcast, AlltoAll(V/VC), Barrier, Send/Recv.
+//! * Host side (this crate): a [`World`] of ranks on one backend ([`backend::Backend`]: the CPU
+//!   twin, or any other), one [`Communicator`] each, device buffers, streams of operations,
+//!   the chunk planner ([`plan`]) that splits data to fit the HCCL buffer (200 MB by default,
+//!   `HCCL_BUFFSIZE`), tags ([`tags`]) and errors that name what went wrong ([`Error`]).
+//!
+//! `docs/architecture.md` in the repository is the map: the layers, the path of one call, and
+//! the invariants.
 //!
 //! ```
 //! use aiv_comm::{World, Config, DataType};
