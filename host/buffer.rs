@@ -123,6 +123,7 @@ pub struct DeviceBuffer {
 /// How a kernel of yours uses a device buffer (for [`crate::Communicator::launch_with_tags`]):
 /// the buffer stays allocated until the launch has run, and host copies are ordered with it.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum BufferAccess<'a> {
     /// The kernel only reads the buffer.
     Read(&'a DeviceBuffer),

@@ -8,8 +8,11 @@ use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
-use crate::plan::{all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, Kind};
-use crate::stream::{Launch, Work};
+use crate::plan::{
+    all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, AllGatherAlgo, AllReduceAlgo,
+    Kind,
+};
+use crate::stream::{Fp, Launch, Work};
 
 /// The claims of one chunk's launch of a collective: `send` read, and the bytes of `recv` the
 /// chunk `c` writes (elements of `es` bytes): one piece at the chunk's offset, or with
@@ -28,77 +31,6 @@ pub(crate) fn chunk_uses(
         send.use_read(),
         recv.use_write_strided(off, len, out_stride, pieces),
     ])
-}
-
-/// Which AllReduce kernel to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum AllReduceAlgo {
-    /// By size and rank count ([`crate::plan::all_reduce_kind`]).
-    #[default]
-    Auto,
-    /// Every rank stages its chunk, then reduces every rank's staged chunk itself, in rank order
-    /// (one flag round and a post-sync; blocks are parts of the chunk, by size).
-    OneShot,
-    /// Reduce-scatter into slice owners' HCCL buffers, then all-gather of the slices.
-    TwoShot,
-    /// Recursive halving-doubling orchestrated on streams ([`Communicator::all_reduce_hd`]).
-    Hd,
-    /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
-    /// and flags it; every rank then sums its input and the slots in rank order (one flag round;
-    /// chunks of at most [`crate::plan::push_slot_bytes`]).
-    Push,
-}
-
-impl std::str::FromStr for AllReduceAlgo {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "auto" => Ok(AllReduceAlgo::Auto),
-            "one_shot" | "oneshot" => Ok(AllReduceAlgo::OneShot),
-            "two_shot" | "twoshot" => Ok(AllReduceAlgo::TwoShot),
-            "hd" => Ok(AllReduceAlgo::Hd),
-            "push" => Ok(AllReduceAlgo::Push),
-            _ => Err(format!(
-                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot hd push)"
-            )),
-        }
-    }
-}
-
-/// Which AllGather kernel to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum AllGatherAlgo {
-    /// By size and rank count ([`crate::plan::all_gather_push`]; so far always
-    /// [`AllGatherAlgo::PullParts`]).
-    #[default]
-    Auto,
-    /// Seed 000's staging and pull: every rank stages its chunk in its own HCCL buffer, every
-    /// peer pulls it from there, then a pairwise post-sync (two flag rounds). One block per peer
-    /// (and part of the chunk, by size).
-    Pull,
-    /// The same protocol, cells and copies as [`AllGatherAlgo::Pull`] on fewer blocks: one per
-    /// part of the chunk (one below 1 MiB), each staging its part and then pulling it from
-    /// every peer in turn. Ranks running `Pull` and `PullParts` work together.
-    PullParts,
-    /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
-    /// and flags it; the peer copies the slot into its output (one flag round; chunks of at
-    /// most [`crate::plan::push_slot_bytes`]).
-    Push,
-}
-
-impl std::str::FromStr for AllGatherAlgo {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "auto" => Ok(AllGatherAlgo::Auto),
-            "pull" | "staging" => Ok(AllGatherAlgo::Pull),
-            "pull_parts" => Ok(AllGatherAlgo::PullParts),
-            "push" => Ok(AllGatherAlgo::Push),
-            _ => Err(format!(
-                "unknown AllGather algorithm `{s}` (auto pull pull_parts push)"
-            )),
-        }
-    }
 }
 
 impl Communicator {
@@ -175,7 +107,7 @@ impl Communicator {
         kernel: &'static ascendc_twin::Kernel,
         blocks: u32,
         tag: i64,
-        fp: [i32; ffi::AIV_PAYLOAD_LANES as usize],
+        fp: Fp,
         uses: Uses,
         args: A,
     ) {

@@ -10,6 +10,7 @@ use crate::ffi;
 /// Every type can be moved (AllGather, Send/Recv); only the types the Atlas A2 atomic store units
 /// support can be reduced (AllReduce): f32, f16, bf16, i32, i16, i8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DataType {
     /// IEEE binary32.
     F32,
@@ -142,6 +143,7 @@ impl FromStr for DataType {
 /// `Prod` exists so that callers can ask for it and get a clear error: the A2 atomic store units
 /// have no product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReduceOp {
     /// Sum.
     Sum,

@@ -60,6 +60,29 @@ pub struct Fault {
     pub detail: String,
 }
 
+impl Fault {
+    /// A fault of `kernel` on `rank`, in `block` (`None`: the launch as a whole), at the
+    /// AscendC operation `op` (empty if the backend does not know it), of `kind`, in the
+    /// backend's words `detail` (how a backend reports one: [`Error::Fault`]).
+    pub fn new(
+        kernel: impl Into<String>,
+        rank: u32,
+        block: Option<u32>,
+        op: impl Into<String>,
+        kind: FaultKind,
+        detail: impl Into<String>,
+    ) -> Fault {
+        Fault {
+            kernel: kernel.into(),
+            rank,
+            block,
+            op: op.into(),
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.block {

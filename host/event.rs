@@ -24,8 +24,9 @@ pub struct Event {
 struct Inner {
     name: Box<str>,
     /// Posts so far (`u64::MAX`: a post will never come, see `failed`): a signal of the
-    /// backend of the first stream that posts or waits on the event, made then.
-    posted: OnceLock<Box<dyn Signal>>,
+    /// backend of the first stream that posts or waits on the event, made then, with that
+    /// backend's id (an event orders the streams of one rank: another world's are refused).
+    posted: OnceLock<(u64, Box<dyn Signal>)>,
     /// Waits enqueued so far (each takes the next ticket).
     waits: Mutex<u64>,
     /// Posts enqueued so far (run or not).
@@ -53,28 +54,41 @@ impl Event {
         &self.inner.name
     }
 
-    /// The posts signal, made from `backend` if no stream has used the event yet.
-    fn signal(&self, backend: &Arc<dyn DynBackend>) -> &dyn Signal {
-        &**self.inner.posted.get_or_init(|| backend.signal(0))
+    /// The posts signal, made from `backend` if no stream has used the event yet; an error if
+    /// streams of another world did.
+    fn signal(&self, backend: &Arc<dyn DynBackend>) -> Result<&dyn Signal, Error> {
+        let (id, s) = self
+            .inner
+            .posted
+            .get_or_init(|| (backend.id(), backend.signal(0)));
+        if *id != backend.id() {
+            return Err(Error::InvalidArgument(format!(
+                "event `{}` was used by streams of another world: an event orders the streams of one rank",
+                self.name()
+            )));
+        }
+        Ok(&**s)
     }
 
-    /// A post is being enqueued on a stream of `backend`.
+    /// A post is being enqueued on a stream of `backend` (if streams of another world used the
+    /// event already, the post fails when it runs).
     pub(crate) fn enqueue_post(&self, backend: &Arc<dyn DynBackend>) {
-        self.signal(backend);
+        let _ = self.signal(backend);
         self.inner.enqueued.fetch_add(1, Ordering::SeqCst);
     }
 
     /// A wait is being enqueued on a stream of `backend`: its ticket (1, 2, ...).
     pub(crate) fn enqueue_wait(&self, backend: &Arc<dyn DynBackend>) -> u64 {
-        self.signal(backend);
+        let _ = self.signal(backend);
         let mut w = self.inner.waits.lock();
         *w += 1;
         *w
     }
 
     /// An enqueued post runs.
-    pub(crate) fn post(&self, backend: &Arc<dyn DynBackend>) {
-        self.signal(backend).update(&mut |p| p.saturating_add(1));
+    pub(crate) fn post(&self, backend: &Arc<dyn DynBackend>) -> Result<(), Error> {
+        self.signal(backend)?.update(&mut |p| p.saturating_add(1));
+        Ok(())
     }
 
     /// An enqueued post was dropped unrun because of `cause`: every wait fails with it.
@@ -83,23 +97,26 @@ impl Event {
             .failed
             .lock()
             .get_or_insert_with(|| cause.clone());
-        self.signal(backend).update(&mut |_| u64::MAX);
+        if let Ok(s) = self.signal(backend) {
+            s.update(&mut |_| u64::MAX);
+        }
     }
 
     /// Waits for post `ticket` until `deadline`, and (if that post is enqueued by then) until
-    /// `then` at the latest. `Ok(true)`: posted; `Ok(false)`: not by the deadline; `Err`: the
-    /// post was dropped unrun, with its stream's error.
+    /// `then` at the latest, or until `stop()`. `Ok(true)`: posted; `Ok(false)`: not by the
+    /// deadline (or stopped); `Err`: the post was dropped unrun, with its stream's error.
     pub(crate) fn wait(
         &self,
         backend: &Arc<dyn DynBackend>,
         ticket: u64,
-        deadline: Instant,
-        then: Instant,
+        (deadline, then): (Instant, Instant),
+        stop: &dyn Fn() -> bool,
     ) -> Result<bool, Error> {
-        let signal = self.signal(backend);
-        let mut posted = signal.wait_until(Some(deadline), &|p| p >= ticket);
-        if !posted && self.inner.enqueued.load(Ordering::SeqCst) >= ticket {
-            posted = signal.wait_until(Some(then), &|p| p >= ticket);
+        let signal = self.signal(backend)?;
+        let ready = |p| p >= ticket;
+        let mut posted = signal.wait_or_stop(deadline, &ready, stop);
+        if !posted && !stop() && self.inner.enqueued.load(Ordering::SeqCst) >= ticket {
+            posted = signal.wait_or_stop(then, &ready, stop);
         }
         if let Some(e) = self.inner.failed.lock().clone() {
             return Err(e);

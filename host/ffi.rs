@@ -106,20 +106,30 @@ pod!(
 
 /// A library kernel's argument struct: its communicator arguments (`comm`, its first field)
 /// are the launching stream's, with the launch's tag (`crate::stream::StreamCtx::comm_args`).
-pub(crate) trait WithComm: bytemuck::Pod + Send + 'static {
+///
+/// # Safety
+/// The struct's first field, at offset 0, must be an `AivCommArgs` (a stream writes its own
+/// communicator part over those bytes).
+pub(crate) unsafe trait WithComm: bytemuck::Pod + Send + 'static {
     /// Whether peers read this rank's input in place (`AIV_COLL_IN_WINDOW`).
     fn peers_read_input(&self) -> bool {
         false
     }
 }
 
-impl WithComm for AivCollVArgs {}
-impl WithComm for AivPushArgs {}
-impl WithComm for AivP2PArgs {}
-impl WithComm for AivSignalArgs {}
-impl WithComm for AivHandshakeArgs {}
+// SAFETY (each impl): `comm: AivCommArgs` is the first field, at offset 0 (asserted below).
+unsafe impl WithComm for AivCollVArgs {}
+// SAFETY: as above.
+unsafe impl WithComm for AivPushArgs {}
+// SAFETY: as above.
+unsafe impl WithComm for AivP2PArgs {}
+// SAFETY: as above.
+unsafe impl WithComm for AivSignalArgs {}
+// SAFETY: as above.
+unsafe impl WithComm for AivHandshakeArgs {}
 
-impl WithComm for AivCollArgs {
+// SAFETY: as above.
+unsafe impl WithComm for AivCollArgs {
     fn peers_read_input(&self) -> bool {
         self.flags & AIV_COLL_IN_WINDOW != 0
     }

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::fingerprint::{Algo, Call, CallOp};
-use crate::stream::{Launch, Work};
+use crate::stream::{Fp, Launch, Work};
 
 impl Communicator {
     fn hd_streams(&self) -> Result<std::sync::Arc<HdStreams>> {
@@ -61,13 +61,13 @@ impl Communicator {
         dtype: DataType,
         op: ReduceOp,
     ) -> Result<()> {
-        self.all_reduce_with(send, recv, count, dtype, op, crate::AllReduceAlgo::Hd)
+        self.all_reduce_with(send, recv, count, dtype, op, crate::plan::AllReduceAlgo::Hd)
     }
 
     /// Enqueues the call check of one HD chunk: my fingerprint next to a fresh tag in my
     /// broadcast cell, checked against `partner`'s (see `fingerprint.rs`). A rank running
     /// another collective meanwhile fails here, as do the ranks it then fails.
-    fn enqueue_handshake(&self, partner: u32, fp: [i32; 6]) -> Result<()> {
+    fn enqueue_handshake(&self, partner: u32, fp: Fp) -> Result<()> {
         let tag = self.reserve_tags(1)?;
         let args = ffi::AivHandshakeArgs {
             comm: Default::default(),

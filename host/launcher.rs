@@ -144,11 +144,14 @@ impl Launcher {
     }
 
     /// Writes `args` (an argument struct's bytes) to a stream's argument slot, launches `kernel`
-    /// on `stream` with its address, then reads the
-    /// diagnostic records its blocks left in the stream's records. `fp`: the fingerprint of the
-    /// launch's call, for naming both calls of a mismatch. Failures follow
-    /// [`Launcher::settle`].
-    pub fn launch(
+    /// on `stream` with its address, then reads the diagnostic records its blocks left in the
+    /// stream's records. `fp`: the fingerprint of the launch's call, for naming both calls of a
+    /// mismatch. Failures follow [`Launcher::settle`].
+    ///
+    /// # Safety
+    /// `kernel` must take the GM address of a struct whose bytes are `args`, and every device
+    /// address in them must stay allocated until this returns (`Launch::of_struct`'s contract).
+    pub unsafe fn launch(
         &self,
         stream: &StreamHandle,
         slots: &LaunchSlots,
@@ -157,7 +160,8 @@ impl Launcher {
         blocks: Blocks,
         args: &[u8],
     ) -> Result<()> {
-        self.settle(self.launch_inner(stream, slots, fp, kernel, blocks, args))
+        // SAFETY: forwarded from the caller.
+        self.settle(unsafe { self.launch_inner(stream, slots, fp, kernel, blocks, args) })
     }
 
     /// Launches `kernel` with a typed argument block (a kernel of any signature) on `stream`,
@@ -199,7 +203,9 @@ impl Launcher {
         r
     }
 
-    fn launch_inner(
+    /// # Safety
+    /// As [`Launcher::launch`].
+    unsafe fn launch_inner(
         &self,
         stream: &StreamHandle,
         slots: &LaunchSlots,
@@ -211,12 +217,12 @@ impl Launcher {
         let slot = &slots.args;
         slot.write(0, args)?;
         let block = ArgBlock::new().arg(GmAddr(slot.addr()));
-        // SAFETY: the kernels launched here take the GM address of their argument struct (the
-        // parameter count and size are checked against the kernel), which `slot` holds for the
-        // whole synchronous launch (no host copy touches it meanwhile: the stream runs one op
-        // at a time); the struct type matches the kernel by `Launch::of_struct`'s contract,
-        // which its callers take; the memory the arguments point to is held by the op (its
-        // buffer claims) and the world (HCCL buffers, sync areas).
+        // SAFETY: the kernel takes the GM address of a struct whose bytes are `args` (this
+        // function's contract; the parameter count and size are checked against the kernel),
+        // which `slot` holds for the whole launch (`Backend::launch` returns once it ended; no
+        // host copy touches the slot meanwhile: the stream runs one op at a time); the memory
+        // the arguments point to stays allocated until this returns (the contract again: held
+        // by the op's claims and the world's HCCL buffers and sync areas).
         let launched = unsafe { stream.launch(kernel, blocks, &block) };
         // A block writes its diagnostic record only on its way to a fault (SoftSync's
         // WriteDiag ends in AscendC::Trap, a named fault), so a launch that succeeded left none

@@ -41,7 +41,7 @@ mod collectives_v;
 mod communicator;
 mod config;
 mod event;
-pub use collectives::{AllGatherAlgo, AllReduceAlgo};
+pub use plan::{AllGatherAlgo, AllReduceAlgo};
 pub mod diag;
 pub mod dtype;
 pub mod error;

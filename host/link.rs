@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launcher::{LaunchSlots, Launcher};
-use crate::stream::{Fp, Launch, LinkTurn, Op, StreamCtx, Work};
+use crate::stream::{Launch, LinkTurn, Op, StreamCtx, Work};
 
 /// Blocks of the copy / reduce task kernels (at most: they take what is free, see `Blocks`).
 const TASK_BLOCKS: u32 = 8;
@@ -34,6 +34,7 @@ const MAX_P2P_CHUNKS: usize = 1 << 20;
 
 /// Whether a point-to-point operation sends or receives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum SendRecvKind {
     /// Send `count` elements of the buffer to the peer.
     Send,
@@ -158,25 +159,6 @@ impl CommStream {
         });
     }
 
-    /// Enqueues a launch of `kernel` on `blocks` with the argument struct `args` (its
-    /// communicator part already filled in for this stream, [`CommStream::comm_args`]),
-    /// labelled with the kernel's name.
-    ///
-    /// # Safety
-    /// As [`Launch::of_struct`].
-    pub(crate) unsafe fn enqueue_launch<A: Pod>(
-        &self,
-        kernel: &'static Kernel,
-        blocks: Blocks,
-        args: &A,
-        fp: Option<Fp>,
-        uses: Uses,
-    ) {
-        // SAFETY: forwarded from the caller.
-        let work = Work::Launch(unsafe { Launch::of_struct(kernel, blocks, args, fp, false) });
-        self.op(kernel.name(), kernel.name(), uses, work, None);
-    }
-
     /// The communicator part of a kernel's arguments for a launch with `tag` on this stream.
     pub(crate) fn comm_args(&self, tag: i64) -> ffi::AivCommArgs {
         self.inner.comm_args(tag)
@@ -262,7 +244,10 @@ impl CommStream {
         };
         // SAFETY: the caller's contract (`kernel` takes the address of an `A`, whose addresses
         // point into `buffers`, held by the claims, or the world's memory).
-        unsafe { self.enqueue_launch(kernel, Blocks::Exactly(block_dim), &args, None, uses) };
+        let work = Work::Launch(unsafe {
+            Launch::of_struct(kernel, Blocks::Exactly(block_dim), &args, None, false)
+        });
+        self.op(kernel.name(), kernel.name(), uses, work, None);
         Ok(())
     }
 

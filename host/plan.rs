@@ -35,8 +35,82 @@ pub fn push_slot_bytes(ranks: usize) -> usize {
     PUSH_REGION_BYTES / ranks.max(1) / 32 * 32
 }
 
+/// Which AllReduce kernel to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AllReduceAlgo {
+    /// By size and rank count ([`all_reduce_kind`]).
+    #[default]
+    Auto,
+    /// Every rank stages its chunk, then reduces every rank's staged chunk itself, in rank order
+    /// (one flag round and a post-sync; blocks are parts of the chunk, by size).
+    OneShot,
+    /// Reduce-scatter into slice owners' HCCL buffers, then all-gather of the slices.
+    TwoShot,
+    /// Recursive halving-doubling orchestrated on streams ([`crate::Communicator::all_reduce_hd`]).
+    Hd,
+    /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
+    /// and flags it; every rank then sums its input and the slots in rank order (one flag round;
+    /// chunks of at most [`push_slot_bytes`]).
+    Push,
+}
+
+impl std::str::FromStr for AllReduceAlgo {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(AllReduceAlgo::Auto),
+            "one_shot" | "oneshot" => Ok(AllReduceAlgo::OneShot),
+            "two_shot" | "twoshot" => Ok(AllReduceAlgo::TwoShot),
+            "hd" => Ok(AllReduceAlgo::Hd),
+            "push" => Ok(AllReduceAlgo::Push),
+            _ => Err(format!(
+                "unknown AllReduce algorithm `{s}` (auto one_shot two_shot hd push)"
+            )),
+        }
+    }
+}
+
+/// Which AllGather kernel to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AllGatherAlgo {
+    /// By size and rank count ([`all_gather_push`]; so far always
+    /// [`AllGatherAlgo::PullParts`]).
+    #[default]
+    Auto,
+    /// Seed 000's staging and pull: every rank stages its chunk in its own HCCL buffer, every
+    /// peer pulls it from there, then a pairwise post-sync (two flag rounds). One block per peer
+    /// (and part of the chunk, by size).
+    Pull,
+    /// The same protocol, cells and copies as [`AllGatherAlgo::Pull`] on fewer blocks: one per
+    /// part of the chunk (one below 1 MiB), each staging its part and then pulling it from
+    /// every peer in turn. Ranks running `Pull` and `PullParts` work together.
+    PullParts,
+    /// Push-mode one-shot: every rank writes its chunk into a slot of each peer's push region
+    /// and flags it; the peer copies the slot into its output (one flag round; chunks of at
+    /// most [`push_slot_bytes`]).
+    Push,
+}
+
+impl std::str::FromStr for AllGatherAlgo {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(AllGatherAlgo::Auto),
+            "pull" | "staging" => Ok(AllGatherAlgo::Pull),
+            "pull_parts" => Ok(AllGatherAlgo::PullParts),
+            "push" => Ok(AllGatherAlgo::Push),
+            _ => Err(format!(
+                "unknown AllGather algorithm `{s}` (auto pull pull_parts push)"
+            )),
+        }
+    }
+}
+
 /// Which kernel a collective's chunks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// AllGather: each rank stages its chunk in its own HCCL buffer.
     AllGather,

@@ -77,8 +77,7 @@ enum LaunchArgs {
 }
 
 impl Launch {
-    /// A launch of `kernel` on `blocks` with the argument struct `args` (its communicator part
-    /// filled in for this stream).
+    /// A launch of `kernel` on `blocks` with the argument struct `args`, as it is.
     ///
     /// # Safety
     /// `kernel` must take the GM address of an `A`, and every device address in `args` must
@@ -308,14 +307,17 @@ impl StreamCtx {
         args: &A,
         fp: Option<&Fp>,
     ) -> Result<()> {
-        self.launcher.launch(
-            &self.handle,
-            &self.slots,
-            fp.map(|f| &f[..]),
-            kernel,
-            blocks,
-            bytemuck::bytes_of(args),
-        )
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.launcher.launch(
+                &self.handle,
+                &self.slots,
+                fp.map(|f| &f[..]),
+                kernel,
+                blocks,
+                bytemuck::bytes_of(args),
+            )
+        }
     }
 
     /// An op dropped unrun because of `cause`: what it was to write is poisoned, and an event
@@ -479,7 +481,8 @@ fn run(ctx: &StreamCtx, op: Op) -> Option<Arc<Error>> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(ctx, work, turn)))
             .unwrap_or_else(|p| {
                 Err(Error::Internal(format!(
-                    "an operation of stream `{}` panicked: {}",
+                    "an operation of rank {}'s stream `{}` panicked: {}",
+                    ctx.launcher.rank,
                     ctx.name,
                     panic_message(&*p)
                 )))
@@ -501,9 +504,18 @@ fn run(ctx: &StreamCtx, op: Op) -> Option<Arc<Error>> {
 
 /// Runs one op's work on `ctx`, in its link turn if it has one.
 fn execute(ctx: &StreamCtx, work: Work, turn: Option<LinkTurn>) -> Result<()> {
+    // Host-side waits end early when the stream is cancelled (the World is being stopped).
+    let stop = || ctx.queue.state.lock().cancelled.is_some();
+    let stopped = || {
+        let st = ctx.queue.state.lock();
+        st.cancelled.as_deref().cloned()
+    };
     if let Some(t) = turn.as_ref().filter(|t| t.wait) {
         let timeout = ctx.launcher.world.exec_timeout;
-        if !t.turn.wait(timeout) {
+        if !t.turn.wait(timeout, &stop) {
+            if let Some(e) = stopped() {
+                return Err(e);
+            }
             return Err(Error::LinkTurnTimeout {
                 rank: ctx.launcher.rank,
                 stream: ctx.name.clone(),
@@ -528,14 +540,19 @@ fn execute(ctx: &StreamCtx, work: Work, turn: Option<LinkTurn>) -> Result<()> {
                     whole.extend_from_slice(bytemuck::bytes_of(&ctx.comm_args(tag)));
                 }
                 whole.extend_from_slice(&bytes);
-                let r = ctx.launcher.launch(
-                    &ctx.handle,
-                    &ctx.slots,
-                    fp.as_ref().map(|f| &f[..]),
-                    kernel,
-                    blocks,
-                    &whole,
-                );
+                // SAFETY: `Launch::of_struct` / `of_comm_struct`'s contract, taken by whoever
+                // built the op (`whole` is the struct they were given, its communicator part the
+                // stream's); the op's claims and the world hold the memory until it is done.
+                let r = unsafe {
+                    ctx.launcher.launch(
+                        &ctx.handle,
+                        &ctx.slots,
+                        fp.as_ref().map(|f| &f[..]),
+                        kernel,
+                        blocks,
+                        &whole,
+                    )
+                };
                 if let Err(e) = &r {
                     if stop_readers {
                         ctx.launcher.stop_readers_of_input(e);
@@ -552,21 +569,20 @@ fn execute(ctx: &StreamCtx, work: Work, turn: Option<LinkTurn>) -> Result<()> {
                 }
             }
         },
-        Work::Post(ev) => {
-            ev.post(backend);
-            Ok(())
-        }
+        Work::Post(ev) => ev.post(backend),
         Work::Wait { event, ticket } => {
             let timeout = ctx.launcher.world.exec_timeout;
             let start = std::time::Instant::now();
-            match event.wait(backend, ticket, start + timeout, start + 2 * timeout)? {
-                true => Ok(()),
-                false => Err(Error::EventTimeout {
+            let deadlines = (start + timeout, start + 2 * timeout);
+            match event.wait(backend, ticket, deadlines, &stop) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(stopped().unwrap_or_else(|| Error::EventTimeout {
                     rank: ctx.launcher.rank,
                     stream: ctx.name.clone(),
                     event: event.name().to_string(),
                     waited_ms: start.elapsed().as_millis() as u64,
-                }),
+                })),
+                Err(e) => Err(e),
             }
         }
         Work::Host(f) => f(ctx),

@@ -77,13 +77,14 @@ pub(crate) struct Turn {
 }
 
 impl Turn {
-    /// Waits until every earlier operation of the link is done; false after `timeout`.
-    pub fn wait(&self, timeout: Duration) -> bool {
+    /// Waits until every earlier operation of the link is done; false after `timeout`, or
+    /// once `stop()` holds.
+    pub fn wait(&self, timeout: Duration, stop: &dyn Fn() -> bool) -> bool {
         let deadline = Instant::now() + timeout;
         let prev = self.n - 1;
         self.state
             .signal
-            .wait_until(Some(deadline), &|done| done >= prev)
+            .wait_or_stop(deadline, &|done| done >= prev, stop)
     }
 }
 
@@ -114,16 +115,19 @@ mod tests {
         let b = links.next((1, 2, true));
         let c = links.next((1, 2, true));
         let other = links.next((1, 2, false));
-        assert!(a.wait(Duration::ZERO));
-        assert!(other.wait(Duration::ZERO), "another link is independent");
-        assert!(!b.wait(Duration::from_millis(1)));
+        assert!(a.wait(Duration::ZERO, &|| false));
+        assert!(
+            other.wait(Duration::ZERO, &|| false),
+            "another link is independent"
+        );
+        assert!(!b.wait(Duration::from_millis(1), &|| false));
         drop(c); // finished out of order: b still waits for a
-        assert!(!b.wait(Duration::from_millis(1)));
+        assert!(!b.wait(Duration::from_millis(1), &|| false));
         drop(a);
-        assert!(b.wait(Duration::ZERO));
+        assert!(b.wait(Duration::ZERO, &|| false));
         let d = links.next((1, 2, true));
-        assert!(!d.wait(Duration::from_millis(1)));
+        assert!(!d.wait(Duration::from_millis(1), &|| false));
         drop(b);
-        assert!(d.wait(Duration::ZERO), "c already finished");
+        assert!(d.wait(Duration::ZERO, &|| false), "c already finished");
     }
 }

@@ -206,11 +206,11 @@ use half::{bf16, f16};
 
 use crate::batch::SendRecvItem;
 use crate::buffer::DeviceBuffer;
-use crate::collectives::{AllGatherAlgo, AllReduceAlgo};
 use crate::communicator::Communicator;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::link::{CommStream, SendRecvKind};
+use crate::plan::{AllGatherAlgo, AllReduceAlgo};
 
 mod sealed {
     /// Seals [`super::DeviceElement`].

@@ -21,7 +21,8 @@ pub use crate::config::{
     HCCL_AIV_MAX_EXEC_TIMEOUT, MAX_BUFFER_BYTES, MAX_RANKS, MIN_BUFFER_BYTES, MIN_EXEC_TIMEOUT,
 };
 
-/// A set of simulated NPUs (ranks) on the CPU twin, one [`Communicator`] each.
+/// A set of ranks on one backend, one [`Communicator`] each: simulated NPUs on the CPU twin
+/// ([`World::sim`]), or the devices of any [`Backend`] ([`World::with_backend`]).
 ///
 /// ```
 /// use aiv_comm::{World, Config, DataType, ReduceOp};
@@ -184,11 +185,17 @@ impl World {
     /// The CPU twin the world's ranks run on (its knobs, DMA counters, watchdog), if it runs on
     /// the twin ([`World::sim`], [`World::on_twin`]).
     pub fn twin(&self) -> Option<&Twin> {
-        self.shared
-            .backend
-            .as_any()
-            .downcast_ref::<TwinBackend>()
-            .map(TwinBackend::twin)
+        self.twin_backend().map(TwinBackend::twin)
+    }
+
+    /// The twin's device of `rank` (its cores, memory use, launches), if the world runs on the
+    /// twin and has that rank.
+    pub fn twin_device(&self, rank: u32) -> Option<&ascendc_twin::Device> {
+        self.twin_backend()?.device(rank)
+    }
+
+    fn twin_backend(&self) -> Option<&TwinBackend> {
+        self.shared.backend.as_any().downcast_ref::<TwinBackend>()
     }
 
     /// Turns recording of stream tasks (rank, stream, stage, task, start, end) on or off.

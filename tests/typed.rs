@@ -87,7 +87,7 @@ fn reduced<T: Val>(ranks: u32, i: usize, op: ReduceOp) -> T {
         ReduceOp::Sum => vals.sum(),
         ReduceOp::Max => vals.fold(f64::MIN, f64::max),
         ReduceOp::Min => vals.fold(f64::MAX, f64::min),
-        ReduceOp::Prod => unreachable!(),
+        other => unreachable!("{other:?} is not reduced here"),
     })
 }
 

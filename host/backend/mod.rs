@@ -15,7 +15,17 @@
 //! Contracts the callers keep (validation stays above the trait): memory handed to a launch
 //! stays allocated until the launch returns; host copies never overlap a running launch's
 //! bytes (buffer claims, `buffer.rs`); a stream's host tasks run one at a time, in order
-//! (`stream.rs`).
+//! (`stream.rs`). What the host trusts of a backend for memory safety is the trait's own
+//! contract: it is an `unsafe trait` (see [`Backend`]).
+//!
+//! Deliberately not in the trait: events between streams and per-stream synchronize are the
+//! host's (a stream's ops run in order on one host task at a time; an event is a [`Signal`]
+//! its post updates and its waits park on), and a launch's diagnostic record is read like any
+//! device memory after the launch. So `launch` completes the kernel before it returns: one
+//! host round trip per launch. An NPU runtime whose launches are asynchronous (ACL's) maps
+//! that to launch-then-wait; letting several launches of a stream run ahead of the host (ops
+//! that post and wait mapped to device events) is a later step of the trait, made when a
+//! backend can use it.
 
 use ascendc_twin::{ArgBlock, Kernel};
 
@@ -33,6 +43,7 @@ pub const SYSTEM_CYCLE_HZ: u64 = 50_000_000;
 
 /// How many blocks a launch runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Blocks {
     /// Exactly this many, co-resident (the kernel's blocks work together).
     Exactly(u32),
@@ -43,6 +54,7 @@ pub enum Blocks {
 
 /// What a GM allocation holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemKind {
     /// Data.
     Data,
@@ -64,14 +76,49 @@ pub trait Signal: Send + Sync + 'static {
     /// ready.
     fn wait_until(&self, deadline: Option<std::time::Instant>, ready: &dyn Fn(u64) -> bool)
         -> bool;
+
+    /// [`Signal::wait_until`] `deadline`, giving up early once `stop()` holds (asked every
+    /// [`STOP_CHECK`] at most): a wait of an op whose stream is being stopped (a World dropped
+    /// with work queued) ends then rather than at its deadline. Returns whether it became
+    /// ready.
+    fn wait_or_stop(
+        &self,
+        deadline: std::time::Instant,
+        ready: &dyn Fn(u64) -> bool,
+        stop: &dyn Fn() -> bool,
+    ) -> bool {
+        loop {
+            let now = std::time::Instant::now();
+            if self.wait_until(Some(deadline.min(now + STOP_CHECK)), ready) {
+                return true;
+            }
+            if stop() || std::time::Instant::now() >= deadline {
+                return ready(self.get());
+            }
+        }
+    }
 }
+
+/// How often a long host-side wait asks whether its stream is being stopped.
+pub const STOP_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A device runtime aiv-comm drives: the devices of one world (one device per rank).
 ///
 /// Errors are aiv-comm's [`crate::Error`], in its backend-neutral variants (a kernel fault is
-/// [`crate::Error::Fault`] with a [`crate::FaultKind`], a failed allocation
-/// [`crate::Error::OutOfMemory`], ...).
-pub trait Backend: Send + Sync + 'static {
+/// [`crate::Error::Fault`], made with [`crate::Fault::new`], with a [`crate::FaultKind`]; a
+/// failed allocation [`crate::Error::OutOfMemory`], ...).
+///
+/// # Safety
+/// The host frees and reuses memory on the strength of these promises, so an implementation
+/// must keep them:
+/// - [`Backend::launch`] returns only once no block of the launch runs any more (it ended,
+///   faulted or was aborted); [`Backend::wait_until_idle`] returns only once no launch of the
+///   world runs;
+/// - a [`Backend::Memory`] stays allocated, at the address [`Backend::addr`] gave, until it is
+///   dropped, and holds at least the bytes asked for;
+/// - [`Backend::id`] is unique among the worlds of the process;
+/// - [`Backend::host_task`] runs every task it is given, once.
+pub unsafe trait Backend: Send + Sync + 'static {
     /// A GM allocation on one device, freed when dropped.
     type Memory: Send + Sync + 'static;
     /// An in-order queue of work on one device: the context its host tasks and launches run
@@ -119,12 +166,15 @@ pub trait Backend: Send + Sync + 'static {
     /// Launches `kernel` with `args` on `blocks` blocks of `stream`'s device and waits for it;
     /// returns the block count it ran on. Called from a host task of `stream`. A launch of
     /// [`Blocks::Exactly`] blocks starts only when all of them can be co-resident (batch
-    /// scheduling: the blocks of a collective wait on each other).
+    /// scheduling: the blocks of a collective wait on each other); one of [`Blocks::UpTo`]
+    /// runs on the free cores, at least one. A block count of 0, or above the device's cores,
+    /// and `args` that do not match the kernel's parameters (`Kernel::check_args`) are refused
+    /// with an error.
     ///
     /// # Safety
-    /// `args` must be what `kernel` expects (its layout is checked; the addresses in it are
-    /// not), and every device address among them must stay allocated, untouched by host
-    /// copies that conflict with the kernel, until this returns.
+    /// `args` must be what `kernel` expects (the backend checks their layout, not the
+    /// addresses in them), and every device address among them must stay allocated, untouched
+    /// by host copies that conflict with the kernel, until this returns.
     unsafe fn launch(
         &self,
         stream: &Self::Stream,

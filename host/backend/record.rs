@@ -143,7 +143,11 @@ impl Signal for RecSignal {
     }
 }
 
-impl Backend for RecordingBackend {
+// SAFETY: no launch ever runs (launch returns at once, having run nothing), so launch and
+// wait_until_idle keep their promise trivially; memory is never freed while a handle exists
+// and its made-up addresses are never reused; ids are unique per process; every host task runs
+// on a thread of its own.
+unsafe impl Backend for RecordingBackend {
     type Memory = Arc<RecMemory>;
     type Stream = RecStream;
     type Signal = RecSignal;
@@ -228,15 +232,28 @@ impl Backend for RecordingBackend {
         args: &ArgBlock,
     ) -> Result<u32> {
         crate::backend::check_args(kernel, args)?;
+        let n = match blocks {
+            Blocks::Exactly(n) | Blocks::UpTo(n) => n,
+        };
+        if n == 0 || (matches!(blocks, Blocks::Exactly(_)) && n > self.cores) {
+            // As the twin refuses it: a launch whose blocks could not all be co-resident.
+            return Err(Error::Config(format!(
+                "kernel `{}` on rank {}: block_dim {n} refused: the device has {} AIV cores (need 1..={})",
+                kernel.name(),
+                stream.device,
+                self.cores,
+                self.cores
+            )));
+        }
         if let Some(reason) = self.log.aborted.lock().clone() {
-            return Err(Error::Fault(Fault {
-                kernel: kernel.name().to_string(),
-                rank: stream.device,
-                block: None,
-                op: String::new(),
-                kind: FaultKind::PeerAborted,
-                detail: format!("stopped because a peer failed first: {reason}"),
-            }));
+            return Err(Error::Fault(Fault::new(
+                kernel.name(),
+                stream.device,
+                None,
+                "",
+                FaultKind::PeerAborted,
+                format!("stopped because a peer failed first: {reason}"),
+            )));
         }
         let bytes = args.as_bytes().to_vec();
         let first = bytes

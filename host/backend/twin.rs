@@ -70,7 +70,11 @@ impl Signal for HostSignal {
     }
 }
 
-impl Backend for TwinBackend {
+// SAFETY: a twin launch returns once its blocks have ended (Device::launch_kernel waits for
+// them, aborted ones included); wait_until_idle waits until no launch of the twin runs; a
+// GmBuffer stays mapped at its address until dropped; twin ids are unique per process; every
+// host task spawned runs on the worker pool.
+unsafe impl Backend for TwinBackend {
     type Memory = GmBuffer;
     type Stream = TwinStream;
     type Signal = HostSignal;
@@ -182,14 +186,14 @@ pub(crate) fn from_twin(e: TwinError) -> Error {
                 TwinFault::Deadlock { .. } => FaultKind::Deadlock,
                 TwinFault::Livelock { .. } => FaultKind::Livelock,
             };
-            Error::Fault(Fault {
-                kernel: f.kernel,
-                rank: f.rank,
-                block: (f.block != u32::MAX).then_some(f.block),
-                op: f.op,
+            Error::Fault(Fault::new(
+                f.kernel,
+                f.rank,
+                (f.block != u32::MAX).then_some(f.block),
+                f.op,
                 kind,
-                detail: f.kind.to_string(),
-            })
+                f.kind.to_string(),
+            ))
         }
         TwinError::OutOfMemory { rank, bytes } => Error::OutOfMemory { rank, bytes },
         TwinError::BlockDim {

@@ -617,6 +617,8 @@ fn reduce(op: ReduceOp, vals: impl Iterator<Item = f64>) -> f64 {
         ReduceOp::Max => vals.fold(f64::MIN, f64::max),
         ReduceOp::Min => vals.fold(f64::MAX, f64::min),
         ReduceOp::Prod => vals.product(),
+        // `-o` parses to the four above only.
+        other => unreachable!("aiv-perf has no reference for {other}"),
     }
 }
 
@@ -1258,6 +1260,8 @@ fn encode(dtype: DataType, v: f64, out: &mut Vec<u8>) {
         DataType::U64 => out.extend((i as u64).to_le_bytes()),
         DataType::U16 => out.extend((i as u16).to_le_bytes()),
         DataType::U32 => out.extend((i as u32).to_le_bytes()),
+        // `-d` parses to the types above only.
+        other => unreachable!("aiv-perf cannot encode {other}"),
     }
 }
 
