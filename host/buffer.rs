@@ -44,7 +44,7 @@ struct Claims {
 /// One GM allocation of a world and its claims.
 pub(crate) struct Alloc {
     gm: Memory,
-    /// The world (twin) the memory belongs to.
+    /// The world (backend) the memory belongs to.
     world: u64,
     claims: Mutex<Claims>,
     /// Bumped on every change of `claims`, for waiters.
