@@ -92,7 +92,8 @@ impl Communicator {
         self.launcher.world.hccl_bytes
     }
 
-    /// True if reductions give the rank-order sum whatever the algorithm ([`crate::Config::deterministic`]).
+    /// True if reductions give the rank-order sum whatever the algorithm
+    /// ([`crate::Config::deterministic`]).
     pub fn deterministic(&self) -> bool {
         self.launcher.world.deterministic
     }
