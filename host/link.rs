@@ -65,6 +65,15 @@ impl Streams {
         s.iter().filter_map(Weak::upgrade).collect()
     }
 
+    /// The streams still alive, each with its position now ([`StreamCtx::position`]): waiting
+    /// for those positions waits for the work enqueued before this call, not for what is
+    /// enqueued while an earlier stream is waited for.
+    pub fn positions(&self) -> Vec<(Arc<StreamCtx>, u64)> {
+        let live = self.live();
+        let at: Vec<u64> = live.iter().map(|s| s.position()).collect();
+        live.into_iter().zip(at).collect()
+    }
+
     /// A number for the next created stream (spreads streams over the backend's executor).
     pub fn next_index(&self) -> u32 {
         let mut n = self.created.lock();

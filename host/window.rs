@@ -93,11 +93,7 @@ impl Communicator {
                 }
             }
         };
-        // Every stream's position first: work enqueued while an earlier stream is waited for
-        // is not waited for.
-        let streams = self.streams.live();
-        let at: Vec<u64> = streams.iter().map(|s| s.position()).collect();
-        for (s, p) in streams.iter().zip(at) {
+        for (s, p) in self.streams.positions() {
             s.wait_for(p);
         }
         drop(handle);

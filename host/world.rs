@@ -221,17 +221,8 @@ impl World {
     /// Waits for the work enqueued before the call on every stream of every rank; returns the
     /// first error (in rank order; sticky, as [`Communicator::synchronize`]'s).
     pub fn synchronize(&self) -> Result<()> {
-        // Every stream's position first: work enqueued while an earlier stream is waited for
-        // is not waited for.
-        let streams: Vec<Vec<_>> = self
-            .comms
-            .iter()
-            .map(|c| {
-                let live = c.streams.live();
-                let at: Vec<u64> = live.iter().map(|s| s.position()).collect();
-                live.into_iter().zip(at).collect()
-            })
-            .collect();
+        // Every rank's positions first, before any stream is waited for.
+        let streams: Vec<_> = self.comms.iter().map(|c| c.streams.positions()).collect();
         let mut first = Ok(());
         for (c, streams) in self.comms.iter().zip(streams) {
             for (s, at) in streams {
