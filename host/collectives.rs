@@ -7,7 +7,7 @@ use crate::communicator::Communicator;
 use crate::dtype::{DataType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::fingerprint::{Algo, Call, CallOp};
+use crate::fingerprint::{Call, CallOp};
 use crate::plan::{
     all_gather_push, all_reduce_kind, plan_chunks, push_slot_bytes, AllGatherAlgo, AllReduceAlgo,
     Kind,
@@ -164,6 +164,7 @@ impl Communicator {
             let bytes = c.count * es;
             let parts = self.blocks_per_peer(bytes).min(ffi::AIV_PUSH_MAX_PARTS);
             let fp = Call {
+                algo: kind.into(),
                 chunk: c.index as u32,
                 chunks: total,
                 ..call
@@ -311,10 +312,7 @@ impl Communicator {
                 out_stride: bytes as u64,
                 ..Default::default()
             };
-            let call = Call {
-                algo: Algo::Push,
-                ..Call::of(CallOp::AllGather, count as u64, dtype, None)
-            };
+            let call = Call::of(CallOp::AllGather, count as u64, dtype, None);
             // SAFETY: aiv_all_gather_push takes an AivPushArgs.
             return unsafe {
                 self.launch_push(
@@ -413,10 +411,7 @@ impl Communicator {
                 op: opc,
                 ..Default::default()
             };
-            let call = Call {
-                algo: Algo::Push,
-                ..Call::of(CallOp::AllReduce, count as u64, dtype, Some(op))
-            };
+            let call = Call::of(CallOp::AllReduce, count as u64, dtype, Some(op));
             // SAFETY: aiv_all_reduce_push takes an AivPushArgs. Two tags: its two barriers.
             return unsafe {
                 self.launch_push(
@@ -430,11 +425,9 @@ impl Communicator {
                 )
             };
         }
-        let (algo, fp_algo) = if kind == Kind::AllReduceOneShot {
-            (ffi::AIV_AR_ONE_SHOT, Algo::OneShot)
-        } else {
-            (ffi::AIV_AR_TWO_SHOT, Algo::TwoShot)
-        };
+        let algo = kind
+            .all_reduce_code()
+            .expect("only one-shot and two-shot are left");
         // Peers read my input in place if it lies in a window; one-shot not in place (I write
         // my output while peers read my input; the buffers are disjoint or the same range),
         // two-shot either way (I write each slice of my output only after its reader is done).
@@ -456,14 +449,8 @@ impl Communicator {
             ..Default::default()
         };
         let call = Call {
-            op: CallOp::AllReduce,
-            count: count as u64,
-            dtype,
-            redop: Some(op),
-            algo: fp_algo,
-            chunk: 0,
-            chunks: 0,
-            extra: 0,
+            algo: kind.into(),
+            ..Call::of(CallOp::AllReduce, count as u64, dtype, Some(op))
         };
         // SAFETY: aiv_all_reduce takes an AivCollArgs.
         unsafe {

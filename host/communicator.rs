@@ -191,8 +191,9 @@ impl Communicator {
         main.or(other)
     }
 
-    /// `Some(cause)` if an earlier operation failed this communicator.
-    pub fn failure(&self) -> Option<String> {
+    /// `Some(cause)` if an earlier operation failed this communicator: the first error of the
+    /// rank (every later call returns it as the cause of [`Error::CommFailed`]).
+    pub fn failure(&self) -> Option<Error> {
         self.launcher.failed.lock().clone()
     }
 

@@ -100,6 +100,37 @@ impl std::fmt::Display for Fault {
     }
 }
 
+/// Why the host side stopped a world's launches, when no device error did.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StopCause {
+    /// The host thread of `rank` panicked inside [`crate::World::run`].
+    #[error("the host thread of rank {rank} panicked (see its panic message)")]
+    HostPanic {
+        /// The rank whose thread panicked.
+        rank: u32,
+    },
+    /// The argument closure of a [`crate::CommStream::launch_with_tags`] panicked.
+    #[error(
+        "the argument closure of rank {rank}'s launch_with_tags of `{kernel}` panicked: {message}"
+    )]
+    ArgumentClosure {
+        /// The rank that launched.
+        rank: u32,
+        /// The kernel being launched.
+        kernel: String,
+        /// The panic's message.
+        message: String,
+    },
+    /// The [`crate::World`] was dropped; `busy`: while work was still queued (that work was
+    /// discarded).
+    #[error("the World was dropped{}", if *busy { " while work was still queued" } else { "" })]
+    WorldDropped {
+        /// Work was still queued.
+        busy: bool,
+    },
+}
+
 /// Everything that can go wrong in aiv-comm. Argument errors are returned before anything is
 /// launched or written; device errors come from a launch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -191,9 +222,12 @@ pub enum Error {
     CommFailed {
         /// The rank.
         rank: u32,
-        /// The first error.
-        cause: String,
+        /// The first error of the rank (a device error, a timeout, or [`Error::Stopped`]).
+        cause: Box<Error>,
     },
+    /// The host side stopped the world (no device error): see [`StopCause`].
+    #[error("{0}")]
+    Stopped(StopCause),
     /// Number of ranks out of range.
     #[error("a communicator needs 1..={max} ranks, got {ranks}")]
     RankCount {

@@ -88,6 +88,24 @@ pub(crate) enum Algo {
     Push = 4,
 }
 
+impl From<crate::plan::Kind> for Algo {
+    /// The fingerprint's name for the kernel a chunk runs: the AllReduce kernels and the push
+    /// kernels are told apart; the other kinds are the only kernel of their collective.
+    fn from(kind: crate::plan::Kind) -> Algo {
+        use crate::plan::Kind;
+        match kind {
+            Kind::AllReduceOneShot => Algo::OneShot,
+            Kind::AllReduceTwoShot => Algo::TwoShot,
+            Kind::AllGatherPush | Kind::AllReducePush => Algo::Push,
+            Kind::AllGather
+            | Kind::AllGatherV
+            | Kind::Broadcast
+            | Kind::ReduceScatter
+            | Kind::AllToAll => Algo::None,
+        }
+    }
+}
+
 /// One launch of a call, as its fingerprint describes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Call {

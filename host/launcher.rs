@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 use crate::backend::dynamic::{DynBackend, Memory, StreamHandle};
 use crate::backend::Blocks;
-use crate::error::{Error, FaultKind, Result};
+use crate::error::{Error, FaultKind, Result, StopCause};
 use crate::ffi;
 
 /// Device resources of a world shared by all its ranks' tasks: every rank's HCCL buffer and
@@ -57,7 +57,7 @@ pub(crate) struct Launcher {
     pub size: u32,
     pub world: Arc<WorldShared>,
     /// The first failure of this rank (then every later call fails with it).
-    pub failed: Mutex<Option<String>>,
+    pub failed: Mutex<Option<Error>>,
     pub links: Mutex<crate::turns::Links>,
     /// The rank's tag counter (every stream's launches draw from it).
     pub tags: Mutex<crate::tags::Tags>,
@@ -65,19 +65,19 @@ pub(crate) struct Launcher {
 
 impl Launcher {
     /// Marks the rank failed with `cause` (the first cause wins).
-    pub fn fail(&self, cause: &str) {
+    pub fn fail(&self, cause: &Error) {
         let mut f = self.failed.lock();
         if f.is_none() {
-            *f = Some(cause.to_string());
+            *f = Some(cause.clone());
         }
     }
 
     /// `Err(CommFailed)` if the rank failed earlier.
     pub fn check_usable(&self) -> Result<()> {
-        match self.failed.lock().clone() {
+        match &*self.failed.lock() {
             Some(cause) => Err(Error::CommFailed {
                 rank: self.rank,
-                cause,
+                cause: Box::new(cause.clone()),
             }),
             None => Ok(()),
         }
@@ -97,9 +97,10 @@ impl Launcher {
     /// A panic in the user's code of this rank (`cause` says where): marks the rank failed and
     /// stops every launch of the world, so that peers fail at once naming this rank instead of
     /// waiting for it until their deadlines.
-    pub fn stop_for_panic(&self, cause: &str) {
-        self.fail(cause);
-        self.world.backend.abort(cause);
+    pub fn stop_for_panic(&self, cause: StopCause) {
+        let e = Error::Stopped(cause);
+        self.fail(&e);
+        self.world.backend.abort(&e.to_string());
     }
 
     /// Stops every launch of the world, this rank's failure `e` as the reason (unless an
@@ -198,7 +199,7 @@ impl Launcher {
                 Error::WaitTimeout { .. } => {}
                 _ => self.abort_world(e),
             }
-            self.fail(&e.to_string());
+            self.fail(e);
         }
         r
     }

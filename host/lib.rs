@@ -68,7 +68,7 @@ pub use buffer::{BufferAccess, DeviceBuffer};
 pub use communicator::Communicator;
 pub use config::{Config, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT};
 pub use dtype::{DataType, ReduceOp};
-pub use error::{Error, Fault, FaultKind, Result};
+pub use error::{Error, Fault, FaultKind, Result, StopCause};
 pub use event::Event;
 pub use link::{CommStream, SendRecvKind};
 pub use typed::{

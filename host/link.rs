@@ -242,12 +242,13 @@ impl CommStream {
         let args = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| make(comm))) {
             Ok(a) => a,
             Err(p) => {
-                self.inner.launcher.stop_for_panic(&format!(
-                    "the argument closure of rank {}'s launch_with_tags of `{}` panicked: {}",
-                    self.inner.launcher.rank,
-                    kernel.name(),
-                    crate::stream::panic_message(&*p)
-                ));
+                self.inner
+                    .launcher
+                    .stop_for_panic(crate::error::StopCause::ArgumentClosure {
+                        rank: self.inner.launcher.rank,
+                        kernel: kernel.name().to_string(),
+                        message: crate::stream::panic_message(&*p),
+                    });
                 std::panic::resume_unwind(p);
             }
         };

@@ -133,6 +133,18 @@ pub enum Kind {
     AllToAll,
 }
 
+impl Kind {
+    /// The `algo` code of `aiv_all_reduce`'s arguments (`AivCollArgs::algo`) for the AllReduce
+    /// kinds that kernel runs; `None` for the others.
+    pub(crate) fn all_reduce_code(self) -> Option<u32> {
+        match self {
+            Kind::AllReduceOneShot => Some(crate::ffi::AIV_AR_ONE_SHOT),
+            Kind::AllReduceTwoShot => Some(crate::ffi::AIV_AR_TWO_SHOT),
+            _ => None,
+        }
+    }
+}
+
 /// Blocks per peer by the bytes each pair of blocks moves in one launch: `(at least, blocks)`,
 /// largest first. One block per peer is the small-message shape (fewest coroutines on the twin,
 /// fewest flags); on the NPU a single AIV core's DMA cannot fill HCCS / HBM bandwidth, so

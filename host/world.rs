@@ -10,7 +10,7 @@ use crate::backend::dynamic::{DynBackend, Memory};
 use crate::backend::twin::TwinBackend;
 use crate::backend::{Backend, MemKind};
 use crate::communicator::{Communicator, FeatureState};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StopCause};
 use crate::ffi;
 use crate::launcher::{Launcher, WorldShared};
 use crate::link::{CommStream, Streams};
@@ -240,14 +240,15 @@ impl World {
 
     /// Stops the world: every rank fails with `cause`, running launches are aborted, queued
     /// tasks are discarded (their buffers released).
-    fn stop(&self, cause: &str) {
-        self.shared.backend.abort(cause);
+    fn stop(&self, cause: StopCause) {
+        let cause = Error::Stopped(cause);
+        self.shared.backend.abort(&cause.to_string());
         for c in &self.comms {
-            c.launcher.fail(cause);
+            c.launcher.fail(&cause);
             for s in c.streams.live() {
-                s.cancel(crate::error::Error::CommFailed {
+                s.cancel(Error::CommFailed {
                     rank: c.rank(),
-                    cause: cause.to_string(),
+                    cause: Box::new(cause.clone()),
                 });
             }
         }
@@ -269,10 +270,7 @@ impl World {
                     s.spawn(move || {
                         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(c)));
                         if r.is_err() {
-                            self.stop(&format!(
-                                "the host thread of rank {} panicked (see its panic message)",
-                                c.rank()
-                            ));
+                            self.stop(StopCause::HostPanic { rank: c.rank() });
                         }
                         r
                     })
@@ -298,10 +296,11 @@ impl Drop for World {
     fn drop(&mut self) {
         let streams: Vec<_> = self.comms.iter().flat_map(|c| c.streams.live()).collect();
         if streams.iter().any(|s| s.busy()) {
-            self.stop("the World was dropped while work was still queued");
+            self.stop(StopCause::WorldDropped { busy: true });
         } else {
+            let cause = Error::Stopped(StopCause::WorldDropped { busy: false });
             for c in &self.comms {
-                c.launcher.fail("the World was dropped");
+                c.launcher.fail(&cause);
             }
         }
         for s in &streams {

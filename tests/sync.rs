@@ -375,13 +375,27 @@ fn a_panicking_argument_closure_reaches_its_caller_and_fails_the_world_not_the_p
     // Nothing was enqueued; the rank is failed, naming the user's panic (not an internal
     // error), and so is every later call.
     let cause = c.failure().expect("the rank failed");
+    match &cause {
+        Error::Stopped(aiv_comm::StopCause::ArgumentClosure {
+            rank: 0,
+            kernel,
+            message,
+        }) => assert!(
+            kernel == "aiv_sync_selftest" && message == "argument builder failed",
+            "{cause:?}"
+        ),
+        other => panic!("expected the argument closure's panic, got {other:?}"),
+    }
+    let text = cause.to_string();
     assert!(
-        cause.contains("argument closure") && cause.contains("argument builder failed"),
-        "{cause}"
+        text.contains("argument closure") && text.contains("argument builder failed"),
+        "{text}"
     );
     assert!(c.tags_issued() > tags, "the launch's tags were taken");
     match c.synchronize() {
-        Err(Error::CommFailed { cause, .. }) => assert!(cause.contains("panicked"), "{cause}"),
+        Err(Error::CommFailed { cause, .. }) => {
+            assert!(cause.to_string().contains("panicked"), "{cause}")
+        }
         other => panic!("expected CommFailed, got {other:?}"),
     }
     // The process and the twin's workers survive: a new world runs.
