@@ -114,6 +114,7 @@ pub struct Build {
     npu_home: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     emit: bool,
+    twin_binary: bool,
 }
 
 impl Default for Build {
@@ -136,6 +137,7 @@ impl Build {
             npu_home: None,
             out_dir: None,
             emit: true,
+            twin_binary: false,
         }
     }
 
@@ -193,6 +195,21 @@ impl Build {
     pub fn npu(&mut self, ascend_home: impl AsRef<Path>) -> &mut Build {
         self.npu_home = Some(ascend_home.as_ref().to_path_buf());
         self
+    }
+
+    /// Also links the kernels into `lib<lib>.twin.so` next to the static library: the binary
+    /// acl-twin (the ACL runtime over the twin) loads with `aclrtBinaryLoadFromFile`, whose
+    /// kernels it finds by name. Its references to the twin's runtime are left undefined and
+    /// resolved against the runtime that loads it. [`Build::twin_binary_path`] names the file.
+    pub fn twin_binary(&mut self, on: bool) -> &mut Build {
+        self.twin_binary = on;
+        self
+    }
+
+    /// Where [`Build::twin_binary`] puts the binary of library `lib` (in `dir`, the output
+    /// directory).
+    pub fn twin_binary_path(dir: impl AsRef<Path>, lib: &str) -> PathBuf {
+        dir.as_ref().join(format!("lib{lib}.twin.so"))
     }
 
     /// Writes generated files and the library under `dir` instead of `OUT_DIR`, and prints no
@@ -317,6 +334,9 @@ impl Build {
         }
         b.try_compile(lib)
             .map_err(|e| Error::Compile(e.to_string()))?;
+        if self.twin_binary {
+            link_twin_binary(&b, &out, lib)?;
+        }
 
         if let Some(home) = self.npu_home.clone() {
             self.build_npu(&home, &out.join(format!("{lib}.npu")), &includes)?;
@@ -402,6 +422,33 @@ pub static r#{k}: {rt}::Kernel = {{
 }
 
 /// The generated translation unit: the kernel source itself, then its trampolines.
+/// Links the static library `lib` in `out` into the shared object acl-twin loads.
+fn link_twin_binary(b: &cc::Build, out: &Path, lib: &str) -> Result<(), Error> {
+    let so = Build::twin_binary_path(out, lib);
+    let archive = out.join(format!("lib{lib}.a"));
+    let tool = b
+        .try_get_compiler()
+        .map_err(|e| Error::Compile(e.to_string()))?;
+    let mut cmd = tool.to_command();
+    cmd.arg("-shared")
+        .arg("-o")
+        .arg(&so)
+        .arg("-Wl,--whole-archive")
+        .arg(&archive)
+        .arg("-Wl,--no-whole-archive");
+    let output = cmd
+        .output()
+        .map_err(|e| Error::Compile(format!("running {cmd:?}: {e}")))?;
+    if !output.status.success() {
+        return Err(Error::Compile(format!(
+            "linking {}: {}",
+            so.display(),
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(())
+}
+
 fn translation_unit(source: &Path, kernels: &[String]) -> String {
     let p = source
         .display()
