@@ -96,7 +96,14 @@ fn main() {
             Err(_) => println!("cargo:warning=feature `npu` without ASCEND_HOME_PATH: twin only"),
         }
     }
+    // The same kernels as one shared object: the binary the ACL backend loads on acl-twin.
+    b.twin_binary(true);
     b.compile("aiv_kernels");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!(
+        "cargo:rustc-env=AIV_KERNELS_TWIN_BINARY={}",
+        ascendc_build::Build::twin_binary_path(&out, "aiv_kernels").display()
+    );
 
     hccl_kernels(&twin_include);
 }

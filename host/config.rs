@@ -65,6 +65,9 @@ pub struct Config {
     /// ([`crate::plan::blocks_per_peer`]). Results are the same either way; this is for
     /// experiments and tests of the split.
     pub blocks_per_peer: Option<u32>,
+    /// The devices [`crate::World::new`] runs on. `None`: `AIV_BACKEND` (`auto`, `twin` or
+    /// `acl`) if set, else [`BackendChoice::Auto`]. The other constructors name their backend.
+    pub backend: Option<BackendChoice>,
 }
 
 impl Default for Config {
@@ -75,6 +78,34 @@ impl Default for Config {
             cores: crate::backend::A2_AIV_CORES,
             deterministic: None,
             blocks_per_peer: None,
+            backend: None,
+        }
+    }
+}
+
+/// Which devices a [`crate::World::new`] runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BackendChoice {
+    /// NPUs through ACL when `libascendcl.so` loads and reports at least as many devices as
+    /// ranks; else the CPU twin.
+    #[default]
+    Auto,
+    /// The CPU twin ([`crate::World::sim_with`]).
+    Twin,
+    /// NPUs through the ACL runtime on the loader's path
+    /// ([`crate::backend::acl::AclBackend`]); an error if it cannot be used.
+    Acl,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(BackendChoice::Auto),
+            "twin" => Ok(BackendChoice::Twin),
+            "acl" => Ok(BackendChoice::Acl),
+            _ => Err(format!("unknown backend `{s}` (auto twin acl)")),
         }
     }
 }
@@ -125,6 +156,30 @@ pub fn parse_hccl_exec_timeout(v: &str) -> Option<Duration> {
 }
 
 impl Config {
+    /// The backend this configuration asks for, after `AIV_BACKEND`.
+    pub fn resolved_backend(&self) -> Result<BackendChoice> {
+        self.backend_with(|k| std::env::var(k).ok())
+    }
+
+    /// [`Config::resolved_backend`] with the environment given by `env`.
+    ///
+    /// ```
+    /// use aiv_comm::{BackendChoice, Config};
+    /// let env = |v: &'static str| move |k: &str| (k == "AIV_BACKEND").then(|| v.to_string());
+    /// assert_eq!(Config::default().backend_with(env("acl")).unwrap(), BackendChoice::Acl);
+    /// assert_eq!(Config::default().backend_with(|_| None).unwrap(), BackendChoice::Auto);
+    /// assert!(Config::default().backend_with(env("npu")).unwrap_err().to_string().contains("AIV_BACKEND"));
+    /// ```
+    pub fn backend_with(&self, env: impl Fn(&str) -> Option<String>) -> Result<BackendChoice> {
+        match (self.backend, env("AIV_BACKEND")) {
+            (Some(b), _) => Ok(b),
+            (None, Some(v)) => v
+                .parse()
+                .map_err(|e| Error::Config(format!("AIV_BACKEND: {e}"))),
+            (None, None) => Ok(BackendChoice::Auto),
+        }
+    }
+
     /// The HCCL buffer size this configuration gives, after `HCCL_BUFFSIZE`.
     pub fn resolved_buffer_bytes(&self) -> Result<usize> {
         self.buffer_bytes_with(|k| std::env::var(k).ok())

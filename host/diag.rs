@@ -32,11 +32,13 @@ pub fn cell_name(cell: u64) -> String {
             _ => "data-signal cell (tx_data_signal / rx_data_signal)",
         };
         format!("{what} from rank {from}")
-    } else if c < ffi::AIV_SYNC_AREA_BYTES as u64 {
+    } else if c < ffi::AIV_ABORT_OFFSET as u64 {
         format!(
             "address cell of broadcast slot {} (where a window's data is)",
             index(ffi::AIV_SRC_OFFSET)
         )
+    } else if c < ffi::AIV_SYNC_AREA_BYTES as u64 {
+        "abort cell (set when the host stops the world)".to_string()
     } else {
         format!("byte {c:#x}, past the sync area")
     }

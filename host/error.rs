@@ -334,6 +334,17 @@ pub enum Error {
         /// Why the task failed or was dropped.
         cause: Box<Error>,
     },
+    /// A call of the device runtime (ACL) failed outside a kernel, or the runtime cannot be
+    /// used; `message` is the runtime's own text (`aclGetRecentErrMsg`).
+    #[error("device runtime: {call} failed (error {code}): {message}")]
+    Runtime {
+        /// The runtime function (or step) that failed.
+        call: &'static str,
+        /// Its status code (0 if the failure was not a call's).
+        code: i32,
+        /// What went wrong.
+        message: String,
+    },
     /// A bug in aiv-comm (a stream task panicked); the message says where.
     #[error("internal error: {0}")]
     Internal(String),

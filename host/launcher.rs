@@ -30,9 +30,36 @@ pub(crate) struct WorldShared {
     /// `Config::blocks_per_peer`.
     pub blocks_per_peer: Option<u32>,
     pub trace: crate::trace::Trace,
+    /// The first reason the world was stopped for ([`WorldShared::abort`]).
+    pub aborted: Mutex<Option<String>>,
 }
 
 impl WorldShared {
+    /// Stops every launch of the world with `reason` (the first reason given stays): sets the
+    /// ABORT cell of every rank's sync area, which the kernels' long waits check (so a
+    /// backend that cannot kill a running kernel still stops them), then aborts the
+    /// backend's launches.
+    pub fn abort(&self, reason: &str) {
+        {
+            let mut r = self.aborted.lock();
+            if r.is_none() {
+                *r = Some(reason.to_string());
+            }
+        }
+        let mut cell = [0u8; ffi::AIV_FLAG_BYTES as usize];
+        cell[..8].copy_from_slice(&1i64.to_le_bytes());
+        for s in &self.sync {
+            // Best effort: a backend whose copies fail has failed anyway.
+            let _ = s.write(ffi::AIV_ABORT_OFFSET as usize, &cell);
+        }
+        self.backend.abort(reason);
+    }
+
+    /// The reason the world was stopped, if it was.
+    pub fn abort_reason(&self) -> Option<String> {
+        self.aborted.lock().clone()
+    }
+
     /// GM address of rank `r`'s HCCL buffer.
     pub fn hccl_addr(&self, r: usize) -> u64 {
         self.hccl[r].addr()
@@ -100,15 +127,13 @@ impl Launcher {
     pub fn stop_for_panic(&self, cause: StopCause) {
         let e = Error::Stopped(cause);
         self.fail(&e);
-        self.world.backend.abort(&e.to_string());
+        self.world.abort(&e.to_string());
     }
 
     /// Stops every launch of the world, this rank's failure `e` as the reason (unless an
     /// earlier one was given).
     fn abort_world(&self, e: &Error) {
-        self.world
-            .backend
-            .abort(&format!("rank {} failed: {e}", self.rank));
+        self.world.abort(&format!("rank {} failed: {e}", self.rank));
     }
 
     /// AIV cores of this rank's device.
@@ -234,26 +259,46 @@ impl Launcher {
         let block_dim = match blocks {
             Blocks::Exactly(n) | Blocks::UpTo(n) => n,
         };
-        if let Some(failure) = take_diagnostic(&slots.diag, block_dim, fp)? {
-            return Err(failure);
+        match take_diagnostic(&slots.diag, block_dim)? {
+            Some(d) if d.kind as u32 == ffi::AIV_DIAG_ABORTED => {
+                Err(Error::Fault(crate::error::Fault::new(
+                    kernel.name(),
+                    d.rank as u32,
+                    Some(d.block as u32),
+                    "",
+                    FaultKind::PeerAborted,
+                    format!(
+                        "stopped while waiting: {}",
+                        self.world.abort_reason().unwrap_or_default()
+                    ),
+                )))
+            }
+            Some(d) => Err(crate::diag::diag_error(&d, fp)),
+            None => Err(e),
         }
-        Err(e)
     }
 }
 
-/// Reads (and clears) the first valid record of the `blocks` records a launch's blocks may have
-/// written in `diag` (the launching stream's own records: block b writes record b).
-fn take_diagnostic(diag: &Memory, blocks: u32, fp: Option<&[i32]>) -> Result<Option<Error>> {
+/// Reads (and clears) the record of the `blocks` records a launch's blocks may have written in
+/// `diag` (the launching stream's own records: block b writes record b) that names the cause: the
+/// first valid one that is not an abort (a block stopped by the host is a consequence), else the
+/// first abort.
+fn take_diagnostic(diag: &Memory, blocks: u32) -> Result<Option<ffi::AivDiag>> {
     const REC: usize = ffi::AIV_DIAG_BYTES as usize;
     let mut buf = [0u8; ffi::AIV_DIAG_AREA_BYTES as usize];
     let n = (blocks as usize).min(ffi::AIV_MAX_BLOCKS as usize);
     let raw = &mut buf[..n * REC];
     diag.read(0, raw)?;
-    let first = raw
+    let valid: Vec<ffi::AivDiag> = raw
         .chunks_exact(REC)
         .map(bytemuck::pod_read_unaligned::<ffi::AivDiag>)
-        .find(|d| d.magic as u32 == ffi::AIV_DIAG_MAGIC)
-        .map(|d| crate::diag::diag_error(&d, fp));
+        .filter(|d| d.magic as u32 == ffi::AIV_DIAG_MAGIC)
+        .collect();
+    let first = valid
+        .iter()
+        .find(|d| d.kind as u32 != ffi::AIV_DIAG_ABORTED)
+        .or(valid.first())
+        .copied();
     if first.is_some() {
         diag.fill(0, n * REC, 0)?;
     }

@@ -66,7 +66,9 @@ pub use ascendc_twin::{args, ArgBlock, GmAddr, Kernel};
 pub use batch::SendRecvItem;
 pub use buffer::{BufferAccess, DeviceBuffer};
 pub use communicator::Communicator;
-pub use config::{Config, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT};
+pub use config::{
+    BackendChoice, Config, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT,
+};
 pub use dtype::{DataType, ReduceOp};
 pub use error::{Error, Fault, FaultKind, Result, StopCause};
 pub use event::Event;

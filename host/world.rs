@@ -6,10 +6,12 @@ use std::sync::Arc;
 use ascendc_twin::{DeviceConfig, Twin};
 use parking_lot::Mutex;
 
+use crate::backend::acl::AclBackend;
 use crate::backend::dynamic::{DynBackend, Memory};
 use crate::backend::twin::TwinBackend;
 use crate::backend::{Backend, MemKind};
 use crate::communicator::{Communicator, FeatureState};
+use crate::config::BackendChoice;
 use crate::error::{Error, Result, StopCause};
 use crate::ffi;
 use crate::launcher::{Launcher, WorldShared};
@@ -51,6 +53,27 @@ pub struct World {
 }
 
 impl World {
+    /// `ranks` ranks on the devices `config` asks for ([`Config::backend`], `AIV_BACKEND`):
+    /// NPUs through ACL, or the CPU twin. [`BackendChoice::Auto`] picks ACL when
+    /// `libascendcl.so` loads and has at least `ranks` devices, else the twin;
+    /// [`World::backend_name`] says which.
+    pub fn new(ranks: usize, config: Config) -> Result<World> {
+        match config.resolved_backend()? {
+            BackendChoice::Twin => World::sim_with(ranks, config),
+            BackendChoice::Acl => {
+                let b = AclBackend::new(ranks as u32)?;
+                World::with_backend(ranks, config, b)
+            }
+            BackendChoice::Auto => match ascendc_sys::Acl::load() {
+                Ok(acl) if AclBackend::has_devices(&acl, ranks as u32) => {
+                    let b = AclBackend::with_runtime(acl, ranks as u32)?;
+                    World::with_backend(ranks, config, b)
+                }
+                _ => World::sim_with(ranks, config),
+            },
+        }
+    }
+
     /// `ranks` simulated NPUs with the default [`Config`].
     pub fn sim(ranks: usize) -> Result<World> {
         World::sim_with(ranks, Config::default())
@@ -143,6 +166,7 @@ impl World {
             deterministic,
             blocks_per_peer: config.blocks_per_peer,
             trace: crate::trace::Trace::default(),
+            aborted: Mutex::new(None),
         });
         let mut comms = Vec::new();
         for r in 0..ranks {
@@ -242,7 +266,7 @@ impl World {
     /// tasks are discarded (their buffers released).
     fn stop(&self, cause: StopCause) {
         let cause = Error::Stopped(cause);
-        self.shared.backend.abort(&cause.to_string());
+        self.shared.abort(&cause.to_string());
         for c in &self.comms {
             c.launcher.fail(&cause);
             for s in c.streams.live() {

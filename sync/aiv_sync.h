@@ -220,6 +220,7 @@ public:
             return false;
         }
         const int64_t start = AscendC::GetSystemCycle();
+        int64_t abortCheck = AIV_ABORT_CHECK_CYCLES;
         while (true) {
             AscendC::DataCopy(wide_, Gm(rank_, AIV_BARRIER_OFFSET), static_cast<uint32_t>(blocks) * AIV_FLAG_LANES);
             SyncPipes<AscendC::HardEvent::MTE2_S>(mte2S_); // scalar reads what MTE2 loaded
@@ -234,6 +235,10 @@ public:
             }
             if (laggard < 0) {
                 break;
+            }
+            if (Aborted(AscendC::GetSystemCycle() - start, abortCheck, rank_,
+                        AIV_BARRIER_OFFSET + static_cast<uint64_t>(laggard) * AIV_FLAG_BYTES, tag)) {
+                return false;
             }
             if (AscendC::GetSystemCycle() - start > timeout_) {
                 WriteDiag(AIV_DIAG_BARRIER, rank_,
@@ -341,6 +346,7 @@ public:
             return false;
         }
         const int64_t start = AscendC::GetSystemCycle();
+        int64_t abortCheck = AIV_ABORT_CHECK_CYCLES;
         int64_t seen = 0;
         while (true) {
             seen = Load(rank, offset);
@@ -348,6 +354,9 @@ public:
                 break;
             }
             const int64_t waited = AscendC::GetSystemCycle() - start;
+            if (Aborted(waited, abortCheck, peer, offset, expected)) {
+                return false;
+            }
             if (waited > timeout_) {
                 WriteDiag(kind, peer, offset, expected, seen, waited);
                 return false;
@@ -413,6 +422,7 @@ private:
             return false;
         }
         const int64_t start = AscendC::GetSystemCycle();
+        int64_t abortCheck = AIV_ABORT_CHECK_CYCLES;
         while (true) {
             Load(rank_, offset);
             const int32_t seen = cell_.GetValue(0);
@@ -420,12 +430,32 @@ private:
                 break;
             }
             const int64_t waited = AscendC::GetSystemCycle() - start;
+            if (Aborted(waited, abortCheck, rank_, offset, n)) {
+                return false;
+            }
             if (waited > timeout_) {
                 WriteDiag(AIV_DIAG_WAIT_1VN, rank_, offset, n, seen, waited);
                 return false;
             }
         }
         AscendC::PipeBarrier<PIPE_ALL>();
+        return true;
+    }
+
+    /* Once a wait has waited `check` cycles: reads this rank's ABORT cell (then checks again
+     * AIV_ABORT_CHECK_CYCLES later); if the host set it, records AIV_DIAG_ABORTED for the wait on
+     * `peer`'s `cell` for `expected` and returns true. */
+    __aicore__ inline bool Aborted(int64_t waited, int64_t &check, int32_t peer, uint64_t cell, int64_t expected)
+    {
+        if (waited < check) {
+            return false;
+        }
+        check = waited + AIV_ABORT_CHECK_CYCLES;
+        const int64_t flag = Load(rank_, AIV_ABORT_OFFSET);
+        if (flag == 0) {
+            return false;
+        }
+        WriteDiag(AIV_DIAG_ABORTED, peer, cell, expected, flag, waited);
         return true;
     }
 

@@ -29,6 +29,14 @@
  *                                           before it sets ONE2N[slot] with AIV_FP_ANNOUNCED in
  *                                           the first payload lane; readers find it there
  *                                           (SoftSync::WaitNv1Source).
+ *   ABORT  [1]                              zero until the host stops the world (a rank failed,
+ *                                           a World dropped with work queued): then non-zero in
+ *                                           every rank's area. A wait that has waited
+ *                                           AIV_ABORT_CHECK_CYCLES checks its own rank's cell,
+ *                                           and again every AIV_ABORT_CHECK_CYCLES, and fails
+ *                                           with AIV_DIAG_ABORTED once it is set: so a device
+ *                                           runtime that cannot kill a running kernel (ACL)
+ *                                           still stops the peers of a failed rank promptly.
  *
  * Diagnostics live outside the sync area, in memory of the launching stream (AivCommArgs.diag):
  * block b of a launch writes its AivDiag record at diag + b * AIV_DIAG_BYTES.
@@ -56,7 +64,11 @@
 #define AIV_LINK_OFFSET (AIV_BARRIER_OFFSET + AIV_MAX_BLOCKS * AIV_FLAG_BYTES)
 #define AIV_SRC_SLOTS AIV_ONE2N_SLOTS
 #define AIV_SRC_OFFSET (AIV_LINK_OFFSET + AIV_MAX_RANKS * AIV_LINK_KINDS * AIV_FLAG_BYTES)
-#define AIV_SYNC_AREA_BYTES (AIV_SRC_OFFSET + AIV_SRC_SLOTS * AIV_FLAG_BYTES)
+#define AIV_ABORT_OFFSET (AIV_SRC_OFFSET + AIV_SRC_SLOTS * AIV_FLAG_BYTES)
+#define AIV_SYNC_AREA_BYTES (AIV_ABORT_OFFSET + AIV_FLAG_BYTES)
+/* How long a wait goes before it checks its rank's ABORT cell, and between checks (GetSystemCycle
+ * units: 100 us at 50 MHz). Waits that end sooner never read it. */
+#define AIV_ABORT_CHECK_CYCLES 5000
 
 /* Set in the first payload lane of a broadcast cell (a call's fingerprint otherwise): the writer
  * announced where its data is, in its SRC cell of the same slot (the data of a registered window
@@ -82,9 +94,11 @@ enum AivDiagKind {
     AIV_DIAG_SIZE = 7,       /* send/recv size mismatch: expected = my bytes, observed = peer's */
     AIV_DIAG_MISMATCH = 8,   /* a peer's broadcast cell holds another call: expected = my tag,
                                 observed = the peer's tag, seen = the peer's fingerprint */
-    AIV_DIAG_SOURCE = 9      /* a peer's broadcast cell announced an address (AIV_FP_ANNOUNCED)
+    AIV_DIAG_SOURCE = 9,     /* a peer's broadcast cell announced an address (AIV_FP_ANNOUNCED)
                                 that its SRC cell does not hold: cell = that SRC cell,
                                 expected = my tag, observed = the SRC cell's tag */
+    AIV_DIAG_ABORTED = 10    /* the host stopped the world while this block waited: cell, peer and
+                                expected are the wait's, observed = the ABORT cell's value */
 };
 
 /* Kinds of LINK cells: which signal a cell carries. */

@@ -2,7 +2,7 @@
 //!
 //! An ACL host program (or aiv-comm's ACL backend) run with this library on its loader path
 //! (`LD_LIBRARY_PATH=<dir of libascendcl.so>`) gets a machine of `ACL_TWIN_DEVICES` devices
-//! (default 8, an Atlas A2 server) whose kernels run on the twin, checkers included (the
+//! (default 32, as many as an aiv-comm world may have ranks) whose kernels run on the twin, checkers included (the
 //! twin's `AIV_TWIN_*` variables apply).
 //!
 //! What it implements, with the documented prototypes, status codes and

@@ -15,8 +15,9 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::fail::{fail, R};
 
-/// Devices the runtime reports when `ACL_TWIN_DEVICES` is not set: an Atlas A2 server's NPUs.
-pub(crate) const DEFAULT_DEVICES: u32 = 8;
+/// Devices the runtime reports when `ACL_TWIN_DEVICES` is not set: as many as one aiv-comm
+/// world may have ranks (an Atlas A2 server has 8 NPUs; devices cost nothing until used).
+pub(crate) const DEFAULT_DEVICES: u32 = 32;
 /// Most devices `ACL_TWIN_DEVICES` may ask for.
 pub(crate) const MAX_DEVICES: u32 = 64;
 
@@ -53,19 +54,20 @@ pub(crate) fn init() -> R<()> {
         return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
     }
     let config = TwinConfig::try_from_env().or_else(|e| fail(ACL_ERROR_INVALID_PARAM, e))?;
-    let devices =
-        match std::env::var("ACL_TWIN_DEVICES") {
-            Err(_) => DEFAULT_DEVICES,
-            Ok(v) => match v.trim().parse::<u32>() {
-                Ok(n) if (1..=MAX_DEVICES).contains(&n) => n,
-                _ => return fail(
+    let devices = match std::env::var("ACL_TWIN_DEVICES") {
+        Err(_) => DEFAULT_DEVICES,
+        Ok(v) => match v.trim().parse::<u32>() {
+            Ok(n) if (1..=MAX_DEVICES).contains(&n) => n,
+            _ => {
+                return fail(
                     ACL_ERROR_INVALID_PARAM,
                     format!(
                         "ACL_TWIN_DEVICES=`{v}`: expected a device count from 1 to {MAX_DEVICES}"
                     ),
-                ),
-            },
-        };
+                )
+            }
+        },
+    };
     *rt = Some(Arc::new(Runtime {
         twin: Twin::with_config(config),
         devices: (0..devices).map(|_| OnceLock::new()).collect(),

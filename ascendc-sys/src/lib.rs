@@ -477,10 +477,24 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The functions acl-twin (aiv-comm's ACL runtime over its CPU twin) adds to the ACL API;
+/// absent from CANN, so their presence says the runtime is acl-twin.
+#[derive(Clone, Copy)]
+pub struct TwinApi {
+    /// `aclError aclTwinMarkSync(void *devPtr, size_t size)`: marks device memory as flag
+    /// memory for the twin's race checker.
+    pub aclTwinMarkSync: unsafe extern "C" fn(*mut c_void, usize) -> aclError,
+    /// `aclError aclTwinLaunchStats(uint64_t *launches, uint64_t *batch)`: kernel launches
+    /// so far, and how many asked for batch scheduling.
+    pub aclTwinLaunchStats: unsafe extern "C" fn(*mut u64, *mut u64) -> aclError,
+}
+
 /// An opened ACL runtime: the library and its functions.
 pub struct Acl {
     /// The functions (valid while `self` lives).
     pub api: Api,
+    /// acl-twin's own functions, if the library is acl-twin.
+    pub twin: Option<TwinApi>,
     path: String,
     _lib: libloading::Library,
 }
@@ -510,8 +524,22 @@ impl Acl {
             message: e.to_string(),
         })?;
         let api = Api::resolve(&lib, library, hidden)?;
+        // SAFETY: the types are acl-twin's prototypes of these names.
+        let twin = unsafe {
+            match (
+                symbol(&lib, "aclTwinMarkSync", hidden),
+                symbol(&lib, "aclTwinLaunchStats", hidden),
+            ) {
+                (Some(aclTwinMarkSync), Some(aclTwinLaunchStats)) => Some(TwinApi {
+                    aclTwinMarkSync,
+                    aclTwinLaunchStats,
+                }),
+                _ => None,
+            }
+        };
         Ok(Acl {
             api,
+            twin,
             path: library.to_string(),
             _lib: lib,
         })

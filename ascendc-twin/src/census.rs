@@ -47,6 +47,12 @@
 //! it had waited for, or by the launch order). Along the deepest chain every round is one store
 //! and one blocking wait, so the waits on the critical path number exactly the rounds.
 //!
+//! A single load of another flag range inside a poll loop (the loop then reads its own range
+//! again) is a side check, not a wait of its own, unless it raised the depth: aiv-comm's waits
+//! read their rank's abort cell that way once they have waited long (`AIV_ABORT_OFFSET`), so
+//! how long a wait took does not change the count. (A loop that polls two ranges in turn, one
+//! load each, would count as one wait; aiv-comm's kernels have none.)
+//!
 //! # Bytes
 //!
 //! The census counts each DMA as [`crate::GmTraffic`] does (DataCopy / DataCopyPad; an atomic
@@ -198,6 +204,8 @@ impl LaunchCensus {
             depth: 0,
             run: None,
             run_raised: false,
+            run_loads: 0,
+            paused: None,
             stats: RankCensus {
                 blocks: 1,
                 ..RankCensus::default()
@@ -226,6 +234,11 @@ pub(crate) struct BlockCensus {
     run: Option<(usize, usize)>,
     /// Whether a load of the wait in progress raised the depth.
     run_raised: bool,
+    /// Loads in the wait in progress.
+    run_loads: u32,
+    /// The wait a load of another range interrupted, and whether it had raised the depth: it
+    /// resumes if the next load is of its range again.
+    paused: Option<((usize, usize), bool)>,
     stats: RankCensus,
 }
 
@@ -268,11 +281,29 @@ impl BlockCensus {
         if flag && op == Op::Load {
             self.stats.flag_loads += 1;
             let span = ranges.fold((usize::MAX, 0), |(a, e), (s, l)| (a.min(s), e.max(s + l)));
-            if self.run != Some(span) {
-                self.end_wait();
-                self.run = Some(span);
-                self.stats.waits += 1;
+            if self.run == Some(span) {
+                self.run_loads += 1;
+                return;
             }
+            if let Some((p, p_raised)) = self.paused {
+                if p == span && self.run_loads == 1 && !self.run_raised {
+                    // The run that just ended was one side load inside this wait.
+                    self.stats.waits -= 1;
+                    self.paused = None;
+                    self.run = Some(span);
+                    self.run_raised = p_raised;
+                    self.run_loads = 1;
+                    return;
+                }
+            }
+            self.end_paused();
+            self.paused = self
+                .run
+                .take()
+                .map(|r| (r, std::mem::take(&mut self.run_raised)));
+            self.run = Some(span);
+            self.run_loads = 1;
+            self.stats.waits += 1;
             return;
         }
         self.end_wait();
@@ -309,10 +340,19 @@ impl BlockCensus {
         }
     }
 
+    /// Ends the paused wait, if any.
+    fn end_paused(&mut self) {
+        if let Some((_, true)) = self.paused.take() {
+            self.stats.blocking_waits += 1;
+        }
+    }
+
     fn end_wait(&mut self) {
+        self.end_paused();
         if self.run.take().is_some() && std::mem::take(&mut self.run_raised) {
             self.stats.blocking_waits += 1;
         }
+        self.run_loads = 0;
     }
 }
 
@@ -364,6 +404,33 @@ mod tests {
         );
         assert_eq!((r.data_written, r.depth, r.blocks), (4096, 1, 1));
         assert_eq!(shared.take(), Census::default());
+    }
+
+    #[test]
+    fn one_load_of_another_range_inside_a_poll_loop_is_not_a_wait_of_its_own() {
+        let shared = Arc::new(Shared::default());
+        let mut writer = shared.launch(0).block();
+        let mut reader = shared.launch(1).block();
+        let poll = |r: &mut BlockCensus, at: usize| {
+            r.copy(true, true, (CELL, 0), one(at));
+            r.acquire(one(at));
+        };
+        // Polls cell 0, checks a cell nobody stores (1024) once, polls cell 0 again: one wait.
+        poll(&mut reader, 0);
+        poll(&mut reader, 1024);
+        writer.copy(true, false, (0, CELL), one(0));
+        poll(&mut reader, 0);
+        poll(&mut reader, 1024);
+        poll(&mut reader, 0);
+        reader.copy(false, false, (0, 4096), one(8192));
+        // Two loads of another range in a row: a wait of its own.
+        poll(&mut reader, 0);
+        poll(&mut reader, 2048);
+        poll(&mut reader, 2048);
+        poll(&mut reader, 0);
+        drop((writer, reader));
+        let r = shared.take().ranks[1];
+        assert_eq!((r.waits, r.blocking_waits, r.flag_loads), (4, 1, 9));
     }
 
     #[test]

@@ -31,6 +31,7 @@ use ascendc_twin::{ArgBlock, Kernel};
 
 use crate::error::Result;
 
+pub mod acl;
 pub(crate) mod dynamic;
 pub mod record;
 pub mod twin;
@@ -94,6 +95,56 @@ pub trait Signal: Send + Sync + 'static {
             }
             if stop() || std::time::Instant::now() >= deadline {
                 return ready(self.get());
+            }
+        }
+    }
+}
+
+/// A [`Signal`] made of a mutex and a condition variable: for backends whose host tasks are
+/// threads of their own (a wait blocks its thread).
+#[derive(Default)]
+pub struct CondvarSignal {
+    value: parking_lot::Mutex<u64>,
+    cv: parking_lot::Condvar,
+}
+
+impl CondvarSignal {
+    /// A signal holding `value`.
+    pub fn new(value: u64) -> CondvarSignal {
+        CondvarSignal {
+            value: parking_lot::Mutex::new(value),
+            cv: parking_lot::Condvar::new(),
+        }
+    }
+}
+
+impl Signal for CondvarSignal {
+    fn get(&self) -> u64 {
+        *self.value.lock()
+    }
+    fn update(&self, f: &mut dyn FnMut(u64) -> u64) -> u64 {
+        let mut v = self.value.lock();
+        *v = f(*v);
+        self.cv.notify_all();
+        *v
+    }
+    fn wait_until(
+        &self,
+        deadline: Option<std::time::Instant>,
+        ready: &dyn Fn(u64) -> bool,
+    ) -> bool {
+        let mut v = self.value.lock();
+        loop {
+            if ready(*v) {
+                return true;
+            }
+            match deadline {
+                Some(d) => {
+                    if self.cv.wait_until(&mut v, d).timed_out() {
+                        return ready(*v);
+                    }
+                }
+                None => self.cv.wait(&mut v),
             }
         }
     }

@@ -8,12 +8,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use ascendc_twin::{ArgBlock, Kernel};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
-use super::{Backend, Blocks, MemKind, Signal};
+use super::{Backend, Blocks, CondvarSignal, MemKind};
 use crate::error::{Error, Fault, FaultKind, Result};
 
 /// Where the made-up device addresses start.
@@ -108,41 +107,6 @@ pub struct RecStream {
     device: u32,
 }
 
-/// The recording backend's signal: a mutex and a condition variable.
-#[derive(Default)]
-pub struct RecSignal {
-    value: Mutex<u64>,
-    cv: Condvar,
-}
-
-impl Signal for RecSignal {
-    fn get(&self) -> u64 {
-        *self.value.lock()
-    }
-    fn update(&self, f: &mut dyn FnMut(u64) -> u64) -> u64 {
-        let mut v = self.value.lock();
-        *v = f(*v);
-        self.cv.notify_all();
-        *v
-    }
-    fn wait_until(&self, deadline: Option<Instant>, ready: &dyn Fn(u64) -> bool) -> bool {
-        let mut v = self.value.lock();
-        loop {
-            if ready(*v) {
-                return true;
-            }
-            match deadline {
-                Some(d) => {
-                    if self.cv.wait_until(&mut v, d).timed_out() {
-                        return ready(*v);
-                    }
-                }
-                None => self.cv.wait(&mut v),
-            }
-        }
-    }
-}
-
 // SAFETY: no launch ever runs (launch returns at once, having run nothing), so launch and
 // wait_until_idle keep their promise trivially; memory is never freed while a handle exists
 // and its made-up addresses are never reused; ids are unique per process; every host task runs
@@ -150,7 +114,7 @@ impl Signal for RecSignal {
 unsafe impl Backend for RecordingBackend {
     type Memory = Arc<RecMemory>;
     type Stream = RecStream;
-    type Signal = RecSignal;
+    type Signal = CondvarSignal;
 
     fn name(&self) -> &'static str {
         "recording"
@@ -282,11 +246,8 @@ unsafe impl Backend for RecordingBackend {
         })
     }
 
-    fn signal(&self, value: u64) -> RecSignal {
-        RecSignal {
-            value: Mutex::new(value),
-            cv: Condvar::new(),
-        }
+    fn signal(&self, value: u64) -> CondvarSignal {
+        CondvarSignal::new(value)
     }
 
     fn abort(&self, reason: &str) {

@@ -46,6 +46,56 @@ pub fn assert_guarded(got: &[u8], want: &[u8], what: &str) {
     );
 }
 
+/// The devices a test suite (`tests/suites/*.rs`) runs on: each suite has a root per backend
+/// (`tests/<suite>.rs` on the twin, `tests/acl_<suite>.rs` through ACL), which names it as
+/// `crate::BACKEND`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The CPU twin, directly.
+    Twin,
+    /// aiv-comm's ACL backend over acl-twin (the `libascendcl.so` Cargo builds next to the
+    /// test binaries): the path an NPU takes, on the twin.
+    AclTwin,
+}
+
+/// acl-twin's ACL runtime, from the `deps/` directory of this test binary (where Cargo builds
+/// it: aiv-comm's tests depend on acl-twin).
+pub fn acl_twin() -> ascendc_sys::Acl {
+    acl_twin_hiding(&[])
+}
+
+/// [`acl_twin`], with the functions named in `hidden` treated as absent.
+pub fn acl_twin_hiding(hidden: &[&str]) -> ascendc_sys::Acl {
+    let exe = std::env::current_exe().expect("test binary path");
+    let lib = exe.parent().expect("deps/").join("libascendcl.so");
+    ascendc_sys::Acl::open(lib.to_str().expect("a UTF-8 path"), hidden)
+        .unwrap_or_else(|e| panic!("{e} (build acl-twin: cargo build -p acl-twin --tests)"))
+}
+
+/// A world of `ranks` with `config` on `backend`.
+pub fn make_world(
+    backend: Backend,
+    ranks: usize,
+    config: aiv_comm::Config,
+) -> aiv_comm::Result<aiv_comm::World> {
+    match backend {
+        Backend::Twin => aiv_comm::World::sim_with(ranks, config),
+        Backend::AclTwin => {
+            let b = aiv_comm::backend::acl::AclBackend::with_runtime(acl_twin(), ranks as u32)?;
+            aiv_comm::World::with_backend(ranks, config, b)
+        }
+    }
+}
+
+/// Random delays of up to `us` microseconds before the GM accesses of `w`'s blocks, where the
+/// backend is the twin (through ACL the twin's knobs are acl-twin's: its `AIV_TWIN_*`
+/// environment at start).
+pub fn jitter(w: &aiv_comm::World, us: u32) {
+    if let Some(t) = w.twin() {
+        t.set_jitter_us(us);
+    }
+}
+
 /// A world of `ranks` with `buffer` bytes of HCCL buffer, `parts` blocks per peer forced (None:
 /// by size) and `deterministic` reductions as given (None: the environment's).
 pub fn split_world(
@@ -54,7 +104,19 @@ pub fn split_world(
     parts: Option<u32>,
     deterministic: Option<bool>,
 ) -> aiv_comm::World {
-    aiv_comm::World::sim_with(
+    split_world_on(Backend::Twin, ranks, buffer, parts, deterministic)
+}
+
+/// [`split_world`] on `backend`.
+pub fn split_world_on(
+    backend: Backend,
+    ranks: usize,
+    buffer: usize,
+    parts: Option<u32>,
+    deterministic: Option<bool>,
+) -> aiv_comm::World {
+    make_world(
+        backend,
         ranks,
         aiv_comm::Config {
             buffer_bytes: Some(buffer),

@@ -1,0 +1,656 @@
+//! The ACL runtime as a [`Backend`]: Ascend NPUs through `libascendcl.so`, loaded at run time
+//! ([`ascendc_sys`]), one device per rank.
+//!
+//! **What has been verified where.** Nothing here has run on an NPU. This backend is written
+//! from the ACL documentation and tested against acl-twin (the workspace's ACL runtime over
+//! the CPU twin), which implements the documented behaviour; where the documentation is
+//! silent, the assumption is stated below and in acl-twin's docs.
+//!
+//! - **Devices and threads.** ACL binds a device's context to the calling thread
+//!   (`aclrtSetDevice`); every thread that makes a call for a device first makes it current
+//!   (cached per thread, so `aclrtSetDevice` is called once per thread and device change).
+//! - **Streams.** Each stream is an ACL stream plus a host thread that runs the stream's host
+//!   tasks in order. A launch is `aclrtLaunchKernelWithHostArgs` (CANN 8.5+) or the
+//!   `aclrtKernelArgs*` builder + `aclrtLaunchKernelWithConfig` (8.2, 8.3), then
+//!   `aclrtSynchronizeStream`: the trait's launch completes before it returns, so the host
+//!   reads a failed launch's diagnostic records as on the twin.
+//! - **Batch scheduling.** A launch of [`Blocks::Exactly`] blocks sets
+//!   `ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE` = 1 (start only when every block has a core), as
+//!   HCCL does for its AIV kernels; [`Blocks::UpTo`]`(n)` launches `n` blocks in normal mode.
+//! - **Kernels** come from one binary loaded on every device: on acl-twin, the twin build of
+//!   aiv-comm's kernels (`libaiv_kernels.twin.so`, built by `build.rs`); on an NPU, the device
+//!   binary a build with the `npu` feature embeds. A kernel is found by its name
+//!   ([`ascendc_twin::Kernel::name`]); one missing from the binary is an error naming it.
+//! - **Flags.** On acl-twin, sync areas are marked as flag memory (`aclTwinMarkSync`) for its
+//!   race checker, as the twin backend's `alloc_sync` does; on an NPU nothing is needed.
+//! - **Abort** cannot stop a running ACL kernel: it makes later launches fail at once
+//!   ([`crate::FaultKind::PeerAborted`]); running ones end at their own deadlines (the
+//!   kernels' wait timeouts), and [`Backend::wait_until_idle`] waits for them.
+//! - **Errors.** A failed launch is an [`Error::Fault`] whose detail is the runtime's status
+//!   code and `aclGetRecentErrMsg` text; other failed calls are [`Error::Runtime`].
+//! - The ACL runtime is initialised (`aclInit`) once per process and never finalised: other
+//!   worlds, or the program itself, may still use it.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+use ascendc_sys::*;
+use ascendc_twin::{ArgBlock, Kernel};
+use parking_lot::{Condvar, Mutex};
+
+use super::{Backend, Blocks, CondvarSignal, MemKind, A2_AIV_CORES};
+use crate::error::{Error, Fault, FaultKind, Result};
+
+/// Where `build.rs` put the twin build of aiv-comm's kernels (the binary acl-twin loads).
+const TWIN_BINARY: &str = env!("AIV_KERNELS_TWIN_BINARY");
+/// Where `build.rs` put the NPU binary of aiv-comm's kernels (`npu` feature builds only).
+const NPU_BINARY: Option<&str> = option_env!("AIV_KERNELS_NPU_BINARY");
+
+thread_local! {
+    /// The device this thread made current through the ACL runtime.
+    static CURRENT: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// What the backend's handles share: the runtime, its binaries, the abort state.
+struct Shared {
+    acl: Acl,
+    path: LaunchPath,
+    /// The binary loaded on each device.
+    binaries: Vec<usize>,
+    /// Kernels looked up so far, by device and name.
+    functions: Mutex<HashMap<(u32, &'static str), usize>>,
+    /// The first abort reason.
+    aborted: Mutex<Option<String>>,
+    /// Launches running now.
+    running: Mutex<u64>,
+    idle: Condvar,
+}
+
+/// A failed call `call` that returned `code`, with the runtime's text.
+fn runtime_error(acl: &Acl, call: &'static str, code: aclError) -> Error {
+    Error::Runtime {
+        call,
+        code,
+        message: acl.api.recent_error(),
+    }
+}
+
+impl Shared {
+    /// `Ok` if `code` is success, else the runtime's error for `call`.
+    fn check(&self, call: &'static str, code: aclError) -> Result<()> {
+        if code == ACL_SUCCESS {
+            Ok(())
+        } else {
+            Err(runtime_error(&self.acl, call, code))
+        }
+    }
+
+    /// Makes `device` the calling thread's current device.
+    fn set_device(&self, device: u32) -> Result<()> {
+        if CURRENT.with(|c| c.get()) == Some(device) {
+            return Ok(());
+        }
+        // SAFETY: a plain call with a device number.
+        let code = unsafe { (self.acl.api.aclrtSetDevice)(device as i32) };
+        self.check("aclrtSetDevice", code)?;
+        CURRENT.with(|c| c.set(Some(device)));
+        Ok(())
+    }
+
+    /// The function handle of `kernel` on `device`.
+    fn function(&self, device: u32, kernel: &'static Kernel) -> Result<usize> {
+        let key = (device, kernel.name());
+        if let Some(&f) = self.functions.lock().get(&key) {
+            return Ok(f);
+        }
+        let name = CString::new(kernel.name()).map_err(|_| {
+            Error::InvalidArgument(format!("kernel name {:?} has a NUL", kernel.name()))
+        })?;
+        let mut f: aclrtFuncHandle = std::ptr::null_mut();
+        // SAFETY: a live binary handle, a NUL-terminated name, an out-pointer to our slot.
+        let code = unsafe {
+            (self.acl.api.aclrtBinaryGetFunction)(
+                self.binaries[device as usize] as aclrtBinHandle,
+                name.as_ptr(),
+                &mut f,
+            )
+        };
+        if code != ACL_SUCCESS {
+            return Err(Error::Runtime {
+                call: "aclrtBinaryGetFunction",
+                code,
+                message: format!(
+                    "kernel `{}` is not in the binary aiv-comm loaded (only aiv-comm's own kernels are, on this backend): {}",
+                    kernel.name(),
+                    self.acl.api.recent_error()
+                ),
+            });
+        }
+        self.functions.lock().insert(key, f as usize);
+        Ok(f as usize)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        for (d, &b) in self.binaries.iter().enumerate() {
+            if self.set_device(d as u32).is_ok() {
+                // SAFETY: a binary this backend loaded; nothing launches from it any more
+                // (every handle that could holds this Shared).
+                unsafe { (self.acl.api.aclrtBinaryUnLoad)(b as aclrtBinHandle) };
+            }
+        }
+    }
+}
+
+/// Ascend NPUs through the ACL runtime (see the module docs).
+pub struct AclBackend {
+    id: u64,
+    devices: u32,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for AclBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AclBackend")
+            .field("library", &self.shared.acl.library())
+            .field("devices", &self.devices)
+            .finish()
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1 << 62);
+
+impl AclBackend {
+    /// `devices` devices (0..devices) of the ACL runtime `libascendcl.so` on the loader's
+    /// path.
+    pub fn new(devices: u32) -> Result<AclBackend> {
+        let acl = Acl::load().map_err(|e| Error::Runtime {
+            call: "loading libascendcl.so",
+            code: 0,
+            message: e.to_string(),
+        })?;
+        AclBackend::with_runtime(acl, devices)
+    }
+
+    /// `devices` devices of an opened runtime ([`Acl::open`] picks a library, or hides some of
+    /// its functions, as a test might).
+    pub fn with_runtime(acl: Acl, devices: u32) -> Result<AclBackend> {
+        let path = acl.api.launch_path().map_err(|(f, v)| Error::Runtime {
+            call: f,
+            code: 0,
+            message: format!(
+                "`{}` has no `{f}`: aiv-comm's ACL backend needs CANN {v} or later",
+                acl.library()
+            ),
+        })?;
+        // SAFETY: a null config path is allowed.
+        let code = unsafe { (acl.api.aclInit)(std::ptr::null()) };
+        if code != ACL_SUCCESS && code != ACL_ERROR_REPEAT_INITIALIZE {
+            return Err(runtime_error(&acl, "aclInit", code));
+        }
+        let mut count = 0u32;
+        // SAFETY: writes one u32.
+        let code = unsafe { (acl.api.aclrtGetDeviceCount)(&mut count) };
+        if code != ACL_SUCCESS {
+            return Err(runtime_error(&acl, "aclrtGetDeviceCount", code));
+        }
+        if count < devices {
+            return Err(Error::Config(format!(
+                "{devices} ranks need {devices} devices, the ACL runtime `{}` has {count}",
+                acl.library()
+            )));
+        }
+        let binary = match (&acl.twin, NPU_BINARY) {
+            (Some(_), _) => TWIN_BINARY,
+            (None, Some(npu)) => npu,
+            (None, None) => {
+                return Err(Error::Runtime {
+                    call: "loading aiv-comm's kernels",
+                    code: 0,
+                    message: "aiv-comm was built without NPU kernels: rebuild it with `--features npu` where CANN's bisheng is installed (ASCEND_HOME_PATH set)".into(),
+                })
+            }
+        };
+        let load = acl
+            .api
+            .aclrtBinaryLoadFromFile
+            .expect("launch_path checked it");
+        let cpath =
+            CString::new(binary).map_err(|_| Error::Config("binary path has a NUL".into()))?;
+        let mut shared = Shared {
+            acl,
+            path,
+            binaries: Vec::new(),
+            functions: Mutex::new(HashMap::new()),
+            aborted: Mutex::new(None),
+            running: Mutex::new(0),
+            idle: Condvar::new(),
+        };
+        for d in 0..devices {
+            shared.set_device(d)?;
+            let mut h: aclrtBinHandle = std::ptr::null_mut();
+            // SAFETY: a NUL-terminated path, no options, an out-pointer to our slot.
+            let code = unsafe { load(cpath.as_ptr(), std::ptr::null_mut(), &mut h) };
+            if code != ACL_SUCCESS {
+                return Err(Error::Runtime {
+                    call: "aclrtBinaryLoadFromFile",
+                    code,
+                    message: format!("{binary}: {}", shared.acl.api.recent_error()),
+                });
+            }
+            shared.binaries.push(h as usize);
+        }
+        Ok(AclBackend {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            devices,
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// True if `acl` initialises and reports at least `devices` devices (what
+    /// [`crate::BackendChoice::Auto`] asks before it picks ACL).
+    pub fn has_devices(acl: &Acl, devices: u32) -> bool {
+        // SAFETY: a null config path is allowed; the count is written to our u32.
+        unsafe {
+            let code = (acl.api.aclInit)(std::ptr::null());
+            if code != ACL_SUCCESS && code != ACL_ERROR_REPEAT_INITIALIZE {
+                return false;
+            }
+            let mut count = 0u32;
+            (acl.api.aclrtGetDeviceCount)(&mut count) == ACL_SUCCESS && count >= devices
+        }
+    }
+
+    /// The runtime's library, as it was opened.
+    pub fn library(&self) -> &str {
+        self.shared.acl.library()
+    }
+
+    /// The way kernels are launched ([`LaunchPath`]).
+    pub fn launch_path(&self) -> LaunchPath {
+        self.shared.path
+    }
+
+    /// The SoC name the runtime reports (`aclrtGetSocName`), if it has the function.
+    pub fn soc_name(&self) -> Option<String> {
+        let f = self.shared.acl.api.aclrtGetSocName?;
+        // SAFETY: returns null or a NUL-terminated string owned by the runtime.
+        unsafe {
+            let p = f();
+            (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+        }
+    }
+
+    /// True if the runtime is acl-twin (the CPU twin behind the ACL API).
+    pub fn is_twin(&self) -> bool {
+        self.shared.acl.twin.is_some()
+    }
+
+    /// acl-twin's launch counters: (launches, launches that asked for batch scheduling).
+    pub fn twin_launch_stats(&self) -> Option<(u64, u64)> {
+        let t = self.shared.acl.twin?;
+        let (mut all, mut batch) = (0, 0);
+        // SAFETY: writes two u64s.
+        let code = unsafe { (t.aclTwinLaunchStats)(&mut all, &mut batch) };
+        (code == ACL_SUCCESS).then_some((all, batch))
+    }
+}
+
+/// Device memory of the ACL backend.
+pub struct AclMemory {
+    addr: u64,
+    device: u32,
+    shared: Arc<Shared>,
+}
+
+impl Drop for AclMemory {
+    fn drop(&mut self) {
+        if self.shared.set_device(self.device).is_ok() {
+            // SAFETY: memory this backend allocated, freed once (the host frees it only when
+            // no launch uses it: the trait's contract).
+            unsafe { (self.shared.acl.api.aclrtFree)(self.addr as *mut c_void) };
+        }
+    }
+}
+
+/// A host task, as a stream's thread runs it.
+type Task = Box<dyn FnOnce() + Send>;
+
+/// A stream of the ACL backend: an ACL stream and the host thread of its tasks.
+pub struct AclStream {
+    device: u32,
+    raw: usize,
+    tasks: Mutex<Option<mpsc::Sender<Task>>>,
+    shared: Arc<Shared>,
+}
+
+impl Drop for AclStream {
+    fn drop(&mut self) {
+        // The thread ends once its queue is empty; the ACL stream is destroyed by whoever
+        // drops this (tasks that were given have run: the host drains a stream before it
+        // drops it).
+        self.tasks.lock().take();
+        if self.shared.set_device(self.device).is_ok() {
+            // SAFETY: our stream, destroyed once.
+            unsafe { (self.shared.acl.api.aclrtDestroyStream)(self.raw as aclrtStream) };
+        }
+    }
+}
+
+/// Maps a failed launch's status code to a fault kind.
+fn fault_kind(code: aclError) -> FaultKind {
+    match code {
+        ACL_ERROR_RT_VECTOR_CORE_TRAP_EXCEPTION => FaultKind::Trap,
+        _ => FaultKind::Exception,
+    }
+}
+
+// SAFETY: launch returns after aclrtSynchronizeStream of the launch's stream, i.e. once the
+// kernel ended (or failed); wait_until_idle waits until no launch is between its start and
+// that synchronisation; memory is freed only when its AclMemory drops; ids come from one
+// process-wide counter; host tasks run on their stream's thread, each once.
+unsafe impl Backend for AclBackend {
+    type Memory = AclMemory;
+    type Stream = AclStream;
+    type Signal = CondvarSignal;
+
+    fn name(&self) -> &'static str {
+        "acl"
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn devices(&self) -> u32 {
+        self.devices
+    }
+
+    fn cores(&self, _device: u32) -> u32 {
+        // Assumed, not queried: an Atlas A2's vector cores.
+        A2_AIV_CORES
+    }
+
+    fn alloc(&self, device: u32, bytes: usize, kind: MemKind) -> Result<AclMemory> {
+        let s = &self.shared;
+        s.set_device(device)?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: an out-pointer to our slot.
+        let code =
+            unsafe { (s.acl.api.aclrtMalloc)(&mut p, bytes.max(1), ACL_MEM_MALLOC_HUGE_FIRST) };
+        if code != ACL_SUCCESS {
+            return Err(Error::OutOfMemory {
+                rank: device,
+                bytes,
+            });
+        }
+        let mem = AclMemory {
+            addr: p as u64,
+            device,
+            shared: s.clone(),
+        };
+        // ACL leaves new memory as it was: zero it, as the trait promises.
+        self.fill(&mem, 0, bytes, 0)?;
+        if let (MemKind::Flags, Some(t)) = (kind, s.acl.twin) {
+            // SAFETY: our allocation, `bytes` long.
+            let code = unsafe { (t.aclTwinMarkSync)(p, bytes) };
+            s.check("aclTwinMarkSync", code)?;
+        }
+        Ok(mem)
+    }
+
+    fn addr(&self, mem: &AclMemory) -> u64 {
+        mem.addr
+    }
+
+    fn write(&self, mem: &AclMemory, offset: usize, data: &[u8]) -> Result<()> {
+        let s = &self.shared;
+        s.set_device(mem.device)?;
+        // SAFETY: the host checked `offset + data.len()` against the allocation; `data` is
+        // readable for its length.
+        let code = unsafe {
+            (s.acl.api.aclrtMemcpy)(
+                (mem.addr + offset as u64) as *mut c_void,
+                data.len(),
+                data.as_ptr().cast(),
+                data.len(),
+                ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        };
+        s.check("aclrtMemcpy", code)
+    }
+
+    fn read(&self, mem: &AclMemory, offset: usize, out: &mut [u8]) -> Result<()> {
+        let s = &self.shared;
+        s.set_device(mem.device)?;
+        // SAFETY: as in `write`; `out` is writable for its length.
+        let code = unsafe {
+            (s.acl.api.aclrtMemcpy)(
+                out.as_mut_ptr().cast(),
+                out.len(),
+                (mem.addr + offset as u64) as *const c_void,
+                out.len(),
+                ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        };
+        s.check("aclrtMemcpy", code)
+    }
+
+    fn fill(&self, mem: &AclMemory, offset: usize, len: usize, value: u8) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let s = &self.shared;
+        s.set_device(mem.device)?;
+        // SAFETY: the host checked the range against the allocation.
+        let code = unsafe {
+            (s.acl.api.aclrtMemset)(
+                (mem.addr + offset as u64) as *mut c_void,
+                len,
+                value as i32,
+                len,
+            )
+        };
+        s.check("aclrtMemset", code)
+    }
+
+    fn create_stream(&self, device: u32, _affinity: usize) -> Result<AclStream> {
+        let s = &self.shared;
+        s.set_device(device)?;
+        let mut raw: aclrtStream = std::ptr::null_mut();
+        // SAFETY: an out-pointer to our slot.
+        let code = unsafe { (s.acl.api.aclrtCreateStream)(&mut raw) };
+        s.check("aclrtCreateStream", code)?;
+        let (tx, rx) = mpsc::channel::<Task>();
+        std::thread::Builder::new()
+            .name(format!("aiv-acl-dev{device}"))
+            .spawn(move || {
+                for task in rx {
+                    task();
+                }
+            })
+            .map_err(|e| Error::Runtime {
+                call: "starting a stream thread",
+                code: 0,
+                message: e.to_string(),
+            })?;
+        Ok(AclStream {
+            device,
+            raw: raw as usize,
+            tasks: Mutex::new(Some(tx)),
+            shared: s.clone(),
+        })
+    }
+
+    fn host_task(&self, stream: &AclStream, task: Task) {
+        let tx = stream.tasks.lock().clone();
+        match tx {
+            Some(tx) => {
+                if let Err(mpsc::SendError(task)) = tx.send(task) {
+                    task()
+                }
+            }
+            // A stream being dropped still runs what it is given (the trait's promise).
+            None => task(),
+        }
+    }
+
+    unsafe fn launch(
+        &self,
+        stream: &AclStream,
+        kernel: &'static Kernel,
+        blocks: Blocks,
+        args: &ArgBlock,
+    ) -> Result<u32> {
+        super::check_args(kernel, args)?;
+        let s = &self.shared;
+        let (n, batch) = match blocks {
+            Blocks::Exactly(n) => (n, true),
+            Blocks::UpTo(n) => (n.min(A2_AIV_CORES), false),
+        };
+        if n == 0 || n > A2_AIV_CORES {
+            return Err(Error::InvalidArgument(format!(
+                "kernel `{}`: {n} blocks, the device has {A2_AIV_CORES} vector cores",
+                kernel.name()
+            )));
+        }
+        if let Some(reason) = s.aborted.lock().clone() {
+            return Err(Error::Fault(Fault::new(
+                kernel.name(),
+                stream.device,
+                None,
+                "",
+                FaultKind::PeerAborted,
+                reason,
+            )));
+        }
+        s.set_device(stream.device)?;
+        let func = s.function(stream.device, kernel)? as aclrtFuncHandle;
+        *s.running.lock() += 1;
+        let r = (|| {
+            let mut attr = aclrtLaunchKernelAttr {
+                id: ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE,
+                value: aclrtLaunchKernelAttrValue { rsv: [0; 4] },
+            };
+            attr.value.schemMode = if batch { ACL_RT_SCHEM_MODE_BATCH } else { 0 };
+            let mut cfg = aclrtLaunchKernelCfg {
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            let raw = stream.raw as aclrtStream;
+            let code = match s.path {
+                LaunchPath::HostArgs => {
+                    let launch = s
+                        .acl
+                        .api
+                        .aclrtLaunchKernelWithHostArgs
+                        .expect("HostArgs path");
+                    let mut bytes = args.as_bytes().to_vec();
+                    // SAFETY: the argument block is the kernel's (checked above), no
+                    // placeholders; the addresses in it are the caller's contract.
+                    unsafe {
+                        launch(
+                            func,
+                            n,
+                            raw,
+                            &mut cfg,
+                            bytes.as_mut_ptr().cast(),
+                            bytes.len(),
+                            std::ptr::null_mut(),
+                            0,
+                        )
+                    }
+                }
+                LaunchPath::ArgsBuilder => {
+                    // SAFETY: as above; each parameter's bytes are appended in order.
+                    unsafe { launch_with_builder(s, func, n, raw, &mut cfg, args) }?
+                }
+            };
+            if code != ACL_SUCCESS {
+                return Err(launch_fault(s, kernel, stream.device, code));
+            }
+            // SAFETY: our stream.
+            let code = unsafe { (s.acl.api.aclrtSynchronizeStream)(raw) };
+            if code != ACL_SUCCESS {
+                return Err(launch_fault(s, kernel, stream.device, code));
+            }
+            Ok(n)
+        })();
+        let mut running = s.running.lock();
+        *running -= 1;
+        if *running == 0 {
+            s.idle.notify_all();
+        }
+        r
+    }
+
+    fn signal(&self, value: u64) -> CondvarSignal {
+        CondvarSignal::new(value)
+    }
+
+    fn abort(&self, reason: &str) {
+        self.shared
+            .aborted
+            .lock()
+            .get_or_insert_with(|| reason.to_string());
+    }
+
+    fn wait_until_idle(&self) {
+        let mut running = self.shared.running.lock();
+        while *running > 0 {
+            self.shared.idle.wait(&mut running);
+        }
+    }
+}
+
+/// A launch's failure: a fault of `kernel` with the runtime's code and text.
+fn launch_fault(s: &Shared, kernel: &Kernel, device: u32, code: aclError) -> Error {
+    Error::Fault(Fault::new(
+        kernel.name(),
+        device,
+        None,
+        "",
+        fault_kind(code),
+        format!("ACL error {code}: {}", s.acl.api.recent_error()),
+    ))
+}
+
+/// Launches through the argument builder (CANN 8.2, 8.3): each parameter of `args` appended.
+///
+/// # Safety
+/// `func` is a live function handle whose kernel takes `args`; `cfg` is valid.
+unsafe fn launch_with_builder(
+    s: &Shared,
+    func: aclrtFuncHandle,
+    n: u32,
+    stream: aclrtStream,
+    cfg: &mut aclrtLaunchKernelCfg,
+    args: &ArgBlock,
+) -> Result<aclError> {
+    let api = &s.acl.api;
+    let (init, append, finalize, launch) = (
+        api.aclrtKernelArgsInit.expect("ArgsBuilder path"),
+        api.aclrtKernelArgsAppend.expect("ArgsBuilder path"),
+        api.aclrtKernelArgsFinalize.expect("ArgsBuilder path"),
+        api.aclrtLaunchKernelWithConfig.expect("ArgsBuilder path"),
+    );
+    let mut h: aclrtArgsHandle = std::ptr::null_mut();
+    // SAFETY: a live function handle, an out-pointer to our slot.
+    s.check("aclrtKernelArgsInit", unsafe { init(func, &mut h) })?;
+    let bytes = args.as_bytes();
+    for (p, &at) in args.params().iter().zip(args.offsets()) {
+        let mut param = bytes[at..at + p.size as usize].to_vec();
+        let mut ph: aclrtParamHandle = std::ptr::null_mut();
+        // SAFETY: `param` is readable for its length; an out-pointer to our slot.
+        let code = unsafe { append(h, param.as_mut_ptr().cast(), param.len(), &mut ph) };
+        s.check("aclrtKernelArgsAppend", code)?;
+    }
+    // SAFETY: the handle made above.
+    s.check("aclrtKernelArgsFinalize", unsafe { finalize(h) })?;
+    // SAFETY: the function's contract.
+    Ok(unsafe { launch(func, n, stream, cfg, h, std::ptr::null_mut()) })
+}

@@ -1,0 +1,182 @@
+//! The ACL backend's own logic, against acl-twin: the launch path each CANN version gets (and a
+//! clear refusal where none), batch scheduling on every launch, the runtime's error text in
+//! device errors, the same bits as the twin, and the backend a `World::new` picks.
+
+mod common;
+
+use std::time::Duration;
+
+use aiv_comm::backend::acl::AclBackend;
+use aiv_comm::{
+    args, ffi, BackendChoice, BufferAccess, Config, DataType, Error, FaultKind, ReduceOp, World,
+};
+use ascendc_sys::LaunchPath;
+
+/// An AllReduce of 3000 elements on `w` (every rank's input distinct), the results by rank.
+fn all_reduce(w: &World) -> Vec<Vec<f32>> {
+    w.run(|c| -> aiv_comm::Result<Vec<f32>> {
+        let input: Vec<f32> = (0..3000)
+            .map(|i| (i as f32 * 0.37 + c.rank() as f32 * 1.3).sin())
+            .collect();
+        let x = c.alloc_from(&input)?;
+        let y = c.alloc(3000 * 4)?;
+        c.all_reduce(&x, &y, 3000, DataType::F32, ReduceOp::Sum)?;
+        c.synchronize()?;
+        y.to_vec::<f32>()
+    })
+    .into_iter()
+    .map(|r| r.unwrap())
+    .collect()
+}
+
+fn config() -> Config {
+    Config {
+        buffer_bytes: Some(8 << 10),
+        exec_timeout: Some(Duration::from_secs(20)),
+        deterministic: Some(true),
+        ..Config::default()
+    }
+}
+
+#[test]
+fn a_program_gives_the_same_bits_on_the_twin_and_through_acl_on_either_launch_path() {
+    let twin = all_reduce(&World::sim_with(4, config()).unwrap());
+    // CANN 8.5+: host arguments.
+    let b = AclBackend::with_runtime(common::acl_twin(), 4).unwrap();
+    assert_eq!(b.launch_path(), LaunchPath::HostArgs);
+    assert!(b.is_twin());
+    let w = World::with_backend(4, config(), b).unwrap();
+    assert_eq!(w.backend_name(), "acl");
+    assert!(w.twin().is_none());
+    let via_acl = all_reduce(&w);
+    assert_eq!(twin, via_acl);
+    // CANN 8.2-8.3: without the 8.5 launch, the argument builder.
+    let acl =
+        common::acl_twin_hiding(&["aclrtLaunchKernelWithHostArgs", "aclrtBinaryLoadFromData"]);
+    let b = AclBackend::with_runtime(acl, 4).unwrap();
+    assert_eq!(b.launch_path(), LaunchPath::ArgsBuilder);
+    let via_builder = all_reduce(&World::with_backend(4, config(), b).unwrap());
+    assert_eq!(twin, via_builder);
+}
+
+#[test]
+fn a_runtime_without_a_needed_function_is_refused_naming_it_and_the_cann_version() {
+    for (hidden, missing) in [
+        (&["aclrtBinaryLoadFromFile"][..], "aclrtBinaryLoadFromFile"),
+        (
+            &["aclrtLaunchKernelWithHostArgs", "aclrtKernelArgsFinalize"][..],
+            "aclrtKernelArgsFinalize",
+        ),
+    ] {
+        match AclBackend::with_runtime(common::acl_twin_hiding(hidden), 2) {
+            Err(Error::Runtime { call, message, .. }) => {
+                assert_eq!(call, missing);
+                assert!(
+                    message.contains(missing) && message.contains("CANN 8.2"),
+                    "{message}"
+                );
+            }
+            other => panic!("{hidden:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn every_collective_launch_asks_for_batch_scheduling() {
+    let b = AclBackend::with_runtime(common::acl_twin(), 2).unwrap();
+    let before = b.twin_launch_stats().unwrap();
+    let w = World::with_backend(2, config(), b).unwrap();
+    all_reduce(&w);
+    w.run(|c| {
+        let x = c.alloc(4096).unwrap();
+        let y = c.alloc(8192).unwrap();
+        c.all_gather(&x, &y, 1024, DataType::F32).unwrap();
+        c.barrier().unwrap();
+        c.synchronize().unwrap();
+    });
+    // acl-twin counts for the whole process (other tests run beside this one): every launch
+    // made while this test ran was a batch one, this test's among them.
+    let b = AclBackend::with_runtime(common::acl_twin(), 1).unwrap();
+    let (all, batch) = b.twin_launch_stats().unwrap();
+    assert!(all - before.0 >= 4, "{all} launches, {} before", before.0);
+    assert_eq!(
+        all - before.0,
+        batch - before.1,
+        "a launch without batch scheduling"
+    );
+}
+
+#[test]
+fn a_kernel_fault_through_acl_is_a_fault_naming_the_kernel_with_the_runtimes_text() {
+    let w = World::with_backend(
+        1,
+        Config::default(),
+        AclBackend::with_runtime(common::acl_twin(), 1).unwrap(),
+    )
+    .unwrap();
+    let c = &w.comms()[0];
+    // aiv_args_probe writes 128 bytes per block at `out`: 64 bytes are too few.
+    let out = c.alloc(64).unwrap();
+    let a = args![
+        out.gm(0),
+        true,
+        7u16,
+        42u32,
+        -1i64,
+        0.5f32,
+        ffi::AivProbeTiling::default(),
+        1u8,
+        out.gm(0)
+    ];
+    // SAFETY: the twin behind acl-twin checks every GM access against the live allocations
+    // and stops the block at the first one outside them.
+    unsafe {
+        c.stream()
+            .launch(
+                &ffi::kernels::aiv_args_probe,
+                1,
+                a,
+                &[BufferAccess::Write(&out)],
+            )
+            .unwrap()
+    };
+    match c.synchronize() {
+        Err(Error::Fault(f)) => {
+            assert_eq!((f.kernel.as_str(), f.rank), ("aiv_args_probe", 0));
+            assert_eq!(f.kind, FaultKind::Exception);
+            // ACL's status code and acl-twin's aclGetRecentErrMsg text, the twin's words in it.
+            assert!(
+                f.detail.contains("507035") && f.detail.contains("outside"),
+                "{f}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_world_asks_for_the_backend_it_gets() {
+    // This test process has no libascendcl.so on the loader's path (the suites open acl-twin
+    // by its path): auto is the twin, and ACL asked for by name is a clear error.
+    if ascendc_sys::Acl::load().is_ok() {
+        eprintln!("libascendcl.so is on the loader's path here: auto may pick it; not checked");
+        return;
+    }
+    let with = |b| Config {
+        backend: Some(b),
+        ..Config::default()
+    };
+    let w = World::new(2, with(BackendChoice::Auto)).unwrap();
+    assert_eq!(w.backend_name(), "twin");
+    let w = World::new(2, with(BackendChoice::Twin)).unwrap();
+    assert_eq!(w.backend_name(), "twin");
+    match World::new(2, with(BackendChoice::Acl)) {
+        Err(Error::Runtime { message, .. }) => {
+            assert!(
+                message.contains("libascendcl.so") && message.contains("set_env.sh"),
+                "{message}"
+            )
+        }
+        other => panic!("{:?}", other.map(|w| w.backend_name())),
+    }
+}
