@@ -167,6 +167,49 @@ pub unsafe extern "C" fn aclrtGetDevice(deviceId: *mut i32) -> aclError {
     })
 }
 
+/// `aclrtDeviceCanAccessPeer`: 1 for two different devices of this runtime.
+///
+/// # Safety
+/// As the ACL documentation states for this function.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
+    canAccessPeer: *mut i32,
+    deviceId: i32,
+    peerDeviceId: i32,
+) -> aclError {
+    call("aclrtDeviceCanAccessPeer", || {
+        non_null(canAccessPeer, "canAccessPeer")?;
+        let rt = rt()?;
+        rt.device(deviceId)?;
+        rt.device(peerDeviceId)?;
+        // SAFETY: non-null, the caller's slot.
+        unsafe { *canAccessPeer = (deviceId != peerDeviceId) as i32 };
+        Ok(())
+    })
+}
+
+/// `aclrtDeviceEnablePeerAccess`: the calling thread's device may access `peerDeviceId`'s
+/// memory. Recorded and checked (a device out of range, the device itself, flags other than
+/// 0 are refused); the twin lets any kernel reach any device's memory either way.
+#[no_mangle]
+pub extern "C" fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError {
+    call("aclrtDeviceEnablePeerAccess", || {
+        let rt = rt()?;
+        let (me, _) = rt.current()?;
+        rt.device(peerDeviceId)?;
+        if flags != 0 {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("flags {flags} (must be 0)"),
+            );
+        }
+        if peerDeviceId == me as i32 {
+            return fail(ACL_ERROR_INVALID_PARAM, "a device cannot be its own peer");
+        }
+        Ok(())
+    })
+}
+
 /// `aclrtCreateStream`: a stream of the calling thread's device.
 ///
 /// # Safety

@@ -29,6 +29,8 @@ const char *aclGetRecentErrMsg(void);
 aclError aclrtGetDeviceCount(uint32_t *count);
 aclError aclrtSetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t *deviceId);
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId);
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
 aclError aclrtCreateStream(aclrtStream *stream);
 aclError aclrtDestroyStream(aclrtStream stream);
 aclError aclrtSynchronizeStream(aclrtStream stream);
@@ -124,6 +126,13 @@ int main(int argc, char **argv)
     int32_t dev = -1;
     EXPECT(aclrtGetDevice(&dev), OK);
     CHECK(dev == 0);
+    int32_t can = -1;
+    EXPECT(aclrtDeviceCanAccessPeer(&can, 0, 1), OK);
+    CHECK(can == 1);
+    EXPECT(aclrtDeviceCanAccessPeer(&can, 0, (int32_t)count), RT_INVALID_DEVICEID);
+    EXPECT(aclrtDeviceEnablePeerAccess(1, 0), OK);
+    EXPECT(aclrtDeviceEnablePeerAccess(0, 0), INVALID_PARAM); /* not its own peer */
+    EXPECT(aclrtDeviceEnablePeerAccess(1, 1), INVALID_PARAM); /* flags must be 0 */
 
     /* Copies and their checks. */
     float x[N], y[N], out[N];

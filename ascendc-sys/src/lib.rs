@@ -326,6 +326,13 @@ api! {
         /// `aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)`: the ACL
         /// interface version (not CANN's release number).
         ["8.0"] aclrtGetVersion: fn(*mut i32, *mut i32, *mut i32) -> aclError;
+        /// `aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t
+        /// peerDeviceId)`.
+        ["8.0"] aclrtDeviceCanAccessPeer: fn(*mut i32, i32, i32) -> aclError;
+        /// `aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)`: the
+        /// current device may access `peerDeviceId`'s memory (one direction, within one
+        /// process).
+        ["8.0"] aclrtDeviceEnablePeerAccess: fn(i32, u32) -> aclError;
         /// `aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions
         /// *options, aclrtBinHandle *binHandle)`.
         ["8.2"] aclrtBinaryLoadFromFile: fn(*const c_char, *mut aclrtBinaryLoadOptions, *mut aclrtBinHandle) -> aclError;

@@ -17,6 +17,9 @@
 //! - **Batch scheduling.** A launch of [`Blocks::Exactly`] blocks sets
 //!   `ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE` = 1 (start only when every block has a core), as
 //!   HCCL does for its AIV kernels; [`Blocks::UpTo`]`(n)` launches `n` blocks in normal mode.
+//! - **Peers.** Every device is given access to every other device's memory
+//!   (`aclrtDeviceEnablePeerAccess`, documented for the threads of one process), since a
+//!   kernel reads and writes its peers' HCCL buffers and flags directly.
 //! - **Kernels** come from one binary loaded on every device: on acl-twin, the twin build of
 //!   aiv-comm's kernels (`libaiv_kernels.twin.so`, built by `build.rs`); on an NPU, the device
 //!   binary a build with the `npu` feature embeds. A kernel is found by its name
@@ -48,6 +51,11 @@ use crate::error::{Error, Fault, FaultKind, Result};
 const TWIN_BINARY: &str = env!("AIV_KERNELS_TWIN_BINARY");
 /// Where `build.rs` put the NPU binary of aiv-comm's kernels (`npu` feature builds only).
 const NPU_BINARY: Option<&str> = option_env!("AIV_KERNELS_NPU_BINARY");
+
+/// (device, peer) pairs whose peer access this process enabled: the ACL runtime's own state is
+/// per process, and so is this record of it.
+static PEERS_ENABLED: Mutex<std::collections::BTreeSet<(u32, u32)>> =
+    Mutex::new(std::collections::BTreeSet::new());
 
 thread_local! {
     /// The device this thread made current through the ACL runtime.
@@ -97,6 +105,45 @@ impl Shared {
         let code = unsafe { (self.acl.api.aclrtSetDevice)(device as i32) };
         self.check("aclrtSetDevice", code)?;
         CURRENT.with(|c| c.set(Some(device)));
+        Ok(())
+    }
+
+    /// Lets the kernels of `device` (the current one) reach the memory of every other device
+    /// of the world (`aclrtDeviceEnablePeerAccess`, within one process). A runtime without the
+    /// call is taken to need none.
+    ///
+    /// The documentation calls the setting device-level and says nothing of a second call for
+    /// the same pair, so each pair is enabled once per process: [`PEERS_ENABLED`] mirrors the
+    /// runtime's own process-wide state (a later world on the same devices finds it set).
+    fn enable_peers(&self, device: u32, devices: u32) -> Result<()> {
+        let Some(enable) = self.acl.api.aclrtDeviceEnablePeerAccess else {
+            return Ok(());
+        };
+        let mut enabled = PEERS_ENABLED.lock();
+        for peer in (0..devices).filter(|&p| p != device) {
+            if enabled.contains(&(device, peer)) {
+                continue;
+            }
+            if let Some(can) = self.acl.api.aclrtDeviceCanAccessPeer {
+                let mut ok = 0;
+                // SAFETY: writes one i32.
+                let code = unsafe { can(&mut ok, device as i32, peer as i32) };
+                self.check("aclrtDeviceCanAccessPeer", code)?;
+                if ok == 0 {
+                    return Err(Error::Runtime {
+                        call: "aclrtDeviceCanAccessPeer",
+                        code: 0,
+                        message: format!(
+                            "device {device} cannot access device {peer}'s memory: the ranks of one world must be on devices of one server"
+                        ),
+                    });
+                }
+            }
+            // SAFETY: a plain call with a device number and no flags.
+            let code = unsafe { enable(peer as i32, 0) };
+            self.check("aclrtDeviceEnablePeerAccess", code)?;
+            enabled.insert((device, peer));
+        }
         Ok(())
     }
 
@@ -232,6 +279,7 @@ impl AclBackend {
         };
         for d in 0..devices {
             shared.set_device(d)?;
+            shared.enable_peers(d, devices)?;
             let mut h: aclrtBinHandle = std::ptr::null_mut();
             // SAFETY: a NUL-terminated path, no options, an out-pointer to our slot.
             let code = unsafe { load(cpath.as_ptr(), std::ptr::null_mut(), &mut h) };
