@@ -87,8 +87,8 @@ impl Default for Config {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum BackendChoice {
-    /// NPUs through ACL when `libascendcl.so` loads and reports at least as many devices as
-    /// ranks; else the CPU twin.
+    /// NPUs through ACL when `libascendcl.so` loads, is a device runtime (not acl-twin) and
+    /// reports at least as many devices as ranks; else the CPU twin.
     #[default]
     Auto,
     /// The CPU twin ([`crate::World::sim_with`]).

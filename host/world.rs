@@ -55,8 +55,9 @@ pub struct World {
 impl World {
     /// `ranks` ranks on the devices `config` asks for ([`Config::backend`], `AIV_BACKEND`):
     /// NPUs through ACL, or the CPU twin. [`BackendChoice::Auto`] picks ACL when
-    /// `libascendcl.so` loads and has at least `ranks` devices, else the twin;
-    /// [`World::backend_name`] says which.
+    /// `libascendcl.so` loads, is a device runtime (not acl-twin, which runs the twin behind
+    /// the ACL API and is used only when asked for) and has at least `ranks` devices, else
+    /// the twin; [`World::backend_name`] says which.
     pub fn new(ranks: usize, config: Config) -> Result<World> {
         match config.resolved_backend()? {
             BackendChoice::Twin => World::sim_with(ranks, config),
@@ -65,7 +66,7 @@ impl World {
                 World::with_backend(ranks, config, b)
             }
             BackendChoice::Auto => match ascendc_sys::Acl::load() {
-                Ok(acl) if AclBackend::has_devices(&acl, ranks as u32) => {
+                Ok(acl) if acl.twin.is_none() && AclBackend::has_devices(&acl, ranks as u32) => {
                     let b = AclBackend::with_runtime(acl, ranks as u32)?;
                     World::with_backend(ranks, config, b)
                 }
@@ -201,9 +202,14 @@ impl World {
         self.shared.id()
     }
 
-    /// The name of the backend the world runs on (`twin`, ...).
+    /// The name of the backend the world runs on (`twin`, `acl`, ...).
     pub fn backend_name(&self) -> &'static str {
         self.shared.backend.name()
+    }
+
+    /// What the backend runs on, for people (for ACL: the SoC, the library, the launch API).
+    pub fn backend_description(&self) -> String {
+        self.shared.backend.description()
     }
 
     /// The CPU twin the world's ranks run on (its knobs, DMA counters, watchdog), if it runs on

@@ -998,3 +998,87 @@ fn all_gather_algo_picks_push_or_seed_000s_staging_and_pull() {
         }
     }
 }
+
+/// The directory of acl-twin's `libascendcl.so`: `deps/`, next to this test binary (aiv-comm's
+/// tests depend on acl-twin, so Cargo builds it there).
+fn acl_twin_dir() -> String {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().expect("deps/");
+    assert!(dir.join("libascendcl.so").exists(), "{}", dir.display());
+    dir.to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_subcommand_runs_through_acl_on_acl_twin_with_right_results() {
+    let lib = acl_twin_dir();
+    let env = [("LD_LIBRARY_PATH", lib.as_str())];
+    for &(coll, in_place) in SUBCOMMANDS {
+        let a = quick(&[
+            coll,
+            "-b",
+            "1K",
+            "-e",
+            "8K",
+            "-f",
+            "8",
+            "-p",
+            "3",
+            "--backend",
+            "acl",
+        ]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, out, err) = aiv_perf_env(&a, &env);
+        assert_eq!(code, 0, "{coll}: {out}\n{err}");
+        assert!(
+            out.contains("through ACL (Ascend910B-acl-twin"),
+            "{coll}: the header names the backend: {out}"
+        );
+        let rows = data_rows(&out);
+        assert_eq!(rows.len(), 2, "{coll}: {out}");
+        for r in &rows {
+            assert_eq!(r.len(), COLUMNS, "{coll}: {out}");
+            assert_eq!(r[OOP_WRONG], "0", "{coll}: {out}");
+            assert_eq!(
+                r[IP_WRONG],
+                if in_place { "0" } else { "N/A" },
+                "{coll}: {out}"
+            );
+            // The twin's own figures have nothing to say through ACL.
+            assert!(r[CORES..].iter().all(|c| c == "N/A"), "{coll}: {out}");
+        }
+    }
+    // auto does not pick acl-twin (it is the twin behind ACL: asked for by name only); the
+    // twin's checker switches need the twin.
+    let (code, out, _) = aiv_perf_env(&ONE_SMALL_ALL_REDUCE, &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("on the CPU twin"), "{out}");
+    let mut a = ONE_SMALL_ALL_REDUCE.to_vec();
+    a.extend(["--backend", "acl", "--twin-checks"]);
+    let (code, _, err) = aiv_perf_env(&a, &env);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--twin-checks") && err.contains("acl"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_acl_backend_without_a_runtime_is_a_clear_error_and_auto_is_the_twin() {
+    let mut a = ONE_SMALL_ALL_REDUCE.to_vec();
+    a.extend(["--backend", "acl"]);
+    let (code, _, err) = aiv_perf_env(&a, &[("LD_LIBRARY_PATH", "/nonexistent")]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("libascendcl.so") && err.contains("set_env.sh"),
+        "{err}"
+    );
+    let (code, out, _) = aiv_perf_env(
+        &ONE_SMALL_ALL_REDUCE,
+        &[("LD_LIBRARY_PATH", "/nonexistent")],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("on the CPU twin"), "{out}");
+    let (code, _, err) = aiv_perf_env(&["all_reduce", "--backend", "npu"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown backend `npu`"), "{err}");
+}

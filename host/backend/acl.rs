@@ -410,6 +410,18 @@ unsafe impl Backend for AclBackend {
         "acl"
     }
 
+    fn description(&self) -> String {
+        let path = match self.shared.path {
+            LaunchPath::HostArgs => "host-argument launches (CANN 8.5+)",
+            LaunchPath::ArgsBuilder => "argument-builder launches (CANN 8.2/8.3)",
+        };
+        format!(
+            "ACL ({}, {}, {path})",
+            self.soc_name().unwrap_or_else(|| "SoC unknown".into()),
+            self.library()
+        )
+    }
+
     fn id(&self) -> u64 {
         self.id
     }

@@ -17,6 +17,7 @@ type Handle = Box<dyn Any + Send + Sync>;
 pub(crate) trait DynBackend: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn name(&self) -> &'static str;
+    fn description(&self) -> String;
     fn id(&self) -> u64;
     fn devices(&self) -> u32;
     fn cores(&self, device: u32) -> u32;
@@ -51,6 +52,9 @@ impl<B: Backend> DynBackend for B {
     }
     fn name(&self) -> &'static str {
         Backend::name(self)
+    }
+    fn description(&self) -> String {
+        Backend::description(self)
     }
     fn id(&self) -> u64 {
         Backend::id(self)

@@ -181,6 +181,11 @@ pub unsafe trait Backend: Send + Sync + 'static {
     /// The backend's name, as `aiv-perf` prints it (`twin`, ...).
     fn name(&self) -> &'static str;
 
+    /// What the backend runs on, for people (`aiv-perf`'s header): by default its name.
+    fn description(&self) -> String {
+        self.name().to_string()
+    }
+
     /// Identifies the world this backend serves among the worlds of the process: memory of
     /// another world is refused above the trait.
     fn id(&self) -> u64;

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 
 use aiv_comm::world::{MAX_BUFFER_BYTES, MIN_BUFFER_BYTES};
 use aiv_comm::{
-    AllGatherAlgo, AllReduceAlgo, CommStream, Communicator, Config, DataType, DeviceBuffer,
-    ReduceOp, World,
+    AllGatherAlgo, AllReduceAlgo, BackendChoice, CommStream, Communicator, Config, DataType,
+    DeviceBuffer, ReduceOp, World,
 };
 use ascendc_twin::{Census, CheckedLaunches, GmTraffic, RankCensus, Twin};
 use half::{bf16, f16};
@@ -686,6 +686,8 @@ struct Opts {
     register: bool,
     timeout: Option<Duration>,
     timeout_source: TimeoutSource,
+    /// `--backend`: the devices (None: `AIV_BACKEND`, else auto).
+    backend: Option<BackendChoice>,
 }
 
 /// What the command line asks for.
@@ -755,6 +757,13 @@ options:
                             launches that ran with each checker on. Not with --twin-checks;
                             an error when AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave
                             nothing to time
+      --backend auto|twin|acl
+                            the devices: the CPU twin, or NPUs through the ACL runtime
+                            (libascendcl.so on the loader's path; acl-twin's runs the twin
+                            behind it); auto (default; AIV_BACKEND) is ACL when a device
+                            runtime (not acl-twin) loads with enough devices, else the twin.
+                            The header names the backend; the
+                            twin's own figures (dmabw, cores, census) print N/A through ACL
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 
@@ -938,6 +947,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--timeout",
     "--buffsize",
     "--blocks-per-peer",
+    "--backend",
     "--algo",
     "-R",
     "--register",
@@ -1026,6 +1036,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         register: false,
         timeout: None,
         timeout_source: TimeoutSource::Default,
+        backend: None,
     };
     let mut op_given = false;
     let mut timeout_flag = None;
@@ -1085,6 +1096,7 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
                 o.blocks_per_peer = Some(k as u32);
             }
             "--algo" => o.algo = Some(val.to_string()),
+            "--backend" => o.backend = Some(val.parse().map_err(|e| format!("--backend: {e}"))?),
             "-R" | "--register" => o.register = parse_switch(flag, val)?,
             _ => unreachable!("every value flag is matched"),
         }
@@ -1204,6 +1216,7 @@ fn config(o: &Opts) -> Config {
         blocks_per_peer: o.blocks_per_peer,
         exec_timeout: o.timeout,
         cores: (o.ranks as u32).max(ascendc_twin::DEFAULT_CORES),
+        backend: o.backend,
         ..Config::default() // HCCL_DETERMINISTIC
     }
 }
@@ -1316,6 +1329,8 @@ struct Measure {
     census: Census,
     /// Wrong elements over all ranks; `None` without `-c 1`.
     wrong: Option<usize>,
+    /// The twin's figures (DMA, cores, census) were measured: the world runs on the twin.
+    on_twin: bool,
 }
 
 impl Measure {
@@ -1336,10 +1351,8 @@ struct Row {
 /// What a sweep measured: its rows, and which of the twin's checkers were on.
 struct Sweep {
     rows: Vec<Row>,
-    /// The pipe-hazard checker.
-    hazards: bool,
-    /// The GM race checker.
-    races: bool,
+    /// The twin's checkers as they ran (`None`: not on the twin).
+    checkers: Option<Checkers>,
     /// `--checks-cost`: the checkers of the checked batches.
     checked: Option<Checkers>,
 }
@@ -1589,7 +1602,7 @@ fn sync(comm: &Communicator, st: &RankState) -> aiv_comm::Result<()> {
 #[allow(clippy::too_many_arguments)]
 fn measure(
     o: &Opts,
-    twin: &Twin,
+    twin: Option<&Twin>,
     comm: &Communicator,
     st: &RankState,
     place: Place,
@@ -1632,6 +1645,8 @@ fn measure(
     // flag cells, shadow segments). Rank 0 switches while the others wait, as in the batches.
     if let Some(on) = checked {
         rv.wait()?;
+        // `checked` is only ever Some on the twin.
+        let twin = twin.expect("--checks-cost runs on the twin");
         if r == 0 {
             set_checkers(twin, on);
         }
@@ -1649,9 +1664,17 @@ fn measure(
     // counters are read; nobody starts before that reading (the rendezvous that starts
     // `calls_from_rendezvous`).
     rv.wait()?;
-    let dma0 = twin.gm_traffic();
-    let cores0 = twin.core_traffic(r as u32);
-    let launches0 = twin.checked_launches();
+    // The twin's counters (none on another backend: its figures stay zero and print N/A).
+    let counters = |t: Option<&Twin>| {
+        t.map(|t| {
+            (
+                t.gm_traffic(),
+                t.core_traffic(r as u32),
+                t.checked_launches(),
+            )
+        })
+    };
+    let before = counters(twin);
     // Makes `calls` calls once every rank is ready, and waits for them to finish on this rank;
     // returns when they started.
     let calls_from_rendezvous = |calls: usize| -> Result<Instant, RankError> {
@@ -1673,6 +1696,7 @@ fn measure(
             t0.elapsed()
         }
         Some(on) => {
+            let twin = twin.expect("--checks-cost runs on the twin");
             for (checks, calls) in cost_schedule(o.iters) {
                 // Rank 0 switches while the others wait (a launch reads the knobs when it
                 // starts; every rank's calls of the batch before have finished).
@@ -1691,37 +1715,43 @@ fn measure(
             Duration::ZERO
         }
     };
-    let dma1 = twin.gm_traffic();
-    let cores1 = twin.core_traffic(r as u32);
-    let launches1 = twin.checked_launches();
     let mut m = RankMeasure {
         time,
         batches,
         counted_calls: o.iters * if checked.is_some() { 2 } else { 1 },
-        checked_launches: launches1.since(launches0),
+        checked_launches: CheckedLaunches::default(),
         wrong: None,
-        dma: (dma1.read - dma0.read) + (dma1.written - dma0.written),
-        cores: cores1
+        dma: 0,
+        cores: Vec::new(),
+        census: None,
+    };
+    if let (Some((dma0, cores0, launches0)), Some((dma1, cores1, launches1))) =
+        (before, counters(twin))
+    {
+        m.checked_launches = launches1.since(launches0);
+        m.dma = (dma1.read - dma0.read) + (dma1.written - dma0.written);
+        m.cores = cores1
             .iter()
             .zip(&cores0)
             .map(|(b, a)| b.since(*a))
-            .collect(),
-        census: None,
-    };
-    // The census: one more call with the same arguments, untimed, with the twin's sync census
-    // on. Rank 0 switches it while the others wait (a launch reads the knob when it starts), and
-    // off again before anyone starts the next call.
-    if r == 0 {
-        let _stale = twin.take_census();
-        twin.set_census(true);
+            .collect();
     }
-    rv.wait()?;
-    (o.coll.run)(&call)?;
-    sync(comm, st)?;
-    rv.wait()?;
-    if r == 0 {
-        twin.set_census(false);
-        m.census = Some(twin.take_census());
+    // The census (on the twin): one more call with the same arguments, untimed, with the twin's
+    // sync census on. Rank 0 switches it while the others wait (a launch reads the knob when it
+    // starts), and off again before anyone starts the next call.
+    if let Some(twin) = twin {
+        if r == 0 {
+            let _stale = twin.take_census();
+            twin.set_census(true);
+        }
+        rv.wait()?;
+        (o.coll.run)(&call)?;
+        sync(comm, st)?;
+        rv.wait()?;
+        if r == 0 {
+            twin.set_census(false);
+            m.census = Some(twin.take_census());
+        }
     }
     let Some(input) = input else {
         return Ok(m);
@@ -1807,7 +1837,7 @@ fn count_wrong(
 }
 
 /// Combines the ranks' measurements of one placement.
-fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
+fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure], on_twin: bool) -> Measure {
     let time = per_rank
         .iter()
         .map(|m| m.time)
@@ -1876,31 +1906,40 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure]) -> Measure {
             .find_map(|m| m.census.clone())
             .unwrap_or_default(),
         wrong,
+        on_twin,
     }
 }
 
-/// Runs the sweep, printing each row as it is done (unless `--json`).
-fn run(o: &Opts) -> Result<Sweep, String> {
-    let world = World::sim_with(o.ranks, config(o)).map_err(|e| match o.buffsize_mb {
+/// The world of the sweep, on the backend `o` asks for.
+fn make_world(o: &Opts) -> Result<World, String> {
+    World::new(o.ranks, config(o)).map_err(|e| match o.buffsize_mb {
         Some(mb) => format!("--buffsize {mb}: {e}"),
         None => e.to_string(),
-    })?;
+    })
+}
+
+/// Runs the sweep on `world`, printing each row as it is done (unless `--json`).
+fn run(o: &Opts, world: &World) -> Result<Sweep, String> {
     // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
     // (on by default in the library, for development and tests) are opt-in here. With
     // `--twin-checks` the twin keeps its configuration, so `AIV_TWIN_HAZARDS=0` or
     // `AIV_TWIN_RACES=0` still turns one of them off (to measure the other alone).
     // `--checks-cost` runs half its timed batches with the checkers as configured.
-    let twin = world
-        .twin()
-        .ok_or("aiv-perf measures the CPU twin, and this world runs on another backend")?;
-    let configured = Checkers {
-        hazards: twin.hazard_check(),
-        races: twin.race_check(),
-    };
-    if !o.twin_checks {
-        set_checkers(twin, Checkers::OFF);
+    let twin = world.twin();
+    if twin.is_none() && (o.twin_checks || o.checks_cost) {
+        return Err(format!(
+            "--twin-checks and --checks-cost switch the twin's checkers, and this world runs on the {} backend (acl-twin takes them from its AIV_TWIN_* environment)",
+            world.backend_name()
+        ));
     }
-    let checked = o.checks_cost.then_some(configured);
+    let configured = twin.map(|t| Checkers {
+        hazards: t.hazard_check(),
+        races: t.race_check(),
+    });
+    if let (Some(t), false) = (twin, o.twin_checks) {
+        set_checkers(t, Checkers::OFF);
+    }
+    let checked = if o.checks_cost { configured } else { None };
     let es = o.dtype.size();
     let n = o.ranks;
     let list: Vec<usize> = sizes(o)
@@ -1998,8 +2037,12 @@ fn run(o: &Opts) -> Result<Sweep, String> {
         let row = Row {
             size,
             count,
-            out: combine(o, size, &outs),
-            inp: o.coll.in_place.as_ref().map(|_| combine(o, size, &ins)),
+            out: combine(o, size, &outs, twin.is_some()),
+            inp: o
+                .coll
+                .in_place
+                .as_ref()
+                .map(|_| combine(o, size, &ins, twin.is_some())),
         };
         if !o.json {
             print_row(o, &row);
@@ -2021,8 +2064,10 @@ fn run(o: &Opts) -> Result<Sweep, String> {
     }
     Ok(Sweep {
         rows,
-        hazards: twin.hazard_check(),
-        races: twin.race_check(),
+        checkers: twin.map(|t| Checkers {
+            hazards: t.hazard_check(),
+            races: t.race_check(),
+        }),
         checked,
     })
 }
@@ -2125,7 +2170,7 @@ fn timeout_note(o: &Opts) -> String {
     format!("{t} ({from})")
 }
 
-fn print_header(o: &Opts) {
+fn print_header(o: &Opts, world: &World) {
     let buffer = config(o)
         .resolved_buffer_bytes()
         .map_or_else(|e| e.to_string(), |b| format!("{} MB", b >> 20));
@@ -2138,8 +2183,12 @@ fn print_header(o: &Opts) {
         Ok(true) => ", deterministic reductions in rank order (HCCL_DETERMINISTIC)",
         _ => "",
     };
+    let on = match world.twin() {
+        Some(_) => "on the CPU twin".to_string(),
+        None => format!("through {}", world.backend_description()),
+    };
     out!(
-        "# aiv-perf {} on the CPU twin: {} ranks, HCCL buffer {buffer}, exec timeout {}{}{deterministic}",
+        "# aiv-perf {} {on}: {} ranks, HCCL buffer {buffer}, exec timeout {}{}{deterministic}",
         o.coll.name,
         o.ranks,
         timeout_note(o),
@@ -2205,6 +2254,28 @@ fn body(m: Option<&Measure>) -> String {
 
 fn print_row(o: &Opts, r: &Row) {
     let c = &r.out;
+    if !c.on_twin {
+        // Not on the twin: its DMA, core and census columns have nothing to say.
+        out!(
+            "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {:>6}  {:>6}  {:>5}  {:>8}  {:>8}  {:>8}  {:>5}  {:>6}",
+            r.size,
+            r.count,
+            o.dtype.name(),
+            redop(o),
+            root(o),
+            body(Some(&r.out)),
+            body(r.inp.as_ref()),
+            "N/A",
+            "N/A",
+            "N/A",
+            "N/A",
+            "N/A",
+            "N/A",
+            "N/A",
+            "N/A"
+        );
+        return;
+    }
     out!(
         "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {}  {:>6}  {:>5}  {}  {}  {}  {:>5}  {:>6}{}",
         r.size,
@@ -2287,6 +2358,16 @@ fn json_measure(m: Option<&Measure>) -> String {
     let Some(m) = m else {
         return "null".into();
     };
+    if !m.on_twin {
+        // Not on the twin: no DMA, core or census figures.
+        return format!(
+            "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{}}}",
+            json_num(m.time_us, 3),
+            json_num(m.algbw, 6),
+            json_num(m.busbw, 6),
+            m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
+        );
+    }
     let per_rank: Vec<String> = m.census.ranks.iter().map(json_rank_census).collect();
     format!(
         "{{\"time_us\":{},\"checked_time_us\":{},\"checks_ratio\":{},\"checks_pairs\":{},\"checked_launches\":{{\"hazards\":{},\"races\":{}}},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
@@ -2330,7 +2411,14 @@ fn json_measure(m: Option<&Measure>) -> String {
     )
 }
 
-fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<usize>) {
+fn print_json(
+    o: &Opts,
+    sweep: &Sweep,
+    avg: f64,
+    failed: usize,
+    wrong: Option<usize>,
+    backend: &str,
+) {
     let rows = &sweep.rows;
     let items: Vec<String> = rows
         .iter()
@@ -2351,7 +2439,7 @@ fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<us
         .resolved_timeout()
         .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
     out!(
-        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{{\"hazards\":{},\"races\":{}}},\"checked_batches\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{}}}",
+        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{},\"checked_batches\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{},\"backend\":{}}}",
         json_str(o.coll.name),
         o.ranks,
         json_str(o.dtype.name()),
@@ -2361,8 +2449,10 @@ fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<us
         o.warmup,
         o.check,
         o.register,
-        sweep.hazards,
-        sweep.races,
+        sweep.checkers.map_or_else(
+            || "null".into(),
+            |c| format!("{{\"hazards\":{},\"races\":{}}}", c.hazards, c.races)
+        ),
         sweep.checked.map_or_else(
             || "null".into(),
             |c| format!("{{\"hazards\":{},\"races\":{}}}", c.hazards, c.races)
@@ -2371,7 +2461,8 @@ fn print_json(o: &Opts, sweep: &Sweep, avg: f64, failed: usize, wrong: Option<us
         items.join(","),
         json_num(avg, 6),
         failed,
-        wrong.map_or_else(|| "null".into(), |w| w.to_string())
+        wrong.map_or_else(|| "null".into(), |w| w.to_string()),
+        json_str(backend)
     );
 }
 
@@ -2388,10 +2479,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let world = match make_world(&o) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("aiv-perf: {e}");
+            return ExitCode::from(1);
+        }
+    };
     if !o.json {
-        print_header(&o);
+        print_header(&o, &world);
     }
-    let sweep = match run(&o) {
+    let sweep = match run(&o, &world) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("aiv-perf: {e}");
@@ -2414,7 +2512,7 @@ fn main() -> ExitCode {
         .check
         .then(|| measures.iter().filter_map(|m| m.wrong).sum::<usize>());
     if o.json {
-        print_json(&o, &sweep, avg, failed, wrong);
+        print_json(&o, &sweep, avg, failed, wrong, world.backend_name());
     } else {
         out!(
             "# {:<20} : {} {}",
@@ -2431,12 +2529,19 @@ fn main() -> ExitCode {
                 on(c.races)
             )
         });
-        out!(
-            "# {:<20} : pipe hazards {}, GM races {}{cost}",
-            "Twin checkers",
-            on(sweep.hazards),
-            on(sweep.races)
-        );
+        match sweep.checkers {
+            Some(c) => out!(
+                "# {:<20} : pipe hazards {}, GM races {}{cost}",
+                "Twin checkers",
+                on(c.hazards),
+                on(c.races)
+            ),
+            None => out!(
+                "# {:<20} : N/A (the {} backend; acl-twin's come from its AIV_TWIN_* environment)",
+                "Twin checkers",
+                world.backend_name()
+            ),
+        }
         out!("#");
         out!("# Collective test concluded: {}", o.coll.name);
     }
