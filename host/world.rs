@@ -65,12 +65,9 @@ impl World {
                 let b = AclBackend::new(ranks as u32)?;
                 World::with_backend(ranks, config, b)
             }
-            BackendChoice::Auto => match ascendc_sys::Acl::load() {
-                Ok(acl) if acl.twin.is_none() && AclBackend::has_devices(&acl, ranks as u32) => {
-                    let b = AclBackend::with_runtime(acl, ranks as u32)?;
-                    World::with_backend(ranks, config, b)
-                }
-                _ => World::sim_with(ranks, config),
+            BackendChoice::Auto => match AclBackend::auto(ranks as u32) {
+                Some(b) => World::with_backend(ranks, config, b?),
+                None => World::sim_with(ranks, config),
             },
         }
     }

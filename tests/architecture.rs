@@ -1,6 +1,6 @@
 //! The architecture's invariants that a test can read off the sources (docs/architecture.md):
-//! no import circles among the host modules, and nothing above the backend trait names a type
-//! of the twin runtime.
+//! no import circles among the host modules, nothing above the backend trait names a type of
+//! the twin runtime, and only the ACL backend names the ACL runtime.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -151,5 +151,18 @@ fn nothing_above_the_backend_trait_names_a_twin_runtime_type() {
                 || path == "world.rs" && twin_world.contains(&item.as_str());
             assert!(allowed, "host/{path} names ascendc_twin::{item}");
         }
+    }
+}
+
+#[test]
+fn only_the_acl_backend_names_the_acl_runtime() {
+    // ascendc_sys (the ACL declarations) belongs to backend/acl.rs: the rest of the host,
+    // World::new's choice of backend included, asks AclBackend.
+    for (path, code) in host_sources() {
+        if path == "backend/acl.rs" {
+            continue;
+        }
+        let named = names_after(&code, "ascendc_sys::");
+        assert!(named.is_empty(), "host/{path} names ascendc_sys::{named:?}");
     }
 }

@@ -299,9 +299,20 @@ impl AclBackend {
         })
     }
 
-    /// True if `acl` initialises and reports at least `devices` devices (what
-    /// [`crate::BackendChoice::Auto`] asks before it picks ACL).
-    pub fn has_devices(acl: &Acl, devices: u32) -> bool {
+    /// The backend [`crate::BackendChoice::Auto`] takes: `None` unless `libascendcl.so` loads,
+    /// is a device runtime (not acl-twin, the twin behind the ACL API) and reports at least
+    /// `devices` devices; then the backend on it, or why it cannot be used.
+    pub fn auto(devices: u32) -> Option<Result<AclBackend>> {
+        match Acl::load() {
+            Ok(acl) if acl.twin.is_none() && AclBackend::has_devices(&acl, devices) => {
+                Some(AclBackend::with_runtime(acl, devices))
+            }
+            _ => None,
+        }
+    }
+
+    /// True if `acl` initialises and reports at least `devices` devices.
+    fn has_devices(acl: &Acl, devices: u32) -> bool {
         // SAFETY: a null config path is allowed; the count is written to our u32.
         unsafe {
             let code = (acl.api.aclInit)(std::ptr::null());
