@@ -3,8 +3,9 @@
 //!
 //! * always: the host C++ compiler against ascendc-twin's AscendC headers -> the CPU twin, with a
 //!   launch trampoline per kernel and `$OUT_DIR/aiv_kernels.rs` (ascendc-build).
-//! * `npu` feature with ASCEND_HOME_PATH set: also CANN's bisheng for dav-c220-vec, one object per
-//!   source. UNTESTED: no NPU or CANN toolkit is available where this project is built and tested.
+//! * `npu` feature with ASCEND_HOME_PATH set: also CANN's bisheng for dav-c220-vec, linked into one
+//!   device ELF that the ACL backend loads on an NPU. UNTESTED: no NPU or CANN toolkit is
+//!   available where this project is built and tested.
 //! * `regen-bindings` feature: regenerates host/bindings.rs from kernel/launch.h (needs libclang).
 
 #[cfg(feature = "regen-bindings")]
@@ -86,12 +87,14 @@ fn main() {
     for (src, kernels) in KERNELS {
         b.kernels(root.join(src), kernels);
     }
+    let mut npu = false;
     if cfg!(feature = "npu") {
         match std::env::var("ASCEND_HOME_PATH") {
-            // UNTESTED: no NPU or CANN toolkit where this is built. Device objects for ACL;
-            // the host side still runs on the twin.
+            // UNTESTED: no NPU or CANN toolkit where this is built. The device binary the ACL
+            // backend loads on an NPU (AIV_KERNELS_NPU_BINARY below).
             Ok(home) => {
                 b.npu(home);
+                npu = true;
             }
             Err(_) => println!("cargo:warning=feature `npu` without ASCEND_HOME_PATH: twin only"),
         }
@@ -104,6 +107,13 @@ fn main() {
         "cargo:rustc-env=AIV_KERNELS_TWIN_BINARY={}",
         ascendc_build::Build::twin_binary_path(&out, "aiv_kernels").display()
     );
+    if npu {
+        println!(
+            "cargo:rustc-env=AIV_KERNELS_NPU_BINARY={}",
+            ascendc_build::Build::npu_binary_path(out.join("aiv_kernels.npu"), "aiv_kernels")
+                .display()
+        );
+    }
 
     hccl_kernels(&twin_include);
 }

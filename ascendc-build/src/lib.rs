@@ -339,7 +339,7 @@ impl Build {
         }
 
         if let Some(home) = self.npu_home.clone() {
-            self.build_npu(&home, &out.join(format!("{lib}.npu")), &includes)?;
+            self.build_npu(&home, &out.join(format!("{lib}.npu")), &includes, lib)?;
         }
 
         let rs = out.join(format!("{lib}.rs"));
@@ -374,9 +374,30 @@ pub static r#{k}: {rt}::Kernel = {{
         s
     }
 
-    fn build_npu(&self, home: &Path, dir: &Path, includes: &[PathBuf]) -> Result<(), Error> {
+    /// The device binary of library `lib` that [`Build::npu`] links in `dir` (the `.npu`
+    /// directory under the output directory): one ELF with every kernel, for
+    /// `aclrtBinaryLoadFromFile`.
+    pub fn npu_binary_path(dir: impl AsRef<Path>, lib: &str) -> PathBuf {
+        dir.as_ref().join(format!("{lib}.npu.o"))
+    }
+
+    /// UNTESTED (no CANN here): compiles every source with bisheng for the AIV cores alone
+    /// (`--cce-aicore-only`: a device object, no host stubs), with overflow recording off (with
+    /// it on, a kernel expects a hidden trailing 8-byte argument that the ACL backend does not
+    /// pass) and HCCL's stack sizes, then links the objects into one device ELF with the
+    /// toolkit's `ld.lld -m aicorelinux` ([`Build::npu_binary_path`]). The flags are those
+    /// HCCL's own AIV kernel build and its custom-operator example use.
+    fn build_npu(
+        &self,
+        home: &Path,
+        dir: &Path,
+        includes: &[PathBuf],
+        lib: &str,
+    ) -> Result<(), Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
-        let bisheng = home.join("compiler/ccec_compiler/bin/bisheng");
+        let bin = home.join("compiler/ccec_compiler/bin");
+        let bisheng = bin.join("bisheng");
+        let mut objects = Vec::new();
         for (i, s) in self.sources.iter().enumerate() {
             let stem = s
                 .path
@@ -388,9 +409,16 @@ pub static r#{k}: {rt}::Kernel = {{
             cmd.args([
                 "-xcce",
                 "--cce-aicore-arch=dav-c220-vec",
+                "--cce-aicore-only",
                 "-O2",
                 "-std=c++17",
                 "-c",
+                "-mllvm",
+                "-cce-aicore-record-overflow=false",
+                "-mllvm",
+                "-cce-aicore-function-stack-size=0x8000",
+                "-mllvm",
+                "-cce-aicore-stack-size=0x8000",
             ])
             .arg(format!("-I{}", home.join("include").display()))
             .arg(format!(
@@ -416,12 +444,24 @@ pub static r#{k}: {rt}::Kernel = {{
             if !status.success() {
                 return Err(Error::Npu(format!("failed on {}", s.path.display())));
             }
+            objects.push(obj);
+        }
+        let out = Build::npu_binary_path(dir, lib);
+        let lld = bin.join("ld.lld");
+        let status = std::process::Command::new(&lld)
+            .args(["-m", "aicorelinux", "-Ttext=0", "-static"])
+            .args(&objects)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .map_err(|e| Error::Npu(format!("cannot run {}: {e}", lld.display())))?;
+        if !status.success() {
+            return Err(Error::Npu(format!("linking {} failed", out.display())));
         }
         Ok(())
     }
 }
 
-/// The generated translation unit: the kernel source itself, then its trampolines.
 /// Links the static library `lib` in `out` into the shared object acl-twin loads.
 fn link_twin_binary(b: &cc::Build, out: &Path, lib: &str) -> Result<(), Error> {
     let so = Build::twin_binary_path(out, lib);
@@ -449,6 +489,7 @@ fn link_twin_binary(b: &cc::Build, out: &Path, lib: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The generated translation unit: the kernel source itself, then its trampolines.
 fn translation_unit(source: &Path, kernels: &[String]) -> String {
     let p = source
         .display()

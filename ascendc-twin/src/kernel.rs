@@ -13,8 +13,9 @@
 //! a kernel reading garbage. (Types of the same size and alignment, say `u32` and `f32`, cannot
 //! be told apart this way.)
 //!
-//! On the NPU the same bytes, followed by the 8-byte address of an overflow-check GM buffer that
-//! the host stub appends, are what `aclrtLaunchKernelWithHostArgs` takes (UNTESTED here: no NPU).
+//! On the NPU the same bytes are what `aclrtLaunchKernelWithHostArgs` takes, for kernels built
+//! with overflow recording off (`ascendc-build`'s NPU mode; with it on, the host stub would
+//! append the 8-byte address of an overflow-check GM buffer). UNTESTED here: no NPU.
 //!
 //! ```
 //! use ascendc_twin::{ArgBlock, GmAddr};

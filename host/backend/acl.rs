@@ -268,6 +268,23 @@ impl AclBackend {
             .expect("launch_path checked it");
         let cpath =
             CString::new(binary).map_err(|_| Error::Config("binary path has a NUL".into()))?;
+        // A device binary is loaded as a vector-core ELF (assumed from the documented magic
+        // values; UNTESTED: no NPU here). acl-twin's binaries take no options.
+        let mut magic = aclrtBinaryLoadOption {
+            type_: ACL_RT_BINARY_LOAD_OPT_MAGIC,
+            value: aclrtBinaryLoadOptionValue {
+                magic: ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE,
+            },
+        };
+        let mut options = aclrtBinaryLoadOptions {
+            options: &mut magic,
+            numOpt: 1,
+        };
+        let options_ptr: *mut aclrtBinaryLoadOptions = if acl.twin.is_some() {
+            std::ptr::null_mut()
+        } else {
+            &mut options
+        };
         let mut shared = Shared {
             acl,
             path,
@@ -281,8 +298,8 @@ impl AclBackend {
             shared.set_device(d)?;
             shared.enable_peers(d, devices)?;
             let mut h: aclrtBinHandle = std::ptr::null_mut();
-            // SAFETY: a NUL-terminated path, no options, an out-pointer to our slot.
-            let code = unsafe { load(cpath.as_ptr(), std::ptr::null_mut(), &mut h) };
+            // SAFETY: a NUL-terminated path, null or live options, an out-pointer to our slot.
+            let code = unsafe { load(cpath.as_ptr(), options_ptr, &mut h) };
             if code != ACL_SUCCESS {
                 return Err(Error::Runtime {
                     call: "aclrtBinaryLoadFromFile",
