@@ -136,6 +136,7 @@ impl World {
             timeout.as_micros() * u128::from(crate::backend::SYSTEM_CYCLE_HZ / 1_000_000),
         )
         .unwrap_or(i64::MAX);
+        backend.set_launch_deadline(timeout);
         let mut hccl = Vec::new();
         let mut sync = Vec::new();
         for r in 0..ranks as u32 {

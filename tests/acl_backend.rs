@@ -97,7 +97,7 @@ fn every_collective_launch_asks_for_batch_scheduling() {
     // acl-twin counts for the whole process (other tests run beside this one): every launch
     // made while this test ran was a batch one, this test's among them.
     let b = AclBackend::with_runtime(common::acl_twin(), 1).unwrap();
-    let (all, batch) = b.twin_launch_stats().unwrap();
+    let (all, batch, _) = b.twin_launch_stats().unwrap();
     assert!(all - before.0 >= 4, "{all} launches, {} before", before.0);
     assert_eq!(
         all - before.0,
@@ -184,5 +184,33 @@ fn a_world_asks_for_the_backend_it_gets() {
             "{message}"
         ),
         (lib, w) => panic!("{:?} / {:?}", lib.map(|_| ()), w.map(|w| w.backend_name())),
+    }
+}
+
+#[test]
+fn a_launchs_time_limit_backs_up_the_kernels_deadline() {
+    // The only test of this binary whose exec timeout is 7 s: the latest launch's time limit
+    // is twice that, unless another test launched in between (then it tries again).
+    let cfg = Config {
+        exec_timeout: Some(Duration::from_secs(7)),
+        ..Config::default()
+    };
+    for attempt in 0.. {
+        let b = AclBackend::with_runtime(common::acl_twin(), 1).unwrap();
+        let w = World::with_backend(1, cfg.clone(), b).unwrap();
+        let c = &w.comms()[0];
+        let x = c.alloc_from(&[1.0f32; 64]).unwrap();
+        c.all_reduce(&x, &x, 64, DataType::F32, ReduceOp::Sum)
+            .unwrap();
+        c.synchronize().unwrap();
+        let probe = AclBackend::with_runtime(common::acl_twin(), 1).unwrap();
+        let (_, _, timeout_us) = probe.twin_launch_stats().unwrap();
+        if timeout_us == 14_000_000 {
+            return;
+        }
+        assert!(
+            attempt < 20,
+            "the latest launch's TIMEOUT_US is {timeout_us}"
+        );
     }
 }

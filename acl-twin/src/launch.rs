@@ -15,8 +15,8 @@
 //!   knows them): anything else is `ACL_ERROR_INVALID_PARAM`, not a kernel reading garbage;
 //! - batch scheduling (`SCHEM_MODE` 1) and normal scheduling both run all blocks co-resident
 //!   (the twin has no other mode); the launch counts which was asked for
-//!   (`aclTwinLaunchStats`). `TIMEOUT_US` is accepted and not enforced (the kernels' own
-//!   deadlines and the twin's watchdog stop a hang).
+//!   (`aclTwinLaunchStats`). `TIMEOUT_US` is recorded (`aclTwinLaunchStats`) and not
+//!   enforced (the kernels' own deadlines and the twin's watchdog stop a hang).
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -193,6 +193,8 @@ impl Args {
 #[derive(Default)]
 pub(crate) struct Attrs {
     pub batch: bool,
+    /// `TIMEOUT_US` (0: none).
+    pub timeout_us: u64,
 }
 
 /// Reads `cfg` (null: no attributes).
@@ -225,6 +227,10 @@ pub(crate) unsafe fn attrs(cfg: *const aclrtLaunchKernelCfg) -> R<Attrs> {
                 return fail(ACL_ERROR_INVALID_PARAM, format!("schemMode {mode}"));
             }
             a.batch = mode == ACL_RT_SCHEM_MODE_BATCH;
+        } else if at.id == ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US {
+            // SAFETY: timeoutUs is the member of this attribute (every bit pattern valid).
+            let t = unsafe { at.value.timeoutUs };
+            a.timeout_us = u64::from(t.timeoutHigh) << 32 | u64::from(t.timeoutLow);
         }
     }
     Ok(a)
@@ -272,6 +278,8 @@ pub(crate) fn launch(
         held.push(buf);
     }
     rt.launches.fetch_add(1, Ordering::Relaxed);
+    rt.last_timeout_us
+        .store(attrs.timeout_us, Ordering::Relaxed);
     if attrs.batch {
         rt.batch_launches.fetch_add(1, Ordering::Relaxed);
     }

@@ -1028,20 +1028,27 @@ pub extern "C" fn aclTwinMarkSync(devPtr: *mut c_void, size: usize) -> aclError 
     })
 }
 
-/// acl-twin's own: kernel launches so far, and how many asked for batch scheduling.
+/// acl-twin's own: kernel launches so far, how many asked for batch scheduling, and the
+/// `TIMEOUT_US` of the latest launch (0: none).
 ///
 /// # Safety
-/// `launches` and `batch` are null or point at writable `u64`s.
+/// Each pointer is null or points at a writable `u64`.
 #[no_mangle]
-pub unsafe extern "C" fn aclTwinLaunchStats(launches: *mut u64, batch: *mut u64) -> aclError {
+pub unsafe extern "C" fn aclTwinLaunchStats(
+    launches: *mut u64,
+    batch: *mut u64,
+    timeoutUs: *mut u64,
+) -> aclError {
     call("aclTwinLaunchStats", || {
         non_null(launches, "launches")?;
         non_null(batch, "batch")?;
+        non_null(timeoutUs, "timeoutUs")?;
         let rt = rt()?;
         // SAFETY: non-null, the caller's slots.
         unsafe {
             *launches = rt.launches.load(Ordering::Relaxed);
             *batch = rt.batch_launches.load(Ordering::Relaxed);
+            *timeoutUs = rt.last_timeout_us.load(Ordering::Relaxed);
         }
         Ok(())
     })

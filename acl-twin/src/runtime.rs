@@ -36,6 +36,8 @@ pub(crate) struct Runtime {
     /// Launches, and how many of them asked for batch scheduling.
     pub launches: AtomicU64,
     pub batch_launches: AtomicU64,
+    /// The `TIMEOUT_US` attribute of the latest launch (0: none).
+    pub last_timeout_us: AtomicU64,
 }
 
 static RUNTIME: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
@@ -75,6 +77,7 @@ pub(crate) fn init() -> R<()> {
         handles: Handles::default(),
         launches: AtomicU64::new(0),
         batch_launches: AtomicU64::new(0),
+        last_timeout_us: AtomicU64::new(0),
     }));
     Ok(())
 }

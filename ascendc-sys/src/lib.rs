@@ -491,9 +491,10 @@ pub struct TwinApi {
     /// `aclError aclTwinMarkSync(void *devPtr, size_t size)`: marks device memory as flag
     /// memory for the twin's race checker.
     pub aclTwinMarkSync: unsafe extern "C" fn(*mut c_void, usize) -> aclError,
-    /// `aclError aclTwinLaunchStats(uint64_t *launches, uint64_t *batch)`: kernel launches
-    /// so far, and how many asked for batch scheduling.
-    pub aclTwinLaunchStats: unsafe extern "C" fn(*mut u64, *mut u64) -> aclError,
+    /// `aclError aclTwinLaunchStats(uint64_t *launches, uint64_t *batch, uint64_t
+    /// *timeoutUs)`: kernel launches so far, how many asked for batch scheduling, and the
+    /// `TIMEOUT_US` of the latest launch (0: none).
+    pub aclTwinLaunchStats: unsafe extern "C" fn(*mut u64, *mut u64, *mut u64) -> aclError,
 }
 
 /// An opened ACL runtime: the library and its functions.

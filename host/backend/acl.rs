@@ -17,6 +17,9 @@
 //! - **Batch scheduling.** A launch of [`Blocks::Exactly`] blocks sets
 //!   `ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE` = 1 (start only when every block has a core), as
 //!   HCCL does for its AIV kernels; [`Blocks::UpTo`]`(n)` launches `n` blocks in normal mode.
+//!   Every launch also sets `ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US` to twice the world's exec
+//!   timeout, behind the kernels' own deadlines (HCCL also clamps its value to a multiple of
+//!   `aclrtGetOpTimeOutInterval`, which is not done here).
 //! - **Peers.** Every device is given access to every other device's memory
 //!   (`aclrtDeviceEnablePeerAccess`, documented for the threads of one process), since a
 //!   kernel reads and writes its peers' HCCL buffers and flags directly.
@@ -74,6 +77,8 @@ struct Shared {
     aborted: Mutex<Option<String>>,
     /// Launches running now.
     running: Mutex<u64>,
+    /// Each launch's time limit for the runtime (`TIMEOUT_US`), 0 for none.
+    launch_timeout_us: AtomicU64,
     idle: Condvar,
 }
 
@@ -293,6 +298,7 @@ impl AclBackend {
             aborted: Mutex::new(None),
             running: Mutex::new(0),
             idle: Condvar::new(),
+            launch_timeout_us: AtomicU64::new(0),
         };
         for d in 0..devices {
             shared.set_device(d)?;
@@ -366,13 +372,14 @@ impl AclBackend {
         self.shared.acl.twin.is_some()
     }
 
-    /// acl-twin's launch counters: (launches, launches that asked for batch scheduling).
-    pub fn twin_launch_stats(&self) -> Option<(u64, u64)> {
+    /// acl-twin's launch counters: (launches, launches that asked for batch scheduling,
+    /// the time limit (`TIMEOUT_US`) of the latest launch, 0 for none).
+    pub fn twin_launch_stats(&self) -> Option<(u64, u64, u64)> {
         let t = self.shared.acl.twin?;
-        let (mut all, mut batch) = (0, 0);
-        // SAFETY: writes two u64s.
-        let code = unsafe { (t.aclTwinLaunchStats)(&mut all, &mut batch) };
-        (code == ACL_SUCCESS).then_some((all, batch))
+        let (mut all, mut batch, mut timeout) = (0, 0, 0);
+        // SAFETY: writes three u64s.
+        let code = unsafe { (t.aclTwinLaunchStats)(&mut all, &mut batch, &mut timeout) };
+        (code == ACL_SUCCESS).then_some((all, batch, timeout))
     }
 }
 
@@ -620,14 +627,20 @@ unsafe impl Backend for AclBackend {
         let func = s.function(stream.device, kernel)? as aclrtFuncHandle;
         *s.running.lock() += 1;
         let r = (|| {
-            let mut attr = aclrtLaunchKernelAttr {
+            let mut attrs = [aclrtLaunchKernelAttr {
                 id: ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE,
                 value: aclrtLaunchKernelAttrValue { rsv: [0; 4] },
+            }; 2];
+            attrs[0].value.schemMode = if batch { ACL_RT_SCHEM_MODE_BATCH } else { 0 };
+            let timeout_us = s.launch_timeout_us.load(Ordering::Relaxed);
+            attrs[1].id = ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US;
+            attrs[1].value.timeoutUs = aclrtTimeoutUs {
+                timeoutLow: timeout_us as u32,
+                timeoutHigh: (timeout_us >> 32) as u32,
             };
-            attr.value.schemMode = if batch { ACL_RT_SCHEM_MODE_BATCH } else { 0 };
             let mut cfg = aclrtLaunchKernelCfg {
-                attrs: &mut attr,
-                numAttrs: 1,
+                attrs: attrs.as_mut_ptr(),
+                numAttrs: if timeout_us > 0 { 2 } else { 1 },
             };
             let raw = stream.raw as aclrtStream;
             let code = match s.path {
@@ -674,6 +687,14 @@ unsafe impl Backend for AclBackend {
             s.idle.notify_all();
         }
         r
+    }
+
+    fn set_launch_deadline(&self, exec_timeout: std::time::Duration) {
+        // Twice the kernels' own deadline: theirs fire first and name the cause (a launch's
+        // waits run one after another, each from its own start); the runtime's ends a kernel
+        // that hangs outside any wait.
+        let us = u64::try_from(exec_timeout.as_micros().saturating_mul(2)).unwrap_or(u64::MAX);
+        self.shared.launch_timeout_us.store(us, Ordering::Relaxed);
     }
 
     fn signal(&self, value: u64) -> CondvarSignal {

@@ -36,6 +36,7 @@ pub(crate) trait DynBackend: Send + Sync {
         blocks: Blocks,
         args: &ArgBlock,
     ) -> Result<u32>;
+    fn set_launch_deadline(&self, exec_timeout: std::time::Duration);
     fn signal(&self, value: u64) -> Box<dyn Signal>;
     fn abort(&self, reason: &str);
     fn wait_until_idle(&self);
@@ -94,6 +95,9 @@ impl<B: Backend> DynBackend for B {
     ) -> Result<u32> {
         // SAFETY: forwarded from the caller.
         unsafe { Backend::launch(self, downcast::<B::Stream>(stream), kernel, blocks, args) }
+    }
+    fn set_launch_deadline(&self, exec_timeout: std::time::Duration) {
+        Backend::set_launch_deadline(self, exec_timeout)
     }
     fn signal(&self, value: u64) -> Box<dyn Signal> {
         Box::new(Backend::signal(self, value))

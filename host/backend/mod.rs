@@ -239,6 +239,11 @@ pub unsafe trait Backend: Send + Sync + 'static {
         args: &ArgBlock,
     ) -> Result<u32>;
 
+    /// The world's exec timeout (the deadline of every device-side wait): a backend whose
+    /// runtime can bound a launch's time backs the kernels' own deadlines up with it. By
+    /// default nothing.
+    fn set_launch_deadline(&self, _exec_timeout: std::time::Duration) {}
+
     /// A new signal holding `value`.
     fn signal(&self, value: u64) -> Self::Signal;
 
