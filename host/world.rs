@@ -57,7 +57,8 @@ impl World {
     /// NPUs through ACL, or the CPU twin. [`BackendChoice::Auto`] picks ACL when
     /// `libascendcl.so` loads, is a device runtime (not acl-twin, which runs the twin behind
     /// the ACL API and is used only when asked for) and has at least `ranks` devices, else
-    /// the twin; [`World::backend_name`] says which.
+    /// the twin; [`World::backend_name`] says which. On a machine with such a runtime, a build
+    /// without NPU kernels is then an error (it says how to build them), not the twin.
     pub fn new(ranks: usize, config: Config) -> Result<World> {
         match config.resolved_backend()? {
             BackendChoice::Twin => World::sim_with(ranks, config),

@@ -44,9 +44,11 @@ const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
     0
 };
 
-/// Checks that `head` starts an ELF shared object for this host.
+/// Checks that `head` (the whole file) is an ELF shared object for this host, and complete: its
+/// program and section headers and every segment it loads lie inside it (the dynamic loader
+/// maps a truncated object and the process dies of SIGBUS when it touches the missing pages).
 fn check_elf(head: &[u8], origin: &str) -> R<()> {
-    if head.len() < 20 || &head[..4] != b"\x7fELF" {
+    if head.len() < 64 || &head[..4] != b"\x7fELF" {
         return fail(
             ACL_ERROR_PARSE_FILE,
             format!("{origin} is not an ELF file; acl-twin loads the twin's builds of kernels (host shared objects from ascendc-build's Build::twin_binary)"),
@@ -59,6 +61,41 @@ fn check_elf(head: &[u8], origin: &str) -> R<()> {
             ACL_ERROR_PARSE_FILE,
             format!("{origin} is an ELF of type {e_type} for machine {machine}, not a shared object for this host (machine {HOST_MACHINE}): a device binary cannot run on acl-twin, which loads the twin's builds of kernels (ascendc-build's Build::twin_binary)"),
         );
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]) as u64;
+    let u64_at = |o: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&head[o..o + 8]);
+        u64::from_le_bytes(b)
+    };
+    let len = head.len() as u64;
+    let truncated = || {
+        fail(
+            ACL_ERROR_PARSE_FILE,
+            format!("{origin}: a truncated or malformed ELF ({len} bytes)"),
+        )
+    };
+    if head[4] != 2 || head[5] != 1 {
+        return fail(
+            ACL_ERROR_PARSE_FILE,
+            format!("{origin} is not a 64-bit little-endian ELF"),
+        );
+    }
+    let (phoff, phentsize, phnum) = (u64_at(32), u16_at(54), u16_at(56));
+    let (shoff, shentsize, shnum) = (u64_at(40), u16_at(58), u16_at(60));
+    let ends_inside = |off: u64, n: u64| off.checked_add(n).is_some_and(|e| e <= len);
+    if phentsize < 56
+        || !ends_inside(phoff, phentsize * phnum)
+        || !ends_inside(shoff, shentsize * shnum)
+    {
+        return truncated();
+    }
+    for i in 0..phnum {
+        let ph = (phoff + i * phentsize) as usize;
+        let (offset, filesz) = (u64_at(ph + 8), u64_at(ph + 32));
+        if !ends_inside(offset, filesz) {
+            return truncated();
+        }
     }
     Ok(())
 }
@@ -108,10 +145,9 @@ impl Binary {
     /// Loads the kernel object at `path`.
     pub fn from_file(path: &CStr) -> R<Binary> {
         let origin = path.to_string_lossy().into_owned();
-        let head = std::fs::read(&origin)
-            .map(|b| b[..b.len().min(64)].to_vec())
+        let bytes = std::fs::read(&origin)
             .or_else(|e| fail(ACL_ERROR_INVALID_FILE, format!("{origin}: {e}")))?;
-        check_elf(&head, &origin)?;
+        check_elf(&bytes, &origin)?;
         Binary::open(path, origin)
     }
 

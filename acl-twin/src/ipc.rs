@@ -4,8 +4,9 @@
 //! the exporter's own address. The documented rules are kept: only whole allocations are
 //! exported (an address inside one, or a size past its end, is refused); unless the export
 //! disabled PID validation, the importing process must be on the key's whitelist
-//! (`aclrtIpcMemSetImportPid`, with the PID `aclrtDeviceGetBareTgid` reports); a closed key
-//! can no longer be imported.
+//! (`aclrtIpcMemSetImportPid`, with the PID `aclrtDeviceGetBareTgid` reports); a closed key,
+//! or one whose allocation was freed, can no longer be imported. In one process importer and
+//! exporter cannot be told apart: the first `aclrtIpcMemClose` of a key closes it for both.
 
 use std::collections::HashMap;
 
@@ -82,6 +83,12 @@ impl Ipc {
             );
         }
         Ok(e.addr)
+    }
+
+    /// Drops the keys of the allocation at `addr` (it was freed: an import would reach freed
+    /// memory).
+    pub fn forget(&mut self, addr: usize) {
+        self.keys.retain(|_, e| e.addr != addr);
     }
 
     /// Closes `key`.

@@ -7,10 +7,10 @@
 //! - host arguments: the kernel's argument block is the bytes before the first placeholder's
 //!   data (all of `argsSize` without placeholders); a placeholder's data runs from its
 //!   `dataOffset` to the next placeholder's data, or to `argsSize`;
-//! - builder: each appended parameter starts at an offset aligned to its size's natural
-//!   alignment (a power of two up to 8, at least 4: the BiSheng kernel ABI's slot rule for
-//!   scalars and pointers); a placeholder is an 8-byte pointer slot; the handle is consumed by
-//!   its launch;
+//! - builder: the i-th appended parameter is the kernel's i-th, placed as the kernel's own
+//!   layout places it (the BiSheng rule: its alignment rounded up to 4) and refused if its size
+//!   differs; a placeholder is an 8-byte pointer parameter; a second buffer request for one
+//!   placeholder returns the same buffer; the handle is consumed by its launch;
 //! - the argument block must be exactly as long as the kernel's parameters need (the twin
 //!   knows them): anything else is `ACL_ERROR_INVALID_PARAM`, not a kernel reading garbage;
 //! - batch scheduling (`SCHEM_MODE` 1) and normal scheduling both run all blocks co-resident
@@ -67,11 +67,35 @@ impl ArgsBuilder {
         Ok(())
     }
 
-    fn place(&mut self, size: usize) -> usize {
-        let align = size.next_power_of_two().clamp(4, 8);
+    /// The offset of the next parameter, which must be `size` bytes: laid out as the kernel's
+    /// own parameters are (the twin knows each one's size and alignment; BiSheng's rule).
+    fn place(&mut self, size: usize) -> R<usize> {
+        let params = self.func.kernel.params();
+        let i = self.params.len();
+        let Some(p) = params.get(i) else {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "kernel `{}` takes {} parameters, this is parameter {i}",
+                    self.func.kernel.name(),
+                    params.len()
+                ),
+            );
+        };
+        if p.size as usize != size {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "parameter {i} of kernel `{}` is {} bytes, the appended one {size}",
+                    self.func.kernel.name(),
+                    p.size
+                ),
+            );
+        }
+        let align = p.slot_align();
         let at = self.end.div_ceil(align) * align;
         self.end = at + size;
-        at
+        Ok(at)
     }
 
     /// Appends a parameter of `bytes`; returns its index.
@@ -80,7 +104,7 @@ impl ArgsBuilder {
         if bytes.is_empty() {
             return fail(ACL_ERROR_INVALID_PARAM, "a parameter of 0 bytes");
         }
-        let offset = self.place(bytes.len());
+        let offset = self.place(bytes.len())?;
         self.params.push(Param::Value {
             offset,
             bytes: bytes.to_vec(),
@@ -91,7 +115,7 @@ impl ArgsBuilder {
     /// Appends a placeholder; returns its index.
     pub fn append_placeholder(&mut self) -> R<usize> {
         self.open()?;
-        let offset = self.place(8);
+        let offset = self.place(8)?;
         self.params.push(Param::PlaceHolder { offset, data: None });
         Ok(self.params.len() - 1)
     }
@@ -103,10 +127,22 @@ impl ArgsBuilder {
             return fail(ACL_ERROR_INVALID_PARAM, "a placeholder buffer of 0 bytes");
         }
         match self.params.get_mut(index) {
-            Some(Param::PlaceHolder { data, .. }) => {
-                let d = data.insert(vec![0; size]);
-                Ok(d.as_mut_ptr().cast())
-            }
+            Some(Param::PlaceHolder { data, .. }) => match data {
+                // A second call for the same placeholder: the same buffer (a new one would
+                // free the first while the caller may still write through it).
+                Some(d) if d.len() == size => Ok(d.as_mut_ptr().cast()),
+                Some(d) => fail(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!(
+                        "the placeholder already has a buffer of {} bytes, asked for {size}",
+                        d.len()
+                    ),
+                ),
+                None => {
+                    let d = data.insert(vec![0; size]);
+                    Ok(d.as_mut_ptr().cast())
+                }
+            },
             _ => fail(
                 ACL_ERROR_INVALID_PARAM,
                 "the parameter handle is not a placeholder of this argument list",

@@ -382,7 +382,7 @@ pub extern "C" fn aclrtFree(devPtr: *mut c_void) -> aclError {
 pub unsafe extern "C" fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize) -> aclError {
     call("aclrtMallocHost", || {
         non_null(hostPtr, "hostPtr")?;
-        rt()?;
+        let rt = rt()?;
         if size == 0 {
             return fail(ACL_ERROR_INVALID_PARAM, "size 0");
         }
@@ -394,21 +394,28 @@ pub unsafe extern "C" fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize)
                 format!("cannot allocate {size} bytes of host memory"),
             );
         }
+        rt.handles.host_allocs.lock().insert(p as usize);
         // SAFETY: non-null, the caller's pointer slot.
         unsafe { *hostPtr = p };
         Ok(())
     })
 }
 
-/// `aclrtFreeHost`.
-///
-/// # Safety
-/// As the ACL documentation states for this function: `hostPtr` came from `aclrtMallocHost`.
+/// `aclrtFreeHost`: a pointer `aclrtMallocHost` did not give out (or one freed already) is
+/// refused.
+// Safe for any pointer: it is freed only if it is in the table of live host allocations.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 #[no_mangle]
-pub unsafe extern "C" fn aclrtFreeHost(hostPtr: *mut c_void) -> aclError {
+pub extern "C" fn aclrtFreeHost(hostPtr: *mut c_void) -> aclError {
     call("aclrtFreeHost", || {
         non_null(hostPtr, "hostPtr")?;
-        // SAFETY: the caller's contract: memory from posix_memalign above.
+        if !rt()?.handles.host_allocs.lock().remove(&(hostPtr as usize)) {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("{hostPtr:p} is not host memory aclrtMallocHost gave out, or it was freed already"),
+            );
+        }
+        // SAFETY: memory posix_memalign gave out (it was in the table), freed once (removed).
         unsafe { libc::free(hostPtr) };
         Ok(())
     })
@@ -985,6 +992,8 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
         let rt = rt()?;
         rt.current()?;
         let a = rt.handles.ipc.lock().import(&k, flags)?;
+        // The allocation is still there (freeing it drops its keys).
+        rt.locate(a, 1, "the exported allocation")?;
         // SAFETY: non-null, the caller's pointer slot.
         unsafe { *devPtr = a as *mut c_void };
         Ok(())

@@ -164,10 +164,13 @@ impl Runtime {
         Ok(addr)
     }
 
-    /// Frees the allocation that starts at `addr`.
+    /// Frees the allocation that starts at `addr` (its IPC keys go with it).
     pub fn free(&self, addr: usize) -> R<()> {
         match self.mem.write().remove(&addr) {
-            Some(_) => Ok(()),
+            Some(_) => {
+                self.handles.ipc.lock().forget(addr);
+                Ok(())
+            }
             None => fail(
                 ACL_ERROR_INVALID_PARAM,
                 format!(
@@ -239,6 +242,8 @@ pub(crate) struct Handles {
     pub binaries: Mutex<HashMap<usize, Arc<crate::binary::Binary>>>,
     pub functions: Mutex<HashMap<usize, Arc<crate::binary::Function>>>,
     pub args: Mutex<HashMap<usize, crate::launch::ArgsBuilder>>,
+    /// Host memory `aclrtMallocHost` gave out and not yet freed.
+    pub host_allocs: Mutex<std::collections::HashSet<usize>>,
     pub ipc: Mutex<crate::ipc::Ipc>,
 }
 

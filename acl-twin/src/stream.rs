@@ -18,8 +18,10 @@ pub(crate) type Task = Box<dyn FnOnce() -> R<()> + Send>;
 
 struct Queue {
     tasks: VecDeque<Task>,
-    /// Tasks enqueued and not yet finished.
-    pending: u64,
+    /// Tasks enqueued so far, and finished so far (a synchronisation waits for the tasks
+    /// enqueued before it, not for later ones).
+    enqueued: u64,
+    finished: u64,
     /// The first failure since the last synchronisation.
     error: Option<Fail>,
     stopping: bool,
@@ -42,7 +44,8 @@ impl Stream {
             device,
             queue: Mutex::new(Queue {
                 tasks: VecDeque::new(),
-                pending: 0,
+                enqueued: 0,
+                finished: 0,
                 error: None,
                 stopping: false,
             }),
@@ -90,7 +93,7 @@ impl Stream {
             if let Err(e) = r {
                 q.error.get_or_insert(e);
             }
-            q.pending -= 1;
+            q.finished += 1;
             self.cv.notify_all();
         }
     }
@@ -102,26 +105,27 @@ impl Stream {
             return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed");
         }
         q.tasks.push_back(task);
-        q.pending += 1;
+        q.enqueued += 1;
         self.cv.notify_all();
         Ok(())
     }
 
-    /// Waits until every task enqueued so far has finished (at most `timeout`), then returns
-    /// and forgets the first failure since the last synchronisation.
+    /// Waits until every task enqueued before the call has finished (at most `timeout`), then
+    /// returns and forgets the first failure since the last synchronisation.
     pub fn synchronize(&self, timeout: Option<Duration>) -> R<()> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut q = self.queue.lock();
-        while q.pending > 0 {
+        let ticket = q.enqueued;
+        while q.finished < ticket {
             match deadline {
                 None => self.cv.wait(&mut q),
                 Some(d) => {
-                    if self.cv.wait_until(&mut q, d).timed_out() && q.pending > 0 {
+                    if self.cv.wait_until(&mut q, d).timed_out() && q.finished < ticket {
                         return fail(
                             ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                             format!(
                                 "{} tasks still running after {} ms",
-                                q.pending,
+                                ticket - q.finished,
                                 timeout.unwrap_or_default().as_millis()
                             ),
                         );
@@ -160,18 +164,19 @@ pub(crate) struct Event {
 impl Event {
     /// Enqueues a record on `stream`.
     pub fn record(self: &Arc<Self>, stream: &Stream) -> R<()> {
-        let n = {
-            let mut s = self.state.lock();
-            s.0 += 1;
-            s.0
-        };
+        // Counted only once enqueued (a destroyed stream refuses it); held meanwhile, so that
+        // records from two threads take distinct numbers in the order they were enqueued.
+        let mut s = self.state.lock();
+        let n = s.0 + 1;
         let ev = self.clone();
         stream.push(Box::new(move || {
             let mut s = ev.state.lock();
             s.1 = s.1.max(n);
             ev.cv.notify_all();
             Ok(())
-        }))
+        }))?;
+        s.0 = n;
+        Ok(())
     }
 
     /// Enqueues on `stream` a wait for the latest record enqueued so far (none: no wait).

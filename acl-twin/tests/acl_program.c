@@ -40,6 +40,12 @@ aclError aclrtDestroyEvent(aclrtEvent event);
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 aclError aclrtSynchronizeEvent(aclrtEvent event);
+aclError aclrtQueryEventStatus(aclrtEvent event, int32_t *status);
+aclError aclrtMallocHost(void **hostPtr, size_t size);
+aclError aclrtFreeHost(void *hostPtr);
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
+aclError aclrtBinaryLoadFromData(const void *data, size_t length, const void *options, aclrtBinHandle *binHandle);
+aclError aclrtKernelArgsAppend(aclrtArgsHandle argsHandle, void *param, size_t paramSize, aclrtParamHandle *paramHandle);
 aclError aclrtMalloc(void **devPtr, size_t size, int policy);
 aclError aclrtFree(void *devPtr);
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, int kind);
@@ -215,6 +221,37 @@ int main(int argc, char **argv)
         right &= out[i] == x[i] + 0.5f;
     }
     CHECK(right);
+    /* An event orders a kernel on s1 before a copy on s2: dz = y, dz += x on s1, then s2 copies
+     * dz to dw. Without the wait s2's copy, on an idle stream, would read dz before the kernel
+     * ran (a kernel takes milliseconds on the twin). */
+    void *dw = NULL;
+    EXPECT(aclrtMalloc(&dw, sizeof x, 0), OK);
+    EXPECT(aclrtMemcpy(dz, sizeof y, y, sizeof y, H2D), OK);
+    struct {
+        void *x;
+        void *y;
+        uint32_t n;
+    } into_dz = {dx, dz, N};
+    EXPECT(aclrtLaunchKernelWithHostArgs(acc, 4, s1, &cfg, &into_dz, direct_size, NULL, 0), OK);
+    EXPECT(aclrtRecordEvent(ev, s1), OK);
+    EXPECT(aclrtStreamWaitEvent(s2, ev), OK);
+    EXPECT(aclrtMemcpyAsync(dw, sizeof x, dz, sizeof x, D2D, s2), OK);
+    EXPECT(aclrtSynchronizeStream(s2), OK);
+    int32_t status = -1;
+    EXPECT(aclrtQueryEventStatus(ev, &status), OK);
+    CHECK(status == 1); /* ACL_EVENT_RECORDED_STATUS_COMPLETE */
+    EXPECT(aclrtMemcpy(out, sizeof out, dw, sizeof out, D2H), OK);
+    right = 1;
+    for (int i = 0; i < N; i++) {
+        right &= out[i] == x[i] + 0.5f;
+    }
+    CHECK(right);
+    EXPECT(aclrtMemsetAsync(dw, sizeof x, 0, sizeof x, s2), OK);
+    EXPECT(aclrtSynchronizeStream(s2), OK);
+    EXPECT(aclrtMemcpy(out, sizeof out, dw, sizeof out, D2H), OK);
+    CHECK(out[0] == 0.0f && out[N - 1] == 0.0f);
+    EXPECT(aclrtFree(dw), OK);
+
     /* Arguments of the wrong size, zero blocks, a bad handle: refused. */
     EXPECT(aclrtLaunchKernelWithHostArgs(acc, 4, s1, &cfg, &direct, 16, NULL, 0), INVALID_PARAM);
     EXPECT(aclrtLaunchKernelWithHostArgs(acc, 0, s1, &cfg, &direct, direct_size, NULL, 0), INVALID_PARAM);
@@ -246,6 +283,13 @@ int main(int argc, char **argv)
     EXPECT(aclrtKernelArgsInit(ind, &args), OK);
     EXPECT(aclrtKernelArgsAppendPlaceHolder(args, &p), OK);
     EXPECT(aclrtKernelArgsGetPlaceHolderBuffer(args, p, 24, &buf), OK);
+    void *again = NULL;
+    EXPECT(aclrtKernelArgsGetPlaceHolderBuffer(args, p, 24, &again), OK);
+    CHECK(again == buf); /* the same buffer, not a new one */
+    EXPECT(aclrtKernelArgsGetPlaceHolderBuffer(args, p, 32, &again), INVALID_PARAM);
+    uint32_t extra = 1;
+    aclrtParamHandle q = NULL;
+    EXPECT(aclrtKernelArgsAppend(args, &extra, 4, &q), INVALID_PARAM); /* the kernel takes one */
     memcpy(buf, &host.x, 24);
     EXPECT(aclrtKernelArgsFinalize(args), OK);
     EXPECT(aclrtLaunchKernelWithConfig(ind, 8, s1, &cfg, args, NULL), OK);
@@ -281,9 +325,34 @@ int main(int argc, char **argv)
     CHECK(memcmp(out, x, sizeof x) == 0);
     EXPECT(aclrtIpcMemClose(key), OK);
     EXPECT(aclrtIpcMemImportByKey(&imported, key, 0), INVALID_PARAM);
+    /* A freed allocation's key cannot be imported. */
+    void *gone = NULL;
+    EXPECT(aclrtMalloc(&gone, 4096, 0), OK);
+    EXPECT(aclrtIpcMemGetExportKey(gone, 4096, key, sizeof key, 1), OK);
+    EXPECT(aclrtFree(gone), OK);
+    EXPECT(aclrtIpcMemImportByKey(&imported, key, 0), INVALID_PARAM);
     /* A stream of device 0 is not usable from device 1's thread. */
     EXPECT(aclrtSynchronizeStream(s1), 107003);
     EXPECT(aclrtSetDevice(0), OK);
+
+    /* Host memory, and a binary from memory. */
+    void *h = NULL;
+    EXPECT(aclrtMallocHost(&h, 4096), OK);
+    EXPECT(aclrtFreeHost(x), INVALID_PARAM); /* not from aclrtMallocHost */
+    FILE *kf = fopen(argv[1], "rb");
+    CHECK(kf != NULL);
+    if (kf != NULL) {
+        size_t got = fread(h, 1, 4096, kf);
+        fclose(kf);
+        CHECK(got == 4096);
+        /* The first 4 KiB of the object: an ELF header, but not a loadable object. */
+        aclrtBinHandle partial = NULL;
+        aclError e = aclrtBinaryLoadFromData(h, 4096, NULL, &partial);
+        CHECK(e != OK);
+    }
+    EXPECT(aclrtFreeHost(h), OK);
+    EXPECT(aclrtFreeHost(h), INVALID_PARAM); /* freed already */
+    EXPECT(aclrtBinaryLoadFromData("not an elf", 10, NULL, &bin), 100006);
 
     EXPECT(aclrtBinaryUnLoad(bin), OK);
     EXPECT(aclrtBinaryGetFunction(bin, "accumulate", &f), RT_INVALID_HANDLE);

@@ -407,15 +407,12 @@ impl Api {
         if self.aclrtLaunchKernelWithHostArgs.is_some() {
             return Ok(LaunchPath::HostArgs);
         }
+        // What a launch through the builder calls (aiv-comm's launches need no placeholder).
         let builder = [
             (self.aclrtKernelArgsInit.is_some(), "aclrtKernelArgsInit"),
             (
-                self.aclrtKernelArgsAppendPlaceHolder.is_some(),
-                "aclrtKernelArgsAppendPlaceHolder",
-            ),
-            (
-                self.aclrtKernelArgsGetPlaceHolderBuffer.is_some(),
-                "aclrtKernelArgsGetPlaceHolderBuffer",
+                self.aclrtKernelArgsAppend.is_some(),
+                "aclrtKernelArgsAppend",
             ),
             (
                 self.aclrtKernelArgsFinalize.is_some(),
@@ -497,14 +494,17 @@ pub struct TwinApi {
     pub aclTwinLaunchStats: unsafe extern "C" fn(*mut u64, *mut u64, *mut u64) -> aclError,
 }
 
-/// An opened ACL runtime: the library and its functions.
+/// An opened ACL runtime: its functions.
+///
+/// The library is never unloaded (an ACL runtime has threads and device state that outlive
+/// any one user, and is initialised once per process), so the function pointers stay valid
+/// for the life of the process, copies of them included.
 pub struct Acl {
-    /// The functions (valid while `self` lives).
+    /// The functions.
     pub api: Api,
     /// acl-twin's own functions, if the library is acl-twin.
     pub twin: Option<TwinApi>,
     path: String,
-    _lib: libloading::Library,
 }
 
 impl std::fmt::Debug for Acl {
@@ -523,7 +523,8 @@ impl Acl {
     }
 
     /// Opens `library` (a name the loader searches for, or a path), treating the functions
-    /// named in `hidden` as absent (to see what a library without them would do).
+    /// named in `hidden` as absent (to see what a library without them would do). A library
+    /// that is refused (it lacks a required function) is unloaded again.
     pub fn open(library: &str, hidden: &[&str]) -> Result<Acl, LoadError> {
         // SAFETY: loading runs the library's initialisers; an ACL runtime's are meant to run
         // in any process that links it.
@@ -545,11 +546,12 @@ impl Acl {
                 _ => None,
             }
         };
+        // Never unloaded (see the type's docs): the pointers above stay valid.
+        std::mem::forget(lib);
         Ok(Acl {
             api,
             twin,
             path: library.to_string(),
-            _lib: lib,
         })
     }
 

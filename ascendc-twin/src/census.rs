@@ -51,7 +51,9 @@
 //! again) is a side check, not a wait of its own, unless it raised the depth: aiv-comm's waits
 //! read their rank's abort cell that way once they have waited long (`AIV_ABORT_OFFSET`), so
 //! how long a wait took does not change the count. (A loop that polls two ranges in turn, one
-//! load each, would count as one wait; aiv-comm's kernels have none.)
+//! load each, would count as one wait, and so would a wait on X, an already satisfied one-load
+//! wait on Y and a wait on X with no other GM access between them; aiv-comm's kernels have
+//! neither.)
 //!
 //! # Bytes
 //!

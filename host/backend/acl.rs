@@ -29,9 +29,11 @@
 //!   ([`ascendc_twin::Kernel::name`]); one missing from the binary is an error naming it.
 //! - **Flags.** On acl-twin, sync areas are marked as flag memory (`aclTwinMarkSync`) for its
 //!   race checker, as the twin backend's `alloc_sync` does; on an NPU nothing is needed.
-//! - **Abort** cannot stop a running ACL kernel: it makes later launches fail at once
-//!   ([`crate::FaultKind::PeerAborted`]); running ones end at their own deadlines (the
-//!   kernels' wait timeouts), and [`Backend::wait_until_idle`] waits for them.
+//! - **Abort** cannot kill a running ACL kernel: it makes later launches fail at once
+//!   ([`crate::FaultKind::PeerAborted`]), and running ones stop at their next long wait, which
+//!   reads the ABORT cell the host sets before it aborts the backend (`WorldShared::abort`;
+//!   a synchronous `aclrtMemcpy` while kernels of other streams run: that it lands while they
+//!   run is assumed, UNTESTED on an NPU); [`Backend::wait_until_idle`] waits for them.
 //! - **Errors.** A failed launch is an [`Error::Fault`] whose detail is the runtime's status
 //!   code and `aclGetRecentErrMsg` text; other failed calls are [`Error::Runtime`].
 //! - The ACL runtime is initialised (`aclInit`) once per process and never finalised: other
@@ -73,13 +75,20 @@ struct Shared {
     binaries: Vec<usize>,
     /// Kernels looked up so far, by device and name.
     functions: Mutex<HashMap<(u32, &'static str), usize>>,
-    /// The first abort reason.
-    aborted: Mutex<Option<String>>,
-    /// Launches running now.
-    running: Mutex<u64>,
+    /// The first abort reason, and the launches running now: one lock, so that a launch is
+    /// either refused by an abort or counted before `abort` returns (`wait_until_idle` then
+    /// waits for it).
+    launches: Mutex<Launches>,
     /// Each launch's time limit for the runtime (`TIMEOUT_US`), 0 for none.
     launch_timeout_us: AtomicU64,
     idle: Condvar,
+}
+
+/// See [`Shared::launches`].
+#[derive(Default)]
+struct Launches {
+    aborted: Option<String>,
+    running: u64,
 }
 
 /// A failed call `call` that returned `code`, with the runtime's text.
@@ -295,8 +304,7 @@ impl AclBackend {
             path,
             binaries: Vec::new(),
             functions: Mutex::new(HashMap::new()),
-            aborted: Mutex::new(None),
-            running: Mutex::new(0),
+            launches: Mutex::new(Launches::default()),
             idle: Condvar::new(),
             launch_timeout_us: AtomicU64::new(0),
         };
@@ -613,19 +621,22 @@ unsafe impl Backend for AclBackend {
                 kernel.name()
             )));
         }
-        if let Some(reason) = s.aborted.lock().clone() {
-            return Err(Error::Fault(Fault::new(
-                kernel.name(),
-                stream.device,
-                None,
-                "",
-                FaultKind::PeerAborted,
-                reason,
-            )));
-        }
         s.set_device(stream.device)?;
         let func = s.function(stream.device, kernel)? as aclrtFuncHandle;
-        *s.running.lock() += 1;
+        {
+            let mut l = s.launches.lock();
+            if let Some(reason) = l.aborted.clone() {
+                return Err(Error::Fault(Fault::new(
+                    kernel.name(),
+                    stream.device,
+                    None,
+                    "",
+                    FaultKind::PeerAborted,
+                    reason,
+                )));
+            }
+            l.running += 1;
+        }
         let r = (|| {
             let mut attrs = [aclrtLaunchKernelAttr {
                 id: ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE,
@@ -681,9 +692,9 @@ unsafe impl Backend for AclBackend {
             }
             Ok(n)
         })();
-        let mut running = s.running.lock();
-        *running -= 1;
-        if *running == 0 {
+        let mut l = s.launches.lock();
+        l.running -= 1;
+        if l.running == 0 {
             s.idle.notify_all();
         }
         r
@@ -703,15 +714,16 @@ unsafe impl Backend for AclBackend {
 
     fn abort(&self, reason: &str) {
         self.shared
-            .aborted
+            .launches
             .lock()
+            .aborted
             .get_or_insert_with(|| reason.to_string());
     }
 
     fn wait_until_idle(&self) {
-        let mut running = self.shared.running.lock();
-        while *running > 0 {
-            self.shared.idle.wait(&mut running);
+        let mut l = self.shared.launches.lock();
+        while l.running > 0 {
+            self.shared.idle.wait(&mut l);
         }
     }
 }
