@@ -853,12 +853,14 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithConfig(
         // SAFETY: the function's contract on `cfg`.
         let attrs = unsafe { launch::attrs(cfg)? };
         with_args(&rt, argsHandle, |_| Ok(()))?;
-        let builder = rt
-            .handles
-            .args
-            .lock()
-            .remove(&(argsHandle as usize))
-            .expect("checked above");
+        // Taken out of the table: the launch consumes it (another thread may have taken it
+        // since the check above).
+        let Some(builder) = rt.handles.args.lock().remove(&(argsHandle as usize)) else {
+            return fail(
+                ACL_ERROR_RT_INVALID_HANDLE,
+                "the argument list was consumed meanwhile",
+            );
+        };
         let (bf, args) = builder.into_args()?;
         if !Arc::ptr_eq(&bf, &f) && bf.kernel.name() != f.kernel.name() {
             return fail(

@@ -6,25 +6,37 @@
 //! range until it is written (or a short timeout passes, so deadlines and the watchdog stay
 //! live). A read of a new range, or of a changed value, is progress and restarts the count.
 //! With the history, a block that polls several flags in turn is recognised as spinning too.
+//!
+//! A block parks on the range it has read unchanged most often, which need not be the one it
+//! just read: a poll loop that also checks another cell now and then (aiv-comm's waits read
+//! their rank's abort cell every 100 us once they have waited that long) parks on its flag,
+//! and is woken when the flag is written, not only when the side cell is.
 
 use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
+use std::sync::Arc;
+
 use crate::block::BlockCtx;
 use crate::error::FaultKind;
 use crate::mem::Found;
+use crate::meta::RegionMeta;
 use crate::sched::{Park, Req};
 
 /// Ranges a block's poll history remembers.
 const HISTORY: usize = 8;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Seen {
     addr: usize,
     len: usize,
     hash: u64,
     repeats: u32,
+    /// Whether its reads come from GM (see [`observe`]).
+    fresh: bool,
+    /// Counters of the GM allocation it lies in (for parking on it).
+    meta: Option<Arc<RegionMeta>>,
 }
 
 /// The poll history of one block.
@@ -90,6 +102,8 @@ pub(crate) fn observe(
                 len,
                 hash,
                 repeats: 0,
+                fresh,
+                meta: found.map(Found::meta_arc),
             });
             p.parks = 0;
             progressed(ctx);
@@ -110,14 +124,33 @@ pub(crate) fn observe(
             ctx.status
                 .poll_parked
                 .store(true, std::sync::atomic::Ordering::SeqCst);
-            ctx.suspend(Req::Park(Park {
-                addr,
-                len,
-                hash,
-                fresh,
-                until: Instant::now() + timeout,
-                meta: found.map(Found::meta_arc),
-            }));
+            // The range read unchanged most often (this one on a tie): the block's flag, not a
+            // cell it checks on the side.
+            let most = ctx
+                .poll
+                .seen
+                .iter()
+                .filter(|s| s.repeats > repeats)
+                .max_by_key(|s| s.repeats);
+            let park = match most {
+                Some(s) => Park {
+                    addr: s.addr,
+                    len: s.len,
+                    hash: s.hash,
+                    fresh: s.fresh,
+                    until: Instant::now() + timeout,
+                    meta: s.meta.clone(),
+                },
+                None => Park {
+                    addr,
+                    len,
+                    hash,
+                    fresh,
+                    until: Instant::now() + timeout,
+                    meta: found.map(Found::meta_arc),
+                },
+            };
+            ctx.suspend(Req::Park(park));
             if ctx.launch.is_aborted() {
                 return Err(FaultKind::Aborted);
             }
