@@ -117,6 +117,7 @@ pub const AIV_TT_SET_NO_WAIT: AivTwinTestMode = 24;
 pub const AIV_TT_EVENT_ID_8: AivTwinTestMode = 25;
 pub const AIV_TT_POLL_PAIR: AivTwinTestMode = 26;
 pub const AIV_TT_SPIN: AivTwinTestMode = 27;
+pub const AIV_TT_PAD_EXACT: AivTwinTestMode = 28;
 pub type AivTwinTestMode = ::std::os::raw::c_uint;
 pub const AIV_DT_F32: AivDtype = 0;
 pub const AIV_DT_F16: AivDtype = 1;

@@ -55,8 +55,11 @@ enum AivTwinTestMode {
     AIV_TT_POLL_PAIR = 26,       /* poll lane 0 of the cells src and src + 32 in turn, by DataCopy,
                                     until both reach `expected` or the deadline; write what each
                                     showed to dst[block] lanes 0 and 1 */
-    AIV_TT_SPIN = 27             /* read GetSystemCycle until deadline_cycles have passed (a block
+    AIV_TT_SPIN = 27,            /* read GetSystemCycle until deadline_cycles have passed (a block
                                     that runs without polling GM), then write 1 to dst[block] */
+    AIV_TT_PAD_EXACT = 28        /* a TBuf of exactly len bytes (InitBuffer rounds it up to 32):
+                                    DataCopyPad len bytes (block_len if not 0) of float
+                                    GM src -> UB -> GM dst */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

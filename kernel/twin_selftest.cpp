@@ -154,6 +154,25 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
         pipe.InitBuffer(buf, a->ub_bytes);
         return;
     }
+    if (mode == AIV_TT_PAD_EXACT) {
+        // A tensor whose bytes are not a multiple of 32 (a 13-float output, say): DataCopyPad
+        // fills its buffer up to the 32-byte boundary InitBuffer rounded it to, and stores only
+        // len bytes from it (block_len bytes both ways if set).
+        pipe.InitBuffer(buf, a->len);
+        LocalTensor<float> t = buf.Get<float>();
+        GlobalTensor<float> src;
+        src.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(a->src), a->len / sizeof(float));
+        GlobalTensor<float> dst;
+        dst.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(a->dst), a->len / sizeof(float));
+        const uint32_t bytes = a->block_len != 0 ? a->block_len : a->len;
+        DataCopyExtParams p(1, bytes, 0, 0, 0);
+        DataCopyPadExtParams<float> pad(false, 0, 0, 0.0f);
+        DataCopyPad(t, src, p, pad);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        DataCopyPad(dst, t, p);
+        return;
+    }
     pipe.InitBuffer(buf, UB_STAGE);
     LocalTensor<uint8_t> ub = buf.Get<uint8_t>();
 

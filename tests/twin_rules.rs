@@ -360,6 +360,46 @@ fn data_copy_pad_ub_to_gm_writes_exactly_the_blocks() {
     }
 }
 
+/// A tensor whose length is not a multiple of 32 bytes (a 13-float output, say) owns a buffer
+/// InitBuffer rounded up to 32 (AscendC docs): DataCopyPad into it writes its dummy bytes up to
+/// that boundary, DataCopyPad out of it reads only the tensor's bytes, and exactly those land in
+/// GM. Copying more than the tensor holds is still out of bounds.
+#[test]
+fn data_copy_pad_of_a_ragged_tensor_stays_in_its_buffer() {
+    let dev = device(0);
+    let src = dev.alloc(4096).unwrap();
+    let dst = dev.alloc(4096).unwrap();
+    let data = pattern(4096, 9);
+    src.write(0, &data).unwrap();
+    for len in [4usize, 16, 28, 52, 100, 2044] {
+        dst.fill(0, dst.len(), 0xEE).unwrap();
+        let mut a = args(AIV_TT_PAD_EXACT);
+        a.src = gm(&src, 0);
+        a.dst = gm(&dst, 0);
+        a.len = len as u32;
+        selftest(&dev, a, 1).unwrap_or_else(|e| panic!("{len} bytes: {e}"));
+        let mut expect = vec![0xEEu8; dst.len()];
+        expect[..len].copy_from_slice(&data[..len]);
+        assert_eq!(read_all(&dst), expect, "{len} bytes");
+    }
+    // 64 bytes through a 52-byte tensor: the load's data passes the tensor's end.
+    let mut a = args(AIV_TT_PAD_EXACT);
+    a.src = gm(&src, 0);
+    a.dst = gm(&dst, 0);
+    a.len = 52;
+    a.block_len = 64;
+    let f = fault(selftest(&dev, a, 1));
+    assert_eq!(
+        f.kind,
+        FaultKind::UbOutOfBounds {
+            offset: 0,
+            len: 64,
+            limit: 52
+        },
+        "{f}"
+    );
+}
+
 #[test]
 fn strided_data_copy_both_directions() {
     let dev = device(0);

@@ -49,7 +49,11 @@ struct Burst {
     gm: usize,
     ub: usize,
     len: usize,
-    /// DataCopyPad GM->UB: UB bytes this burst occupies (padding and dummy included).
+    /// UB bytes this burst reads or writes as the tensor's contents: `len`, and for DataCopyPad
+    /// GM->UB the left and right padding too.
+    ub_data: usize,
+    /// UB bytes this burst occupies: `ub_data`, and for DataCopyPad GM->UB the dummy bytes up
+    /// to the next 32-byte boundary.
     ub_span: usize,
 }
 
@@ -73,6 +77,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                     gm: 0,
                     ub: 0,
                     len,
+                    ub_data: len,
                     ub_span: len,
                 });
             }
@@ -97,6 +102,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                         gm: i * (len + gm_gap),
                         ub: i * (len + ub_gap),
                         len,
+                        ub_data: len,
                         ub_span: len,
                     });
                 }
@@ -137,7 +143,14 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                     reason: "leftPadding/rightPadding may cover at most 32 bytes each".into(),
                 });
             }
+            // A block's UB stride is whole 32-byte blocks either way; a store reads only its
+            // `len` bytes of it, a load also writes the padding and the dummy rest.
             let span = (lp + len + rp).div_ceil(BLK) * BLK;
+            let (data, occupied) = if r.dir == GM_TO_UB {
+                (lp + len + rp, span)
+            } else {
+                (len, len)
+            };
             let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
                 (r.src_stride as usize, r.dst_stride as usize * BLK)
             } else {
@@ -149,7 +162,8 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                         gm: i * (len + gm_gap),
                         ub: i * (span + ub_gap),
                         len,
-                        ub_span: span,
+                        ub_data: data,
+                        ub_span: occupied,
                     });
                 }
             }
@@ -194,14 +208,23 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     let Some(last) = bursts.last().copied() else {
         return Ok(());
     };
+    // The tensor's contents must lie in the tensor. DataCopyPad GM->UB also writes dummy bytes
+    // up to the next 32-byte boundary: they may pass the tensor's end but not its buffer's, and
+    // InitBuffer rounds every buffer up to whole 32-byte blocks (AscendC docs, TPipe::InitBuffer),
+    // so a tensor of 13 floats owns 64 bytes.
     let ub_limit = (r.ub_cap as usize).min(ctx.ub_len - ub_off);
-    let ub_end = last.ub + last.ub_span;
-    if ub_end > ub_limit {
-        return Err(FaultKind::UbOutOfBounds {
-            offset: ub_off as u64,
-            len: ub_end as u64,
-            limit: ub_limit as u64,
-        });
+    let buffer_limit = ub_limit.next_multiple_of(BLK).min(ctx.ub_len - ub_off);
+    for (end, limit) in [
+        (last.ub + last.ub_data, ub_limit),
+        (last.ub + last.ub_span, buffer_limit),
+    ] {
+        if end > limit {
+            return Err(FaultKind::UbOutOfBounds {
+                offset: ub_off as u64,
+                len: end as u64,
+                limit: limit as u64,
+            });
+        }
     }
     let gm_end = last.gm + last.len;
     let Some(found) = ctx.twin.mem.lookup(gm_addr, gm_end) else {
@@ -448,5 +471,90 @@ fn fill_pad(r: &AscTwinCopy, ub: usize, lp: usize, len: usize, span: usize) {
         // Unspecified on hardware ("random"): poison so kernels cannot come to rely on it.
         fill(0, lp, &|_| POISON);
         fill(lp + len, span, &|_| POISON);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(api: u32, dir: u32, es: u32, count: u32, len: u32) -> AscTwinCopy {
+        AscTwinCopy {
+            api,
+            dir,
+            ub: std::ptr::null_mut(),
+            ub_cap: 0,
+            gm: std::ptr::null_mut(),
+            elem_size: es,
+            block_count: count,
+            block_len: len,
+            src_stride: 0,
+            dst_stride: 0,
+            is_pad: 0,
+            left_pad: 0,
+            right_pad: 0,
+            pad_value: 0,
+        }
+    }
+
+    /// (gm, ub, len, ub_data, ub_span) of each burst.
+    fn bursts(r: &AscTwinCopy) -> Vec<(usize, usize, usize, usize, usize)> {
+        plan(r)
+            .unwrap()
+            .iter()
+            .map(|b| (b.gm, b.ub, b.len, b.ub_data, b.ub_span))
+            .collect()
+    }
+
+    #[test]
+    fn data_copy_moves_whole_blocks_only() {
+        assert_eq!(
+            bursts(&req(API_DATA_COPY, GM_TO_UB, 4, 1, 64)),
+            [(0, 0, 64, 64, 64)]
+        );
+        assert!(matches!(
+            plan(&req(API_DATA_COPY, GM_TO_UB, 4, 1, 52)),
+            Err(FaultKind::BadLength { len: 52, .. })
+        ));
+        assert!(bursts(&req(API_DATA_COPY, GM_TO_UB, 4, 1, 0)).is_empty());
+    }
+
+    #[test]
+    fn strided_copies_count_lengths_and_gaps_in_blocks() {
+        let mut r = req(API_STRIDED, GM_TO_UB, 2, 3, 2);
+        r.src_stride = 1; // GM gap, blocks
+        r.dst_stride = 2; // UB gap, blocks
+        assert_eq!(
+            bursts(&r),
+            [
+                (0, 0, 64, 64, 64),
+                (96, 128, 64, 64, 64),
+                (192, 256, 64, 64, 64)
+            ]
+        );
+        r.dir = 1; // UB -> GM: the strides swap roles
+        assert_eq!(bursts(&r)[1], (128, 96, 64, 64, 64));
+        r.block_count = MAX_BLOCK_COUNT + 1;
+        assert!(plan(&r).is_err());
+    }
+
+    #[test]
+    fn pad_loads_fill_to_the_block_and_pad_stores_read_only_their_bytes() {
+        // GM -> UB: 13 floats with 2 of left padding land in 64 bytes, the next block 32 further.
+        let mut r = req(API_PAD, GM_TO_UB, 4, 2, 52);
+        r.left_pad = 2;
+        r.src_stride = 12; // GM gap, bytes
+        r.dst_stride = 1; // UB gap, blocks
+        assert_eq!(bursts(&r), [(0, 0, 52, 60, 64), (64, 96, 52, 60, 64)]);
+        // UB -> GM: the same strides read 52 bytes a block; padding does not apply.
+        r.dir = 1;
+        r.src_stride = 1; // UB gap, blocks
+        r.dst_stride = 12; // GM gap, bytes
+        assert_eq!(bursts(&r), [(0, 0, 52, 52, 52), (64, 96, 52, 52, 52)]);
+        // Lengths that are not whole elements, and padding over 32 bytes, are refused.
+        assert!(plan(&req(API_PAD, GM_TO_UB, 4, 1, 6)).is_err());
+        let mut wide = req(API_PAD, GM_TO_UB, 4, 1, 8);
+        wide.right_pad = 9;
+        assert!(plan(&wide).is_err());
     }
 }
