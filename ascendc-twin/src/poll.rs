@@ -12,11 +12,10 @@
 //! their rank's abort cell every 100 us once they have waited that long) parks on its flag,
 //! and is woken when the flag is written, not only when the side cell is.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
-
-use std::sync::Arc;
 
 use crate::block::BlockCtx;
 use crate::error::FaultKind;
