@@ -131,6 +131,73 @@ pub enum StopCause {
     },
 }
 
+/// Why the ranks of a job could not meet or stay in touch ([`crate::bootstrap`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BootstrapError {
+    /// Bytes that are not a [`crate::bootstrap::UniqueId`].
+    #[error("bad UniqueId: {0}")]
+    BadId(String),
+    /// Rank 0 cannot listen on the job's address.
+    #[error("rank 0 cannot listen on {addr}: {detail}")]
+    Listen {
+        /// The address.
+        addr: String,
+        /// What the system said.
+        detail: String,
+    },
+    /// A rank could not reach rank 0 before its deadline.
+    #[error("rank 0 at {addr} could not be reached within {waited_ms} ms: {detail}")]
+    Unreachable {
+        /// Rank 0's address.
+        addr: String,
+        /// How long the rank tried.
+        waited_ms: u64,
+        /// The last error of a connection attempt.
+        detail: String,
+    },
+    /// The rendezvous deadline passed before these ranks arrived.
+    #[error("rank(s) {ranks:?} of {size} did not join within {waited_ms} ms")]
+    Missing {
+        /// The ranks that did not arrive.
+        ranks: Vec<u32>,
+        /// The number of ranks of the job.
+        size: u32,
+        /// How long rank 0 waited.
+        waited_ms: u64,
+    },
+    /// Rank 0 refused this rank; the reason is rank 0's.
+    #[error("rank 0 refused this rank: {0}")]
+    Refused(String),
+    /// What listens at rank 0's address is not this job's rank 0.
+    #[error("{addr} is not this job's rank 0: {detail}")]
+    ForeignRoot {
+        /// The address.
+        addr: String,
+        /// What gave it away.
+        detail: String,
+    },
+    /// A rank's connection closed or broke: its process exited or was killed.
+    #[error("rank {peer} is gone: {detail}")]
+    PeerLost {
+        /// The rank.
+        peer: u32,
+        /// What was seen.
+        detail: String,
+    },
+    /// These ranks did not take part in an exchange within the timeout.
+    #[error("rank(s) {ranks:?} did not answer within {waited_ms} ms")]
+    Timeout {
+        /// The ranks waited for.
+        ranks: Vec<u32>,
+        /// How long.
+        waited_ms: u64,
+    },
+    /// The launcher's variables are missing or wrong (see [`crate::bootstrap::LaunchEnv`]).
+    #[error("launch environment: {0}")]
+    Environment(String),
+}
+
 /// Everything that can go wrong in aiv-comm. Argument errors are returned before anything is
 /// launched or written; device errors come from a launch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -334,6 +401,9 @@ pub enum Error {
         /// Why the task failed or was dropped.
         cause: Box<Error>,
     },
+    /// The ranks of a job could not meet or lost one another (processes, [`crate::bootstrap`]).
+    #[error("bootstrap: {0}")]
+    Bootstrap(BootstrapError),
     /// A call of the device runtime (ACL) failed outside a kernel, or the runtime cannot be
     /// used; `message` is the runtime's own text (`aclGetRecentErrMsg`).
     #[error("device runtime: {call} failed (error {code}): {message}")]

@@ -34,6 +34,7 @@
 
 pub mod backend;
 mod batch;
+pub mod bootstrap;
 mod buffer;
 mod check;
 mod collectives;
@@ -70,7 +71,7 @@ pub use config::{
     BackendChoice, Config, DEFAULT_BUFFER_BYTES, DEFAULT_EXEC_TIMEOUT, MIN_EXEC_TIMEOUT,
 };
 pub use dtype::{DataType, ReduceOp};
-pub use error::{Error, Fault, FaultKind, Result, StopCause};
+pub use error::{BootstrapError, Error, Fault, FaultKind, Result, StopCause};
 pub use event::Event;
 pub use link::{CommStream, SendRecvKind};
 pub use typed::{
