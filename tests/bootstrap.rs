@@ -302,3 +302,101 @@ fn a_killed_rank_process_is_named_by_its_peers() {
         assert!(result.contains("rank 2 is gone"), "{text}");
     }
 }
+
+/// The body of a rank process started by a launcher (mpirun, or torchrun's variables): joins
+/// from its environment and prints what an all_gather of "rank:local rank:launcher" gave.
+#[test]
+#[ignore = "a rank process of the launcher tests, started by them"]
+fn launched_rank_process() {
+    if std::env::var(CHILD).as_deref() != Ok("launched") {
+        return;
+    }
+    let env = LaunchEnv::from_env()
+        .unwrap()
+        .expect("started by a launcher");
+    let peers = join(env.rank, env.world_size, env.unique_id(), T).unwrap();
+    let me = format!("{}:{}:{:?}", env.rank, env.local_rank, env.launcher);
+    let all: Vec<String> = peers
+        .all_gather(me.as_bytes())
+        .unwrap()
+        .into_iter()
+        .map(|b| String::from_utf8(b).unwrap())
+        .collect();
+    println!("RESULT {}", all.join(","));
+}
+
+/// The RESULT lines of a launched job's output, in the order printed.
+fn results(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once("RESULT ").map(|(_, r)| r.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn ranks_started_by_mpirun_meet_through_open_mpis_variables() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpirun on this machine (Debian: apt-get install openmpi-bin; .ci/run installs it)");
+        return;
+    }
+    let out = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "launched_rank_process",
+            "--nocapture",
+        ])
+        .args(["--test-threads=1"])
+        .env(CHILD, "launched")
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mpirun: {}", out.status);
+    let expect = "0:0:OpenMpi,1:1:OpenMpi,2:2:OpenMpi";
+    assert_eq!(results(&out), vec![expect; 3]);
+}
+
+#[test]
+fn ranks_with_torchruns_variables_meet_beside_torchs_own_store() {
+    // torchrun's agent holds MASTER_PORT with torch's store: hold it here too, so aiv-comm
+    // must take the next port.
+    let (store, port) = loop {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = l.local_addr().unwrap().port();
+        if p < u16::MAX && TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            break (l, p);
+        }
+    };
+    let ranks: Vec<_> = (0..3)
+        .map(|r| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "launched_rank_process",
+                    "--nocapture",
+                ])
+                .args(["--test-threads=1"])
+                .env(CHILD, "launched")
+                .env("RANK", r.to_string())
+                .env("LOCAL_RANK", r.to_string())
+                .env("WORLD_SIZE", "3")
+                .env("LOCAL_WORLD_SIZE", "3")
+                .env("MASTER_ADDR", "localhost")
+                .env("MASTER_PORT", port.to_string())
+                .env("TORCHELASTIC_RUN_ID", "none")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in ranks {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", out.status);
+        assert_eq!(results(&out), ["0:0:Torchrun,1:1:Torchrun,2:2:Torchrun"]);
+    }
+    drop(store);
+}

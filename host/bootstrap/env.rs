@@ -224,16 +224,20 @@ fn derived_id(
     ))
 }
 
-/// The address of `host` (a name or an address).
+/// The address of `host` (a name or an address): of a name, its first IPv4 address if it has
+/// one (every rank then picks the same, whatever order the resolver gives), else its first.
 fn resolve(host: &str, port: u16) -> Result<IpAddr> {
     if let Ok(ip) = host.trim().parse::<IpAddr>() {
         return Ok(ip);
     }
-    (host.trim(), port)
+    let all: Vec<IpAddr> = (host.trim(), port)
         .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .map(|a| a.ip())
+        .map(|a| a.map(|a| a.ip()).collect())
+        .unwrap_or_default();
+    all.iter()
+        .find(|ip| ip.is_ipv4())
+        .or(all.first())
+        .copied()
         .ok_or_else(|| env_err(format!("cannot resolve the master address {host:?}")))
 }
 
