@@ -400,3 +400,26 @@ fn ranks_with_torchruns_variables_meet_beside_torchs_own_store() {
     }
     drop(store);
 }
+
+#[test]
+fn bad_arguments_are_errors_and_any_timeout_is_taken() {
+    let id = UniqueId::new().unwrap();
+    assert!(matches!(join(0, 0, &id, T), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        join(3, 3, &id, T),
+        Err(Error::RankOutOfRange { rank: 3, size: 3 })
+    ));
+    assert!(matches!(
+        join(1, 2, &id, Duration::ZERO),
+        Err(Error::InvalidArgument(_))
+    ));
+    // A timeout no Instant can hold: the ranks still meet.
+    let bytes = id.to_bytes();
+    let member =
+        thread::spawn(move || join(1, 2, &UniqueId::from_bytes(&bytes).unwrap(), Duration::MAX));
+    let root = join(0, 2, &id, Duration::MAX).unwrap();
+    let member = member.join().unwrap().unwrap();
+    let other = thread::spawn(move || member.barrier());
+    root.barrier().unwrap();
+    other.join().unwrap().unwrap();
+}

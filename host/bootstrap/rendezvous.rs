@@ -21,6 +21,14 @@ fn err(e: BootstrapError) -> Error {
     Error::Bootstrap(e)
 }
 
+/// `after` from `start`, or a year from it if `after` is longer (an `Instant` cannot hold any
+/// `Duration`).
+fn until(start: Instant, after: Duration) -> Instant {
+    start
+        .checked_add(after)
+        .unwrap_or(start + Duration::from_secs(365 * 24 * 3600))
+}
+
 /// Joins the job of `id` as `rank` of `size`: rank 0 waits for every other rank, the others
 /// connect to it (retrying until it listens). Returns when every rank has arrived, or fails at
 /// rank 0's deadline (`timeout` after rank 0 started waiting) naming the ranks that did not,
@@ -38,6 +46,11 @@ pub fn join(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Pe
     }
     if rank >= size {
         return Err(Error::RankOutOfRange { rank, size });
+    }
+    if timeout.is_zero() {
+        return Err(Error::InvalidArgument(
+            "a rendezvous needs a timeout above zero".into(),
+        ));
     }
     let links = if size == 1 {
         Links::Alone
@@ -60,7 +73,7 @@ pub fn join(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Pe
 /// Rank 0's side: accept, check, and admit ranks until all are in or the deadline passes.
 fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     let start = Instant::now();
-    let deadline = start + timeout;
+    let deadline = until(start, timeout);
     let bound;
     let listener = match id.listener() {
         Some(l) => l,
@@ -190,7 +203,7 @@ fn admit(
 /// A member's side: reach rank 0, prove membership, check rank 0's proof, wait for the verdict.
 fn member(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     let start = Instant::now();
-    let deadline = start + timeout;
+    let deadline = until(start, timeout);
     let addr = id.addr();
     let mut s = loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -263,7 +276,8 @@ fn member(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Link
         _ => return Err(foreign("it answered out of turn".into())),
     }
     // Rank 0's deadline decides; its verdict comes by then (bounded here at twice the timeout).
-    let verdict_by = (start + 2 * timeout).saturating_duration_since(Instant::now());
+    let verdict_by =
+        until(start, timeout.saturating_mul(2)).saturating_duration_since(Instant::now());
     s.set_read_timeout(Some(verdict_by.max(Duration::from_millis(1))))
         .map_err(io_foreign)?;
     let lost = |detail: String| err(BootstrapError::PeerLost { peer: 0, detail });
