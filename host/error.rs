@@ -177,7 +177,8 @@ pub enum BootstrapError {
         /// What gave it away.
         detail: String,
     },
-    /// A rank's connection closed or broke: its process exited or was killed.
+    /// A rank's connection closed or broke (its process exited or was killed), or it broke the
+    /// protocol.
     #[error("rank {peer} is gone: {detail}")]
     PeerLost {
         /// The rank.
@@ -193,6 +194,9 @@ pub enum BootstrapError {
         /// How long.
         waited_ms: u64,
     },
+    /// A local socket call failed (not a peer's doing).
+    #[error("a local socket call failed: {0}")]
+    Io(String),
     /// The launcher's variables are missing or wrong (see [`crate::bootstrap::LaunchEnv`]).
     #[error("launch environment: {0}")]
     Environment(String),

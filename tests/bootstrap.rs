@@ -198,9 +198,21 @@ fn two_jobs_at_once_do_not_meet() {
     let b = UniqueId::new().unwrap();
     let ja = thread::spawn(move || join_all(&a, 3, &[0, 1, 2], T));
     let jb = thread::spawn(move || join_all(&b, 2, &[1, 0], T));
-    for p in ja.join().unwrap().into_iter().chain(jb.join().unwrap()) {
-        let p = p.unwrap();
-        assert!(p.size() == 3 || p.size() == 2);
+    let peers: Vec<Peers> = ja
+        .join()
+        .unwrap()
+        .into_iter()
+        .chain(jb.join().unwrap())
+        .map(|p| p.unwrap())
+        .collect();
+    let hs: Vec<_> = peers
+        .into_iter()
+        .map(|p| thread::spawn(move || (p.size(), p.all_gather(&[p.size() as u8, p.rank() as u8]))))
+        .collect();
+    for h in hs {
+        let (size, all) = h.join().unwrap();
+        let expect: Vec<Vec<u8>> = (0..size as u8).map(|r| vec![size as u8, r]).collect();
+        assert_eq!(all.unwrap(), expect, "each job gathers its own ranks only");
     }
     // A second job cannot take the first one's address while it listens.
     let first = UniqueId::new().unwrap();
@@ -422,4 +434,105 @@ fn bad_arguments_are_errors_and_any_timeout_is_taken() {
     let other = thread::spawn(move || member.barrier());
     root.barrier().unwrap();
     other.join().unwrap().unwrap();
+}
+
+/// A client that reads rank 0's challenge, then trickles a hello one byte at a time.
+fn trickle(addr: std::net::SocketAddr, stop: Instant) {
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return;
+    };
+    let left = stop.saturating_duration_since(Instant::now());
+    s.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+        .unwrap();
+    let mut challenge = [0u8; 30];
+    let _ = s.read_exact(&mut challenge);
+    let mut head = vec![2u8];
+    head.extend_from_slice(&4000u64.to_be_bytes());
+    for b in head.into_iter().chain(std::iter::repeat(0)) {
+        if Instant::now() > stop || s.write_all(&[b]).is_err() {
+            return;
+        }
+        thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn slow_silent_and_flooding_connections_hold_no_rank_past_its_deadline() {
+    // The job's ranks get in while all of that goes on.
+    let id = UniqueId::new().unwrap();
+    let bytes = id.to_bytes();
+    let addr = root_addr(&bytes);
+    let stop = Instant::now() + Duration::from_secs(4);
+    let trickler = thread::spawn(move || trickle(addr, stop));
+    let silent: Vec<TcpStream> = (0..5).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    let flood = thread::spawn(move || {
+        while Instant::now() < stop {
+            let _ = TcpStream::connect_timeout(&addr, Duration::from_millis(50));
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let start = Instant::now();
+    let got = join_all(&id, 3, &[0, 1, 2], Duration::from_secs(3));
+    assert!(
+        got.iter().all(|p| p.is_ok()),
+        "{:?}",
+        got.iter().map(|p| p.as_ref().err()).collect::<Vec<_>>()
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    // Alone, rank 0 gives up at its deadline, whatever keeps arriving.
+    let lonely = UniqueId::new().unwrap();
+    let addr = root_addr(&lonely.to_bytes());
+    let trickler2 = thread::spawn(move || trickle(addr, stop));
+    let flood2 = thread::spawn(move || {
+        while Instant::now() < stop {
+            let _ = TcpStream::connect_timeout(&addr, Duration::from_millis(50));
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let start = Instant::now();
+    let e = boot(join(0, 2, &lonely, Duration::from_millis(500)).unwrap_err());
+    assert!(
+        matches!(e, BootstrapError::Missing { ref ranks, .. } if ranks == &[1]),
+        "{e}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(silent);
+    for h in [trickler, flood, trickler2, flood2] {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn a_rank_missing_from_a_gather_is_named_on_every_rank() {
+    let id = UniqueId::new().unwrap();
+    let limit = Duration::from_secs(1);
+    let mut peers = join_all(&id, 3, &[0, 1, 2], limit)
+        .into_iter()
+        .map(|p| p.unwrap());
+    let (root, one, _two) = (
+        peers.next().unwrap(),
+        peers.next().unwrap(),
+        peers.next().unwrap(),
+    );
+    // Rank 2 never calls; rank 0 comes 300 ms after rank 1.
+    let one = thread::spawn(move || one.all_gather(b"1"));
+    thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    let e0 = boot(root.all_gather(b"0").unwrap_err());
+    let e1 = boot(one.join().unwrap().unwrap_err());
+    for e in [e0, e1] {
+        assert!(
+            matches!(e, BootstrapError::Timeout { ref ranks, .. } if ranks == &[2]),
+            "{e}"
+        );
+    }
+    assert!(start.elapsed() < limit * 3, "{:?}", start.elapsed());
 }

@@ -34,7 +34,7 @@ struct AscTwinCopy {
     uint32_t api;         /* AscTwinCopyApi */
     uint32_t dir;         /* AscTwinDir */
     uint8_t *ub;          /* UB side: first byte the LocalTensor points at */
-    uint64_t ub_cap;      /* bytes the LocalTensor owns from ub onwards (its buffer's end) */
+    uint64_t ub_cap;      /* bytes of the LocalTensor from ub on: GetSize(), not its 32-byte buffer */
     uint8_t *gm;          /* GM side */
     uint32_t elem_size;   /* sizeof(T) */
     uint32_t block_count; /* DATA_COPY: 1 */

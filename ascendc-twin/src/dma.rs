@@ -211,7 +211,10 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     // The tensor's contents must lie in the tensor. DataCopyPad GM->UB also writes dummy bytes
     // up to the next 32-byte boundary: they may pass the tensor's end but not its buffer's, and
     // InitBuffer rounds every buffer up to whole 32-byte blocks (AscendC docs, TPipe::InitBuffer),
-    // so a tensor of 13 floats owns 64 bytes.
+    // so a tensor of 13 floats owns 64 bytes. (Padding counts as the tensor's contents: a load
+    // whose padding passes the tensor's end is refused, though the NPU would write it into the
+    // buffer's rest. With UB offsets, strides and spans all multiples of 32, the second check
+    // follows from the first today; it stays as the statement of the rule.)
     let ub_limit = (r.ub_cap as usize).min(ctx.ub_len - ub_off);
     let buffer_limit = ub_limit.next_multiple_of(BLK).min(ctx.ub_len - ub_off);
     for (end, limit) in [

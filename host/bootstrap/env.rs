@@ -36,9 +36,11 @@ pub enum Launcher {
 /// | Open MPI | `OMPI_COMM_WORLD_RANK`, `_SIZE`, `_LOCAL_RANK` | the loopback, a port derived from the job id |
 /// | PMI | `PMI_RANK`, `PMI_SIZE`, `MPI_LOCALRANKID` | the loopback, a port derived from the job id |
 ///
-/// Whatever the launcher, `AIV_MASTER_ADDR` and `AIV_MASTER_PORT` choose rank 0's address and
-/// port, and `AIV_JOB_ID` (any string all ranks share, and no other job uses) names the job.
-/// The local rank defaults to the rank.
+/// Unless `AIV_UNIQUE_ID` gives the rendezvous (read with aiv-comm's own variables only),
+/// `AIV_MASTER_ADDR` and `AIV_MASTER_PORT` choose rank 0's address and port, and `AIV_JOB_ID`
+/// (any string all ranks share, and no other job uses) names the job. The local rank defaults
+/// to the rank. A master address given as a name or a non-loopback address makes rank 0 listen
+/// on every interface (on that port); otherwise it listens on the loopback.
 ///
 /// **Under torchrun**, torch's store (torchrun's agent) already listens on `MASTER_PORT`, so
 /// aiv-comm's rank 0 takes the next port.
@@ -51,8 +53,9 @@ pub enum Launcher {
 /// rank and carry it to the others (`AIV_UNIQUE_ID`).
 ///
 /// **Open MPI and PMI without `AIV_MASTER_ADDR`** rendezvous on the loopback: all ranks on one
-/// host. Ranks on several hosts are refused with a message asking for `AIV_MASTER_ADDR` (rank
-/// 0's host).
+/// host. When the launcher says the ranks are on several hosts (Open MPI's
+/// `OMPI_COMM_WORLD_LOCAL_SIZE`, Hydra's `MPI_LOCALNRANKS` below the world size) the launch is
+/// refused with a message asking for `AIV_MASTER_ADDR` (rank 0's host).
 #[derive(Debug, Clone)]
 pub struct LaunchEnv {
     /// This process's rank.
@@ -204,24 +207,32 @@ fn derived_id(
         Launcher::OpenMpi => {
             var("OMPI_COMM_WORLD_LOCAL_SIZE").is_none_or(|l| l.trim() == world_size.to_string())
         }
+        // MPICH's Hydra: the ranks on this host.
+        Launcher::Pmi => var("MPI_LOCALNRANKS").is_none_or(|l| l.trim() == world_size.to_string()),
         _ => true,
     };
-    let ip = match host {
-        Some(h) => resolve(&h, port)?,
-        None if one_host => IpAddr::V4(Ipv4Addr::LOCALHOST),
+    let (ip, named) = match &host {
+        Some(h) => (resolve(h, port)?, h.trim().to_string()),
+        None if one_host => (IpAddr::V4(Ipv4Addr::LOCALHOST), String::new()),
         None => {
             return Err(env_err(
                 "the job's ranks are on several hosts: set AIV_MASTER_ADDR to rank 0's host".into(),
             ))
         }
     };
+    // The secret hashes the address as given, not as resolved: hosts may resolve one name
+    // differently (Debian maps a host's own name to 127.0.1.1 on that host alone).
     let mut h = Sha256::new();
     h.update(b"aiv-comm job secret v1\0");
-    h.update(format!("{launcher:?}\0{job}\0{ip}\0{port}\0{world_size}").as_bytes());
-    Ok(UniqueId::from_parts(
-        SocketAddr::new(ip, port),
-        h.finalize().into(),
-    ))
+    h.update(format!("{launcher:?}\0{job}\0{named}\0{port}\0{world_size}").as_bytes());
+    let id = UniqueId::from_parts(SocketAddr::new(ip, port), h.finalize().into());
+    // A master address that is not a loopback one (a host's name or address): rank 0 listens on
+    // every interface, as torch's store does, so that ranks on other hosts reach it whatever
+    // its own host resolves the name to.
+    Ok(match host {
+        Some(_) if !ip.is_loopback() || named.parse::<IpAddr>().is_err() => id.binding_any(),
+        _ => id,
+    })
 }
 
 /// The address of `host` (a name or an address): of a name, its first IPv4 address if it has
@@ -366,6 +377,15 @@ mod tests {
                 "AIV_UNIQUE_ID",
             ),
             (vec![("PMI_RANK", "0"), ("PMI_SIZE", "2")], "AIV_JOB_ID"),
+            (
+                vec![
+                    ("PMI_RANK", "0"),
+                    ("PMI_SIZE", "4"),
+                    ("MPI_LOCALNRANKS", "2"),
+                    ("AIV_JOB_ID", "j"),
+                ],
+                "AIV_MASTER_ADDR",
+            ),
             (
                 vec![
                     ("OMPI_COMM_WORLD_RANK", "0"),

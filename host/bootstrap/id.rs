@@ -23,6 +23,9 @@ const VERSION: u8 = 1;
 #[derive(Clone)]
 pub struct UniqueId {
     addr: SocketAddr,
+    /// Where rank 0 binds: `addr`, or every interface on `addr`'s port when the address came
+    /// from a launcher as a host's own name or address (see [`super::LaunchEnv`]).
+    bind: SocketAddr,
     secret: [u8; 32],
     listener: Option<Arc<TcpListener>>,
 }
@@ -61,6 +64,7 @@ impl UniqueId {
         })?;
         Ok(UniqueId {
             addr,
+            bind: addr,
             secret,
             listener: Some(Arc::new(listener)),
         })
@@ -70,9 +74,25 @@ impl UniqueId {
     pub(crate) fn from_parts(addr: SocketAddr, secret: [u8; 32]) -> UniqueId {
         UniqueId {
             addr,
+            bind: addr,
             secret,
             listener: None,
         }
+    }
+
+    /// The same id, with rank 0 listening on every interface (on the same port).
+    pub(crate) fn binding_any(mut self) -> UniqueId {
+        let any: IpAddr = match self.addr {
+            SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+            SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+        };
+        self.bind = SocketAddr::new(any, self.addr.port());
+        self
+    }
+
+    /// Where rank 0 binds its listening socket.
+    pub(crate) fn bind_addr(&self) -> SocketAddr {
+        self.bind
     }
 
     /// The id as bytes, for [`UniqueId::from_bytes`] on the other ranks.

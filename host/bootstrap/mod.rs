@@ -14,7 +14,9 @@
 //! answers the rank's own nonce the same way. The secret itself never crosses the wire. So:
 //!
 //! - a connection that says nothing, says something else or is too slow is dropped, and rank
-//!   0 goes on waiting for the job's ranks;
+//!   0 goes on waiting for the job's ranks: each connection is checked on a thread of its own
+//!   within a second (64 at a time; more are closed at once, and the job's ranks retry), so no
+//!   number of them holds any rank past its deadline;
 //! - a rank of another job (another secret), a second job whose ranks find this rank 0 on their
 //!   port, a rank number out of range or taken twice, or a different world size is refused
 //!   with a message saying which, and the job goes on;
@@ -24,7 +26,11 @@
 //!
 //! After the rendezvous the connections stay open: rank 0 relays [`Peers::all_gather`] and
 //! [`Peers::barrier`], and a rank whose connection closes (its process exited or was killed) is
-//! named to the others as [`crate::error::BootstrapError::PeerLost`].
+//! named to the others as [`crate::error::BootstrapError::PeerLost`]. A rank that is alive but
+//! does not call in time is named as [`crate::error::BootstrapError::Timeout`].
+//!
+//! Not yet: a rank that dies during the rendezvous keeps its place until the first exchange
+//! names it (so a restarted process is refused as a rank that already joined).
 //!
 //! # Example
 //!

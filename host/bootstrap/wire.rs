@@ -2,6 +2,8 @@
 //! membership (HMAC-SHA256 under the job's secret).
 
 use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -16,9 +18,8 @@ pub(super) const NONCE: usize = 16;
 /// Bytes of a proof.
 pub(super) const PROOF: usize = 32;
 /// The longest frame during the handshake: a stray connection cannot make rank 0 allocate.
+/// After it, frames come from proven ranks and have no limit but memory.
 pub(super) const MAX_HANDSHAKE_FRAME: usize = 4096;
-/// The longest frame after it.
-pub(super) const MAX_FRAME: usize = 1 << 30;
 
 /// Rank 0 -> rank: `MAGIC`, `VERSION`, rank 0's nonce.
 pub(super) const CHALLENGE: u8 = 1;
@@ -88,13 +89,9 @@ pub(super) fn nonce() -> io::Result<[u8; NONCE]> {
 
 /// Writes one frame.
 pub(super) fn send(w: &mut impl Write, kind: u8, payload: &[u8]) -> io::Result<()> {
-    let len = u32::try_from(payload.len())
-        .ok()
-        .filter(|&l| l as usize <= MAX_FRAME)
-        .ok_or_else(|| io::Error::other(format!("{} bytes in one frame", payload.len())))?;
-    let mut head = [0u8; 5];
+    let mut head = [0u8; 9];
     head[0] = kind;
-    head[1..].copy_from_slice(&len.to_be_bytes());
+    head[1..].copy_from_slice(&(payload.len() as u64).to_be_bytes());
     w.write_all(&head)?;
     w.write_all(payload)?;
     w.flush()
@@ -102,18 +99,66 @@ pub(super) fn send(w: &mut impl Write, kind: u8, payload: &[u8]) -> io::Result<(
 
 /// Reads one frame of at most `max` payload bytes.
 pub(super) fn recv(r: &mut impl Read, max: usize) -> io::Result<(u8, Vec<u8>)> {
-    let mut head = [0u8; 5];
+    let mut head = [0u8; 9];
     r.read_exact(&mut head)?;
-    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-    if len > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("a frame of {len} bytes (at most {max} here)"),
-        ));
-    }
+    let len = u64::from_be_bytes(head[1..].try_into().expect("8 bytes"));
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&l| l <= max)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a frame of {len} bytes (at most {max} here)"),
+            )
+        })?;
     let mut payload = vec![0u8; len];
     r.read_exact(&mut payload)?;
     Ok((head[0], payload))
+}
+
+/// A connection whose reads and writes all end by `by`: each call re-arms the socket's timeout
+/// with the time left, so a peer that trickles bytes cannot stretch a frame past it. A call
+/// after `by` fails with [`io::ErrorKind::TimedOut`].
+pub(super) struct Until<'a> {
+    pub(super) stream: &'a TcpStream,
+    pub(super) by: Instant,
+}
+
+impl Until<'_> {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.by.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"))
+        } else {
+            Ok(left)
+        }
+    }
+}
+
+impl Read for Until<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        (&mut &*self.stream).read(buf)
+    }
+}
+
+impl Write for Until<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        (&mut &*self.stream).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether `e` is a timeout (of [`Until`] or of a socket timeout).
+pub(super) fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
 }
 
 /// The `u32` at byte `at` of `b` (big-endian), if there is one.
