@@ -536,3 +536,32 @@ fn a_rank_missing_from_a_gather_is_named_on_every_rank() {
     }
     assert!(start.elapsed() < limit * 3, "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_rank_that_gives_up_during_the_rendezvous_can_come_again() {
+    // Rank 1 is admitted, gives up (its own deadline passes while rank 2 is still away) and
+    // closes its connection; a new rank 1 (a restarted process) and rank 2 then complete the job.
+    let id = UniqueId::new().unwrap();
+    let bytes = id.to_bytes();
+    let root = {
+        let id = id.clone();
+        thread::spawn(move || join(0, 3, &id, T))
+    };
+    let member = move |r: u32, t: Duration| join(r, 3, &UniqueId::from_bytes(&bytes).unwrap(), t);
+    let e = boot(member(1, Duration::from_millis(200)).unwrap_err());
+    assert!(
+        matches!(e, BootstrapError::Timeout { ref ranks, .. } if ranks == &[0]),
+        "{e}"
+    );
+    let again = thread::spawn(move || member(1, T));
+    let two = member(2, T).unwrap();
+    let again = again.join().unwrap().unwrap();
+    let root = root.join().unwrap().unwrap();
+    let hs: Vec<_> = [root, again, two]
+        .into_iter()
+        .map(|p| thread::spawn(move || p.all_gather(&[p.rank() as u8]).unwrap()))
+        .collect();
+    for h in hs {
+        assert_eq!(h.join().unwrap(), vec![vec![0], vec![1], vec![2]]);
+    }
+}

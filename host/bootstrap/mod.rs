@@ -28,9 +28,7 @@
 //! [`Peers::barrier`], and a rank whose connection closes (its process exited or was killed) is
 //! named to the others as [`crate::error::BootstrapError::PeerLost`]. A rank that is alive but
 //! does not call in time is named as [`crate::error::BootstrapError::Timeout`].
-//!
-//! Not yet: a rank that dies during the rendezvous keeps its place until the first exchange
-//! names it (so a restarted process is refused as a rank that already joined).
+//! A rank that gives up or dies during the rendezvous frees its place: it can come again.
 //!
 //! # Example
 //!

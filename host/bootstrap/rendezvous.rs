@@ -21,6 +21,8 @@ const RETRY: Duration = Duration::from_millis(20);
 /// Handshakes rank 0 runs at once; connections beyond are closed at once (the job's own ranks
 /// retry).
 const MAX_HANDSHAKES: usize = 64;
+/// How often rank 0 looks for admitted ranks that left while it waits for the others.
+const SWEEP: Duration = Duration::from_millis(50);
 /// How long rank 0 gives a rank to take in a notice (missing or lost ranks) before it leaves
 /// the rank to learn it from its own deadline.
 const NOTICE: Duration = Duration::from_millis(200);
@@ -113,11 +115,33 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     let in_flight = Arc::new(AtomicUsize::new(0));
     let mut ranks: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
     let mut joined = 1;
+    let mut swept = Instant::now();
     while joined < size && Instant::now() < deadline {
+        // A rank that gave up or died while waiting for the others frees its place, so that it
+        // can come again (a restarted process): checked now and then, and before a rank whose
+        // place is taken is refused.
+        let sweep = swept.elapsed() >= SWEEP;
+        if sweep {
+            swept = Instant::now();
+        }
         while let Ok(offer) = rx.try_recv() {
+            let r = offer.rank as usize;
+            if ranks
+                .get(r)
+                .is_some_and(|s| s.as_ref().is_some_and(|s| !waiting(s)))
+            {
+                ranks[r] = None;
+                joined -= 1;
+            }
             if let Some(r) = settle(offer, size, id.secret(), &ranks) {
                 ranks[r.0 as usize] = Some(r.1);
                 joined += 1;
+            }
+        }
+        for slot in ranks.iter_mut().filter(|_| sweep) {
+            if slot.as_ref().is_some_and(|s| !waiting(s)) {
+                *slot = None;
+                joined -= 1;
             }
         }
         match listener.accept() {
@@ -173,6 +197,19 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
         }
     }
     Ok(Links::Root(ranks))
+}
+
+/// Whether an admitted rank is still waiting for rank 0's verdict. It sends nothing in that
+/// time, so anything to read (its connection's end, or bytes out of turn) means it is not.
+fn waiting(s: &TcpStream) -> bool {
+    let mut fd = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one live pollfd for an open socket (borrowed from `s`); poll only writes `revents`.
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    n == 0 || (n < 0 && io::Error::last_os_error().kind() == ErrorKind::Interrupted)
 }
 
 /// A handshake thread's work: challenge the connection and check its proof, all by `by`.
@@ -280,6 +317,14 @@ fn notify_all(ranks: &[Option<TcpStream>], kind: u8, payload: &[u8]) {
     }
 }
 
+/// Why one attempt to join failed: for good (`Final`), or because rank 0 closed the connection
+/// before answering (it was busy, or the connection was one too many): then the rank tries
+/// again until its deadline.
+enum Attempt {
+    Final(Error),
+    Dropped(String),
+}
+
 /// A member's side: reach rank 0, prove membership, check rank 0's proof, wait for the verdict.
 fn member(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     let start = Instant::now();
@@ -294,37 +339,82 @@ fn member(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Link
     };
     let s = loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match TcpStream::connect_timeout(&addr, left.clamp(Duration::from_millis(1), HANDSHAKE)) {
-            Ok(s) => break s,
-            Err(e) => {
-                if Instant::now() + RETRY >= deadline {
-                    return Err(unreachable(e.to_string()));
-                }
-                std::thread::sleep(RETRY);
-            }
+        let tried = match TcpStream::connect_timeout(
+            &addr,
+            left.clamp(Duration::from_millis(1), HANDSHAKE),
+        ) {
+            Ok(s) => match attempt(&s, rank, size, id, deadline) {
+                Ok(()) => break s,
+                Err(Attempt::Final(e)) => return Err(e),
+                Err(Attempt::Dropped(detail)) => detail,
+            },
+            Err(e) => e.to_string(),
+        };
+        if Instant::now() + RETRY >= deadline {
+            return Err(unreachable(tried));
         }
+        std::thread::sleep(RETRY);
     };
+    // Rank 0's deadline decides; its verdict comes by then (waited for here until twice the
+    // timeout after this rank started).
+    let mut io = wire::Until {
+        stream: &s,
+        by: until(start, timeout.saturating_mul(2)),
+    };
+    let lost = |detail: String| err(BootstrapError::PeerLost { peer: 0, detail });
+    match wire::recv(&mut io, usize::MAX) {
+        Ok((wire::READY, _)) => {}
+        Ok((wire::MISSING, note)) => {
+            let (waited_ms, ranks) = read_missing(&note);
+            return Err(err(BootstrapError::Missing {
+                ranks,
+                size,
+                waited_ms,
+            }));
+        }
+        Ok((kind, _)) => return Err(lost(format!("rank 0 sent frame {kind} out of turn"))),
+        Err(e) if wire::timed_out(&e) => {
+            return Err(err(BootstrapError::Timeout {
+                ranks: vec![0],
+                waited_ms: start.elapsed().as_millis() as u64,
+            }))
+        }
+        Err(e) => return Err(lost(e.to_string())),
+    }
+    Ok(Links::Member(s))
+}
+
+/// One try at the handshake on a fresh connection, all by `deadline`.
+fn attempt(
+    s: &TcpStream,
+    rank: u32,
+    size: u32,
+    id: &UniqueId,
+    deadline: Instant,
+) -> std::result::Result<(), Attempt> {
+    let addr = id.addr();
     let foreign = |detail: String| {
-        err(BootstrapError::ForeignRoot {
+        Attempt::Final(err(BootstrapError::ForeignRoot {
             addr: addr.to_string(),
             detail,
-        })
+        }))
     };
     // Until this rank's deadline: a bound but idle rank 0 (not in `join` yet, or past its own
-    // deadline) is "did not answer", not a foreign listener.
+    // deadline) is "did not answer", not a foreign listener; a closed connection is tried again.
     let quiet = |e: io::Error| {
         if wire::timed_out(&e) {
-            unreachable(
-                "it accepted the connection but did not answer in time (has rank 0 called join?)"
-                    .into(),
-            )
+            Attempt::Final(err(BootstrapError::Unreachable {
+                addr: addr.to_string(),
+                waited_ms: 0,
+                detail: "it accepted the connection but did not answer in time (has rank 0 called join?)".into(),
+            }))
         } else {
-            unreachable(format!("the connection failed: {e}"))
+            Attempt::Dropped(format!("the connection failed: {e}"))
         }
     };
     s.set_nodelay(true).map_err(quiet)?;
     let mut io = wire::Until {
-        stream: &s,
+        stream: s,
         by: deadline,
     };
     let (kind, challenge) = wire::recv(&mut io, wire::MAX_HANDSHAKE_FRAME).map_err(|e| {
@@ -364,46 +454,17 @@ fn member(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Link
     wire::send(&mut io, wire::HELLO, &hello).map_err(quiet)?;
     let (kind, answer) = wire::recv(&mut io, wire::MAX_HANDSHAKE_FRAME).map_err(quiet)?;
     match kind {
-        wire::WELCOME if wire::verify(id.secret(), Side::Root, &nonce, rank, size, &answer) => {}
-        wire::WELCOME => {
-            return Err(foreign(
-                "its proof does not match this job's secret: it is another job's rank 0".into(),
-            ))
+        wire::WELCOME if wire::verify(id.secret(), Side::Root, &nonce, rank, size, &answer) => {
+            Ok(())
         }
-        wire::REFUSE => {
-            return Err(err(BootstrapError::Refused(
-                String::from_utf8_lossy(&answer).into_owned(),
-            )))
-        }
-        _ => return Err(foreign("it answered out of turn".into())),
+        wire::WELCOME => Err(foreign(
+            "its proof does not match this job's secret: it is another job's rank 0".into(),
+        )),
+        wire::REFUSE => Err(Attempt::Final(err(BootstrapError::Refused(
+            String::from_utf8_lossy(&answer).into_owned(),
+        )))),
+        _ => Err(foreign("it answered out of turn".into())),
     }
-    // Rank 0's deadline decides; its verdict comes by then (waited for here until twice the
-    // timeout after this rank started).
-    let mut io = wire::Until {
-        stream: &s,
-        by: until(start, timeout.saturating_mul(2)),
-    };
-    let lost = |detail: String| err(BootstrapError::PeerLost { peer: 0, detail });
-    match wire::recv(&mut io, usize::MAX) {
-        Ok((wire::READY, _)) => {}
-        Ok((wire::MISSING, note)) => {
-            let (waited_ms, ranks) = read_missing(&note);
-            return Err(err(BootstrapError::Missing {
-                ranks,
-                size,
-                waited_ms,
-            }));
-        }
-        Ok((kind, _)) => return Err(lost(format!("rank 0 sent frame {kind} out of turn"))),
-        Err(e) if wire::timed_out(&e) => {
-            return Err(err(BootstrapError::Timeout {
-                ranks: vec![0],
-                waited_ms: start.elapsed().as_millis() as u64,
-            }))
-        }
-        Err(e) => return Err(lost(e.to_string())),
-    }
-    Ok(Links::Member(s))
 }
 
 /// The connections of a rank after the rendezvous.
