@@ -116,13 +116,16 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     let mut ranks: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
     let mut joined = 1;
     let mut swept = Instant::now();
-    while joined < size && Instant::now() < deadline {
+    while Instant::now() < deadline {
         // A rank that gave up or died while waiting for the others frees its place, so that it
-        // can come again (a restarted process): checked now and then, and before a rank whose
-        // place is taken is refused.
-        let sweep = swept.elapsed() >= SWEEP;
-        if sweep {
+        // can come again (a restarted process): checked now and then, before a rank whose
+        // place is taken is refused, and before the job is declared complete.
+        if joined == size || swept.elapsed() >= SWEEP {
             swept = Instant::now();
+            joined -= sweep(&mut ranks);
+            if joined == size {
+                break;
+            }
         }
         while let Ok(offer) = rx.try_recv() {
             let r = offer.rank as usize;
@@ -138,11 +141,8 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
                 joined += 1;
             }
         }
-        for slot in ranks.iter_mut().filter(|_| sweep) {
-            if slot.as_ref().is_some_and(|s| !waiting(s)) {
-                *slot = None;
-                joined -= 1;
-            }
+        if joined == size {
+            continue;
         }
         match listener.accept() {
             Ok((stream, _)) => {
@@ -197,6 +197,18 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
         }
     }
     Ok(Links::Root(ranks))
+}
+
+/// Frees the places of admitted ranks that are no longer waiting; returns how many.
+fn sweep(ranks: &mut [Option<TcpStream>]) -> u32 {
+    let mut freed = 0;
+    for slot in ranks.iter_mut() {
+        if slot.as_ref().is_some_and(|s| !waiting(s)) {
+            *slot = None;
+            freed += 1;
+        }
+    }
+    freed
 }
 
 /// Whether an admitted rank is still waiting for rank 0's verdict. It sends nothing in that
@@ -323,6 +335,8 @@ fn notify_all(ranks: &[Option<TcpStream>], kind: u8, payload: &[u8]) {
 enum Attempt {
     Final(Error),
     Dropped(String),
+    /// Rank 0 accepted the connection but did not answer by the deadline.
+    Silent,
 }
 
 /// A member's side: reach rank 0, prove membership, check rank 0's proof, wait for the verdict.
@@ -347,6 +361,12 @@ fn member(rank: u32, size: u32, id: &UniqueId, timeout: Duration) -> Result<Link
                 Ok(()) => break s,
                 Err(Attempt::Final(e)) => return Err(e),
                 Err(Attempt::Dropped(detail)) => detail,
+                Err(Attempt::Silent) => {
+                    return Err(unreachable(
+                        "it accepted the connection but did not answer in time (has rank 0 called join?)"
+                            .into(),
+                    ))
+                }
             },
             Err(e) => e.to_string(),
         };
@@ -403,11 +423,7 @@ fn attempt(
     // deadline) is "did not answer", not a foreign listener; a closed connection is tried again.
     let quiet = |e: io::Error| {
         if wire::timed_out(&e) {
-            Attempt::Final(err(BootstrapError::Unreachable {
-                addr: addr.to_string(),
-                waited_ms: 0,
-                detail: "it accepted the connection but did not answer in time (has rank 0 called join?)".into(),
-            }))
+            Attempt::Silent
         } else {
             Attempt::Dropped(format!("the connection failed: {e}"))
         }
