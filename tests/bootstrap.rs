@@ -250,15 +250,21 @@ fn rank_process() {
     }
 }
 
+/// The arguments that make this test binary run only `test`, one of the ignored rank-process
+/// bodies, with its output uncaptured.
+fn rank_process_args(test: &str) -> [&str; 5] {
+    [
+        "--ignored",
+        "--exact",
+        test,
+        "--nocapture",
+        "--test-threads=1",
+    ]
+}
+
 fn spawn_rank(rank: u32, size: u32, id: &UniqueId, role: &str) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "rank_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(rank_process_args("rank_process"))
         .env(CHILD, role)
         .env("AIV_RANK", rank.to_string())
         .env("AIV_WORLD_SIZE", size.to_string())
@@ -354,13 +360,7 @@ fn ranks_started_by_mpirun_meet_through_open_mpis_variables() {
     let out = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
         .arg(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "launched_rank_process",
-            "--nocapture",
-        ])
-        .args(["--test-threads=1"])
+        .args(rank_process_args("launched_rank_process"))
         .env(CHILD, "launched")
         .stderr(Stdio::inherit())
         .output()
@@ -384,13 +384,7 @@ fn ranks_with_torchruns_variables_meet_beside_torchs_own_store() {
     let ranks: Vec<_> = (0..3)
         .map(|r| {
             Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--ignored",
-                    "--exact",
-                    "launched_rank_process",
-                    "--nocapture",
-                ])
-                .args(["--test-threads=1"])
+                .args(rank_process_args("launched_rank_process"))
                 .env(CHILD, "launched")
                 .env("RANK", r.to_string())
                 .env("LOCAL_RANK", r.to_string())
@@ -456,6 +450,14 @@ fn trickle(addr: std::net::SocketAddr, stop: Instant) {
     }
 }
 
+/// A client that opens a connection every 20 ms (and never waits long for one) until `stop`.
+fn flood(addr: std::net::SocketAddr, stop: Instant) {
+    while Instant::now() < stop {
+        let _ = TcpStream::connect_timeout(&addr, Duration::from_millis(50));
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn slow_silent_and_flooding_connections_hold_no_rank_past_its_deadline() {
     // The job's ranks get in while all of that goes on.
@@ -465,12 +467,7 @@ fn slow_silent_and_flooding_connections_hold_no_rank_past_its_deadline() {
     let stop = Instant::now() + Duration::from_secs(4);
     let trickler = thread::spawn(move || trickle(addr, stop));
     let silent: Vec<TcpStream> = (0..5).map(|_| TcpStream::connect(addr).unwrap()).collect();
-    let flood = thread::spawn(move || {
-        while Instant::now() < stop {
-            let _ = TcpStream::connect_timeout(&addr, Duration::from_millis(50));
-            thread::sleep(Duration::from_millis(20));
-        }
-    });
+    let flooder = thread::spawn(move || flood(addr, stop));
     let start = Instant::now();
     let got = join_all(&id, 3, &[0, 1, 2], Duration::from_secs(3));
     assert!(
@@ -487,12 +484,7 @@ fn slow_silent_and_flooding_connections_hold_no_rank_past_its_deadline() {
     let lonely = UniqueId::new().unwrap();
     let addr = root_addr(&lonely.to_bytes());
     let trickler2 = thread::spawn(move || trickle(addr, stop));
-    let flood2 = thread::spawn(move || {
-        while Instant::now() < stop {
-            let _ = TcpStream::connect_timeout(&addr, Duration::from_millis(50));
-            thread::sleep(Duration::from_millis(20));
-        }
-    });
+    let flooder2 = thread::spawn(move || flood(addr, stop));
     let start = Instant::now();
     let e = boot(join(0, 2, &lonely, Duration::from_millis(500)).unwrap_err());
     assert!(
@@ -505,7 +497,7 @@ fn slow_silent_and_flooding_connections_hold_no_rank_past_its_deadline() {
         start.elapsed()
     );
     drop(silent);
-    for h in [trickler, flood, trickler2, flood2] {
+    for h in [trickler, flooder, trickler2, flooder2] {
         h.join().unwrap();
     }
 }

@@ -114,34 +114,29 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     let (tx, rx) = mpsc::channel::<Offer>();
     let in_flight = Arc::new(AtomicUsize::new(0));
     let mut ranks: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
-    let mut joined = 1;
+    // Rank 0 and every admitted rank.
+    let joined = |ranks: &[Option<TcpStream>]| 1 + ranks.iter().flatten().count() as u32;
     let mut swept = Instant::now();
     while Instant::now() < deadline {
         // A rank that gave up or died while waiting for the others frees its place, so that it
         // can come again (a restarted process): checked now and then, before a rank whose
         // place is taken is refused, and before the job is declared complete.
-        if joined == size || swept.elapsed() >= SWEEP {
+        if joined(&ranks) == size || swept.elapsed() >= SWEEP {
             swept = Instant::now();
-            joined -= sweep(&mut ranks);
-            if joined == size {
+            ranks.iter_mut().for_each(free_if_gone);
+            if joined(&ranks) == size {
                 break;
             }
         }
         while let Ok(offer) = rx.try_recv() {
-            let r = offer.rank as usize;
-            if ranks
-                .get(r)
-                .is_some_and(|s| s.as_ref().is_some_and(|s| !waiting(s)))
-            {
-                ranks[r] = None;
-                joined -= 1;
+            if let Some(slot) = ranks.get_mut(offer.rank as usize) {
+                free_if_gone(slot);
             }
-            if let Some(r) = settle(offer, size, id.secret(), &ranks) {
-                ranks[r.0 as usize] = Some(r.1);
-                joined += 1;
+            if let Some((r, s)) = settle(offer, size, id.secret(), &ranks) {
+                ranks[r as usize] = Some(s);
             }
         }
-        if joined == size {
+        if joined(&ranks) == size {
             continue;
         }
         match listener.accept() {
@@ -176,7 +171,7 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
             }
         }
     }
-    if joined < size {
+    if joined(&ranks) < size {
         let missing: Vec<u32> = (1..size).filter(|&r| ranks[r as usize].is_none()).collect();
         let waited_ms = start.elapsed().as_millis() as u64;
         notify_all(&ranks, wire::MISSING, &missing_note(waited_ms, &missing));
@@ -199,16 +194,11 @@ fn root(size: u32, id: &UniqueId, timeout: Duration) -> Result<Links> {
     Ok(Links::Root(ranks))
 }
 
-/// Frees the places of admitted ranks that are no longer waiting; returns how many.
-fn sweep(ranks: &mut [Option<TcpStream>]) -> u32 {
-    let mut freed = 0;
-    for slot in ranks.iter_mut() {
-        if slot.as_ref().is_some_and(|s| !waiting(s)) {
-            *slot = None;
-            freed += 1;
-        }
+/// Empties an admitted rank's place if the rank is no longer waiting.
+fn free_if_gone(slot: &mut Option<TcpStream>) {
+    if slot.as_ref().is_some_and(|s| !waiting(s)) {
+        *slot = None;
     }
-    freed
 }
 
 /// Whether an admitted rank is still waiting for rank 0's verdict. It sends nothing in that
