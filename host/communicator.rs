@@ -12,7 +12,7 @@ use crate::backend::dynamic::Memory;
 use crate::backend::MemKind;
 use crate::buffer::{BufferAccess, DeviceBuffer};
 use crate::dtype::DataType;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StopCause};
 use crate::event::Event;
 use crate::ffi;
 use crate::launcher::Launcher;
@@ -71,9 +71,43 @@ pub struct Communicator {
     pub(crate) launcher: Arc<Launcher>,
     pub(crate) main: CommStream,
     /// Every stream of this rank (main, created, and those its calls use inside).
-    pub(crate) streams: Streams,
+    pub(crate) streams: Arc<Streams>,
     /// What its features keep between calls.
     pub(crate) state: FeatureState,
+    /// The job, when this rank is a process of its own ([`Communicator::from_rank`]).
+    pub(crate) job: Option<Box<dyn JobLink>>,
+}
+
+/// What a rank that is a process of its own keeps of its job (`process.rs`).
+pub(crate) trait JobLink: Send + Sync {
+    /// The bootstrap's connections to the other ranks.
+    fn peers(&self) -> &crate::bootstrap::Peers;
+    /// Says to the peers that this rank leaves in order, and stops watching them.
+    fn leave(&mut self);
+}
+
+impl Drop for Communicator {
+    /// A rank of a multi-process job does what dropping a [`crate::World`] does for its ranks:
+    /// work still queued is stopped (and the other ranks with it: they would wait for it),
+    /// then the rank leaves the job in order. A communicator of a World leaves that to it.
+    fn drop(&mut self) {
+        let Some(mut job) = self.job.take() else {
+            return;
+        };
+        let streams = self.streams.live();
+        if streams.iter().any(|s| s.busy()) {
+            let cause = Error::Stopped(StopCause::WorldDropped { busy: true });
+            self.launcher.world.abort(&cause.to_string());
+            crate::link::stop_rank(&self.launcher, &self.streams, &cause);
+        } else {
+            self.launcher
+                .fail(&Error::Stopped(StopCause::WorldDropped { busy: false }));
+        }
+        for s in &streams {
+            s.wait_idle();
+        }
+        job.leave();
+    }
 }
 
 impl Communicator {
@@ -85,6 +119,13 @@ impl Communicator {
     /// Ranks in the world.
     pub fn size(&self) -> u32 {
         self.launcher.size
+    }
+
+    /// The bootstrap's connections to the other ranks' processes, when this rank is a process
+    /// of its own ([`Communicator::from_rank`]): for exchanging host data (results to print on
+    /// one rank, ...). None in a [`crate::World`] of one process.
+    pub fn peers(&self) -> Option<&crate::bootstrap::Peers> {
+        self.job.as_deref().map(JobLink::peers)
     }
 
     /// HCCL buffer bytes of every rank.

@@ -129,6 +129,14 @@ pub enum StopCause {
         /// Work was still queued.
         busy: bool,
     },
+    /// The process of `rank`, a peer of a multi-process job ([`crate::Communicator::from_rank`]),
+    /// ended without leaving the job: it was killed, crashed, or exited without dropping its
+    /// communicator.
+    #[error("rank {rank}'s process ended without leaving the job (killed, crashed, or exited without dropping its communicator)")]
+    RankGone {
+        /// The rank whose process ended.
+        rank: u32,
+    },
 }
 
 /// Why the ranks of a job could not meet or stay in touch ([`crate::bootstrap`]).

@@ -53,6 +53,7 @@ mod launcher;
 pub mod link;
 pub mod plan;
 mod poison;
+mod process;
 mod stream;
 pub mod tags;
 pub mod trace;
@@ -74,6 +75,7 @@ pub use dtype::{DataType, ReduceOp};
 pub use error::{BootstrapError, Error, Fault, FaultKind, Result, StopCause};
 pub use event::Event;
 pub use link::{CommStream, SendRecvKind};
+pub use process::DEFAULT_CONNECT_TIMEOUT;
 pub use typed::{
     DeviceElement, DeviceRead, DeviceSlice, DeviceView, DeviceViewMut, DeviceWrite, P2p, Reducible,
     Typed, TypedStream,

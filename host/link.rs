@@ -49,6 +49,18 @@ pub struct CommStream {
     pub(crate) inner: Arc<StreamCtx>,
 }
 
+/// Fails rank `launcher.rank` with `cause` and discards its queued work (the world is being
+/// stopped: the caller aborts its launches).
+pub(crate) fn stop_rank(launcher: &Launcher, streams: &Streams, cause: &Error) {
+    launcher.fail(cause);
+    for s in streams.live() {
+        s.cancel(Error::CommFailed {
+            rank: launcher.rank,
+            cause: Box::new(cause.clone()),
+        });
+    }
+}
+
 /// A rank's streams (main, created, and those its calls use inside), for synchronizing and
 /// closing the world.
 #[derive(Default)]

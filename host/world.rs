@@ -15,7 +15,7 @@ use crate::config::BackendChoice;
 use crate::error::{Error, Result, StopCause};
 use crate::ffi;
 use crate::launcher::{Launcher, WorldShared};
-use crate::link::{CommStream, Streams};
+use crate::link::{stop_rank, CommStream, Streams};
 use crate::tags::Tags;
 
 pub use crate::config::{
@@ -108,85 +108,19 @@ impl World {
     /// have at least `ranks` devices, each with at least `ranks` cores). [`Config::cores`] is
     /// the twin's: the backend's devices have the cores they have.
     pub fn with_backend<B: Backend>(ranks: usize, config: Config, backend: B) -> Result<World> {
-        if ranks == 0 || ranks > MAX_RANKS {
-            return Err(Error::RankCount {
-                ranks,
-                max: MAX_RANKS,
-            });
-        }
         let backend: Arc<dyn DynBackend> = Arc::new(backend);
-        if backend.devices() < ranks as u32 {
-            return Err(Error::Config(format!(
-                "{ranks} ranks need {ranks} devices, the {} backend has {}",
-                backend.name(),
-                backend.devices()
-            )));
-        }
-        if let Some(r) = (0..ranks as u32).find(|&r| backend.cores(r) < ranks as u32) {
-            return Err(Error::Config(format!(
-                "collectives run one block per rank: {ranks} ranks need {ranks} cores, device {r} has {}",
-                backend.cores(r)
-            )));
-        }
-        config.check_blocks_per_peer()?;
-        let buffer = config.resolved_buffer_bytes()?;
-        let timeout = config.resolved_timeout()?;
-        let deterministic = config.resolved_deterministic()?;
-        // At most 1091 s (`timeout_with`): 54.55e9 cycles, far inside an i64.
-        let timeout_cycles = i64::try_from(
-            timeout.as_micros() * u128::from(crate::backend::SYSTEM_CYCLE_HZ / 1_000_000),
-        )
-        .unwrap_or(i64::MAX);
-        backend.set_launch_deadline(timeout);
+        let settings = Settings::check(&backend, ranks, &config)?;
         let mut hccl = Vec::new();
         let mut sync = Vec::new();
         for r in 0..ranks as u32 {
-            // The HCCL buffer, then the push region only the push kernels use (kernel/push.cpp);
-            // `buffer_bytes_with` keeps the sum within MAX_BUFFER_BYTES + the region.
-            let total = buffer + crate::plan::PUSH_REGION_BYTES;
-            hccl.push(
-                Memory::alloc(&backend, r, total, MemKind::Data).map_err(|e| {
-                    Error::Config(format!(
-                        "{}: rank {r}'s HCCL buffer of {buffer} bytes (and {} bytes of push region) cannot be allocated: {e}",
-                        config.buffer_setting(),
-                        crate::plan::PUSH_REGION_BYTES
-                    ))
-                })?,
-            );
-            let flags = ffi::AIV_SYNC_AREA_BYTES as usize;
-            sync.push(Memory::alloc(&backend, r, flags, MemKind::Flags)?);
+            let (h, s) = settings.alloc_areas(&backend, r, &config)?;
+            hccl.push(h);
+            sync.push(s);
         }
-        let shared = Arc::new(WorldShared {
-            backend: backend.clone(),
-            hccl,
-            sync,
-            hccl_bytes: buffer,
-            timeout_cycles,
-            exec_timeout: timeout,
-            deterministic,
-            blocks_per_peer: config.blocks_per_peer,
-            trace: crate::trace::Trace::default(),
-            aborted: Mutex::new(None),
-        });
-        let mut comms = Vec::new();
-        for r in 0..ranks {
-            let launcher = Arc::new(Launcher {
-                rank: r as u32,
-                size: ranks as u32,
-                world: shared.clone(),
-                failed: Mutex::new(None),
-                links: Mutex::new(crate::turns::Links::new(backend.clone())),
-                tags: Mutex::new(Tags::new()),
-            });
-            let streams = Streams::default();
-            let main = CommStream::new(&launcher, &streams, "main", 0)?;
-            comms.push(Communicator {
-                launcher,
-                main,
-                streams,
-                state: FeatureState::default(),
-            });
-        }
+        let shared = settings.shared(backend, &config, hccl, sync);
+        let comms = (0..ranks as u32)
+            .map(|r| Communicator::of_world(&shared, r, ranks as u32))
+            .collect::<Result<_>>()?;
         Ok(World { comms, shared })
     }
 
@@ -273,13 +207,7 @@ impl World {
         let cause = Error::Stopped(cause);
         self.shared.abort(&cause.to_string());
         for c in &self.comms {
-            c.launcher.fail(&cause);
-            for s in c.streams.live() {
-                s.cancel(Error::CommFailed {
-                    rank: c.rank(),
-                    cause: Box::new(cause.clone()),
-                });
-            }
+            stop_rank(&c.launcher, &c.streams, &cause);
         }
     }
 
@@ -318,6 +246,144 @@ impl World {
             }
         }
         out
+    }
+}
+
+/// The settings of a world, checked against its backend.
+pub(crate) struct Settings {
+    buffer: usize,
+    timeout: std::time::Duration,
+    timeout_cycles: i64,
+    deterministic: bool,
+}
+
+impl Settings {
+    /// Checks `ranks` and `config` against `backend` (one device per rank, one core per rank
+    /// at least) and resolves the settings; tells the backend the exec timeout.
+    pub(crate) fn check(
+        backend: &Arc<dyn DynBackend>,
+        ranks: usize,
+        config: &Config,
+    ) -> Result<Settings> {
+        if ranks == 0 || ranks > MAX_RANKS {
+            return Err(Error::RankCount {
+                ranks,
+                max: MAX_RANKS,
+            });
+        }
+        if backend.devices() < ranks as u32 {
+            return Err(Error::Config(format!(
+                "{ranks} ranks need {ranks} devices, the {} backend has {}",
+                backend.name(),
+                backend.devices()
+            )));
+        }
+        if let Some(r) = (0..ranks as u32).find(|&r| backend.cores(r) < ranks as u32) {
+            return Err(Error::Config(format!(
+                "collectives run one block per rank: {ranks} ranks need {ranks} cores, device {r} has {}",
+                backend.cores(r)
+            )));
+        }
+        config.check_blocks_per_peer()?;
+        let buffer = config.resolved_buffer_bytes()?;
+        let timeout = config.resolved_timeout()?;
+        let deterministic = config.resolved_deterministic()?;
+        // At most 1091 s (`timeout_with`): 54.55e9 cycles, far inside an i64.
+        let timeout_cycles = i64::try_from(
+            timeout.as_micros() * u128::from(crate::backend::SYSTEM_CYCLE_HZ / 1_000_000),
+        )
+        .unwrap_or(i64::MAX);
+        backend.set_launch_deadline(timeout);
+        Ok(Settings {
+            buffer,
+            timeout,
+            timeout_cycles,
+            deterministic,
+        })
+    }
+
+    /// Rank `r`'s HCCL buffer (with the push region after it) and sync area.
+    pub(crate) fn alloc_areas(
+        &self,
+        backend: &Arc<dyn DynBackend>,
+        r: u32,
+        config: &Config,
+    ) -> Result<(Memory, Memory)> {
+        let buffer = self.buffer;
+        // The HCCL buffer, then the push region only the push kernels use (kernel/push.cpp);
+        // `buffer_bytes_with` keeps the sum within MAX_BUFFER_BYTES + the region.
+        let total = buffer + crate::plan::PUSH_REGION_BYTES;
+        let hccl = Memory::alloc(backend, r, total, MemKind::Data).map_err(|e| {
+            Error::Config(format!(
+                "{}: rank {r}'s HCCL buffer of {buffer} bytes (and {} bytes of push region) cannot be allocated: {e}",
+                config.buffer_setting(),
+                crate::plan::PUSH_REGION_BYTES
+            ))
+        })?;
+        let flags = ffi::AIV_SYNC_AREA_BYTES as usize;
+        let sync = Memory::alloc(backend, r, flags, MemKind::Flags)?;
+        Ok((hccl, sync))
+    }
+
+    /// The state the communicators of a world share; `hccl[r]` and `sync[r]` are rank `r`'s.
+    pub(crate) fn shared(
+        self,
+        backend: Arc<dyn DynBackend>,
+        config: &Config,
+        hccl: Vec<Memory>,
+        sync: Vec<Memory>,
+    ) -> Arc<WorldShared> {
+        Arc::new(WorldShared {
+            backend,
+            hccl,
+            sync,
+            hccl_bytes: self.buffer,
+            timeout_cycles: self.timeout_cycles,
+            exec_timeout: self.timeout,
+            deterministic: self.deterministic,
+            blocks_per_peer: config.blocks_per_peer,
+            trace: crate::trace::Trace::default(),
+            aborted: Mutex::new(None),
+        })
+    }
+}
+
+impl Communicator {
+    /// The CPU twin this rank runs on (its knobs, DMA counters, census), if it runs on the
+    /// twin: its world's ([`World::twin`]), or, when the rank is a process of its own
+    /// ([`Communicator::from_rank`]), its process's share of the job's twin.
+    pub fn twin(&self) -> Option<&Twin> {
+        self.launcher
+            .world
+            .backend
+            .as_any()
+            .downcast_ref::<TwinBackend>()
+            .map(TwinBackend::twin)
+    }
+
+    /// Rank `rank`'s communicator of the world `shared` (of `size` ranks).
+    pub(crate) fn of_world(
+        shared: &Arc<WorldShared>,
+        rank: u32,
+        size: u32,
+    ) -> Result<Communicator> {
+        let launcher = Arc::new(Launcher {
+            rank,
+            size,
+            world: shared.clone(),
+            failed: Mutex::new(None),
+            links: Mutex::new(crate::turns::Links::new(shared.backend.clone())),
+            tags: Mutex::new(Tags::new()),
+        });
+        let streams = Arc::new(Streams::default());
+        let main = CommStream::new(&launcher, &streams, "main", 0)?;
+        Ok(Communicator {
+            launcher,
+            main,
+            streams,
+            state: FeatureState::default(),
+            job: None,
+        })
     }
 }
 

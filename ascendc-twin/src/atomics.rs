@@ -71,12 +71,47 @@ const STRIPES: usize = 1024;
 const PAGE_SHIFT: u32 = 12;
 
 /// The page locks of one twin, each on its own cache lines: workers reducing into neighbouring
-/// pages must not contend for one line.
-pub(crate) struct Stripes(Box<[Padded<Mutex<()>>]>);
+/// pages must not contend for one line. In a multi-process job, the job's locks in shared
+/// memory instead (every process must take the same lock for a page).
+pub(crate) struct Stripes {
+    local: Box<[Padded<Mutex<()>>]>,
+    space: Option<std::sync::Arc<crate::shared::Space>>,
+}
 
 impl Default for Stripes {
     fn default() -> Self {
-        Stripes((0..STRIPES).map(|_| Padded(Mutex::new(()))).collect())
+        Stripes::new(None)
+    }
+}
+
+/// A held page lock.
+enum StripeGuard<'a> {
+    Local {
+        _held: parking_lot::MutexGuard<'a, ()>,
+    },
+    Shared {
+        _held: crate::shared::SharedLock<'a>,
+    },
+}
+
+impl Stripes {
+    /// The locks of a twin; with `space`, the job's.
+    pub fn new(space: Option<std::sync::Arc<crate::shared::Space>>) -> Stripes {
+        let local = match space {
+            Some(_) => Box::default(),
+            None => (0..STRIPES).map(|_| Padded(Mutex::new(()))).collect(),
+        };
+        Stripes { local, space }
+    }
+
+    fn lock(&self, addr: usize) -> StripeGuard<'_> {
+        let i = (addr >> PAGE_SHIFT) % STRIPES;
+        match &self.space {
+            Some(s) => StripeGuard::Shared { _held: s.lock(i) },
+            None => StripeGuard::Local {
+                _held: self.local[i].lock(),
+            },
+        }
     }
 }
 
@@ -184,7 +219,7 @@ pub(crate) unsafe fn reduce_store(
         let addr = dst as usize + off;
         let page_end = ((addr >> PAGE_SHIFT) + 1) << PAGE_SHIFT;
         let n = (page_end - addr).min(len - off);
-        let _guard = stripes.0[(addr >> PAGE_SHIFT) % STRIPES].lock();
+        let _guard = stripes.lock(addr);
         if len > BULK {
             // SAFETY: as below; bulk ranges are data, never flags that pollers read atomically.
             unsafe { reduce_bulk(op, ty, addr, src.add(off), n) };

@@ -182,6 +182,37 @@ impl Device {
             rank: self.inner.rank,
             twin: twin.clone(),
             host: parking_lot::RwLock::new(()),
+            owned: true,
+        })
+    }
+
+    /// A handle to `[addr, addr + len)` of this device's GM that another process of a
+    /// multi-process job allocated ([`crate::Twin::with_space`]): what an IPC import is on an
+    /// NPU. The range must lie inside one live allocation of this device's rank; dropping the
+    /// handle leaves the memory to its owner.
+    pub fn import(&self, addr: u64, len: usize) -> Result<GmBuffer, TwinError> {
+        let twin = &self.inner.twin;
+        let bad = |why: &str| {
+            TwinError::Config(format!(
+                "cannot import {len} bytes at {addr:#x} of rank {}: {why}",
+                self.inner.rank
+            ))
+        };
+        if twin.space.is_none() {
+            return Err(bad("only a twin of a multi-process job imports memory"));
+        }
+        match twin.mem.region(addr as usize, len.max(1)) {
+            Some((_, _, rank, _)) if rank == self.inner.rank => {}
+            Some((_, _, rank, _)) => return Err(bad(&format!("it is rank {rank}'s"))),
+            None => return Err(bad("no live allocation holds it")),
+        }
+        Ok(GmBuffer {
+            ptr: addr as *mut u8,
+            len,
+            rank: self.inner.rank,
+            twin: twin.clone(),
+            host: parking_lot::RwLock::new(()),
+            owned: false,
         })
     }
 
@@ -527,6 +558,8 @@ pub struct GmBuffer {
     twin: Arc<TwinInner>,
     /// Host copies: reads share it, writes take it alone, so two host threads never race.
     host: parking_lot::RwLock<()>,
+    /// Freed on drop (false: imported from another process, [`Device::import`]).
+    owned: bool,
 }
 
 // SAFETY: the buffer is plain memory owned by this value. Host accesses go through `read`,
@@ -655,6 +688,9 @@ impl GmBuffer {
 
 impl Drop for GmBuffer {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         let (addr, len) = (self.ptr as usize, self.len.max(1));
         // Deferred copies of this memory take their bytes now; the race checker forgets it.
         let found = self.twin.mem.lookup(addr, len);

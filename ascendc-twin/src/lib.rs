@@ -60,6 +60,7 @@ mod pipes;
 mod poll;
 mod race;
 mod sched;
+mod shared;
 mod traffic;
 mod twin;
 
@@ -74,6 +75,7 @@ pub use error::{FaultKind, KernelFault, TwinError};
 pub use kernel::{ArgBlock, GmAddr, Kernel, ParamInfo, SignatureFn};
 pub use knobs::{TwinConfig, DEFAULT_WATCHDOG, STREAM_AFTER_MAX};
 pub use sched::{in_host_task, HostSignal};
+pub use shared::{Exchange, Space, DEFAULT_WINDOW_BYTES, MAX_PROCS};
 pub use traffic::{GmTraffic, TRACKED_CORES, TRACKED_DEVICES};
 pub use twin::{CheckedLaunches, Twin};
 

@@ -27,6 +27,7 @@ use parking_lot::RwLock;
 
 use crate::meta::RegionMeta;
 use crate::padded::Padded;
+use crate::shared::Space;
 
 /// Accesses of at most this many bytes are done with atomic word operations.
 pub const SMALL_ACCESS: usize = 2048;
@@ -113,6 +114,11 @@ impl Found {
 pub(crate) struct Memory {
     id: u64,
     map: RwLock<BTreeMap<usize, Region>>,
+    /// The job's shared GM when this twin is one process of a multi-process job (shared.rs):
+    /// this rank allocates in its window, and the registry mirrors the peers' tables.
+    space: Option<Arc<Space>>,
+    /// The table version of each peer last mirrored into `map`.
+    mirrored: parking_lot::Mutex<Vec<u64>>,
     /// Bumped by every allocation, free and marking. On a cache line of its own: every bounds
     /// check reads it.
     generation: Padded<AtomicU64>,
@@ -146,18 +152,27 @@ thread_local! {
 
 impl Memory {
     /// An empty registry identified by `id` (unique per twin).
-    pub fn new(id: u64) -> Memory {
+    pub fn new(id: u64, space: Option<Arc<Space>>) -> Memory {
+        let peers = space.as_ref().map_or(0, |s| s.ranks() as usize);
         Memory {
             id,
             map: RwLock::new(BTreeMap::new()),
+            space,
+            mirrored: parking_lot::Mutex::new(vec![u64::MAX; peers]),
             generation: Padded(AtomicU64::new(0)),
         }
     }
 
     /// Allocates `bytes` (at least 1) of zeroed, page-aligned GM of `kind` for `rank`.
+    /// In a multi-process job only the process's own rank allocates (in its window).
     pub fn alloc(&self, bytes: usize, rank: u32, kind: GmKind) -> Option<*mut u8> {
         let len = bytes.max(1);
-        let ptr = if len >= MAP_THRESHOLD {
+        let ptr = if let Some(space) = &self.space {
+            if rank != space.rank() {
+                return None;
+            }
+            space.alloc(len, kind)?
+        } else if len >= MAP_THRESHOLD {
             // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
             let p = unsafe {
                 libc::mmap(
@@ -236,7 +251,9 @@ impl Memory {
             self.generation.fetch_add(1, Ordering::Release);
         }
         let len = bytes.max(1);
-        if len >= MAP_THRESHOLD {
+        if let Some(space) = &self.space {
+            space.free(ptr);
+        } else if len >= MAP_THRESHOLD {
             // SAFETY: the caller guarantees ptr/len come from the mmap in `alloc`.
             unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
         } else {
@@ -249,7 +266,73 @@ impl Memory {
 
     /// Runs `f` with the live allocation holding all of `[addr, addr + len)`; None if there is
     /// none.
+    ///
+    /// In a multi-process job, an access to a peer's window that no mirrored allocation holds
+    /// first mirrors that peer's table again (it may have allocated since). An allocation a
+    /// peer has freed stays mirrored until then: an access to it is not caught (its bytes read
+    /// as zeros, as freed memory of the window does).
     pub fn with_region<R>(&self, addr: usize, len: usize, f: impl FnOnce(&Hit) -> R) -> Option<R> {
+        let mut f = Some(f);
+        let r = self.with_region_once(addr, len, &mut f);
+        if r.is_some() || !self.mirror_holding(addr) {
+            return r;
+        }
+        self.with_region_once(addr, len, &mut f)
+    }
+
+    /// Mirrors again the table of the peer whose window holds `addr`, if that is a peer's
+    /// window and its table changed; returns whether it did.
+    fn mirror_holding(&self, addr: usize) -> bool {
+        let Some(space) = &self.space else {
+            return false;
+        };
+        match space.window_of(addr) {
+            Some(p) if p != space.rank() => self.mirror(space, p),
+            _ => false,
+        }
+    }
+
+    /// Replaces the regions of peer `p` with its table, if that changed since the last time;
+    /// regions whose range stays keep their counters (tasks parked on them count there).
+    fn mirror(&self, space: &Space, p: u32) -> bool {
+        let mut seen = self.mirrored.lock();
+        if space.table_version(p) == seen[p as usize] {
+            return false;
+        }
+        let (entries, version) = space.table(p);
+        let mut map = self.map.write();
+        let lo = space.base() + p as usize * space.window();
+        let old: BTreeMap<usize, Region> = map
+            .range(lo..lo + space.window())
+            .map(|(&a, r)| (a, r.clone()))
+            .collect();
+        for a in old.keys() {
+            map.remove(a);
+        }
+        for e in entries {
+            let region = match old.get(&e.addr) {
+                Some(r) if r.len == e.len && r.kind == e.kind => r.clone(),
+                _ => Region {
+                    len: e.len,
+                    rank: p,
+                    kind: e.kind,
+                    sync: Arc::default(),
+                    meta: Arc::default(),
+                },
+            };
+            map.insert(e.addr, region);
+        }
+        seen[p as usize] = version;
+        self.generation.fetch_add(1, Ordering::Release);
+        true
+    }
+
+    fn with_region_once<R>(
+        &self,
+        addr: usize,
+        len: usize,
+        f: &mut Option<impl FnOnce(&Hit) -> R>,
+    ) -> Option<R> {
         let end = addr.checked_add(len)?;
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
@@ -276,6 +359,7 @@ impl Memory {
             hit.map(|i| {
                 c.last = i;
                 let r = &c.ranges[i].2;
+                let f = f.take().expect("called once per hit");
                 f(&Hit {
                     start: c.ranges[i].0,
                     end: c.ranges[i].1,
@@ -298,6 +382,15 @@ impl Memory {
         })
     }
 
+    /// The allocation holding all of `[addr, addr + len)`: its first byte, length, rank and
+    /// kind (None if there is none).
+    pub fn region(&self, addr: usize, len: usize) -> Option<(usize, usize, u32, GmKind)> {
+        self.with_region(addr, len, |_| ())?;
+        let map = self.map.read();
+        let (&start, r) = map.range(..=addr).next_back()?;
+        Some((start, r.len, r.rank, r.kind))
+    }
+
     /// The rank owning the allocation that contains `addr`, if any.
     pub fn owner(&self, addr: usize) -> Option<u32> {
         let map = self.map.read();
@@ -306,9 +399,12 @@ impl Memory {
     }
 
     /// Live allocations and their bytes (for leak checks and diagnostics).
+    /// In a multi-process job: this rank's (not the peers' it mirrors).
     pub fn usage(&self) -> (usize, usize) {
         let map = self.map.read();
-        (map.len(), map.values().map(|r| r.len).sum())
+        let me = self.space.as_ref().map(|s| s.rank());
+        let own = map.values().filter(|r| me.is_none_or(|m| r.rank == m));
+        own.fold((0, 0), |(n, b), r| (n + 1, b + r.len))
     }
 }
 
@@ -563,7 +659,7 @@ mod tests {
 
     #[test]
     fn registry_bounds_kinds_and_marks() {
-        let m = Memory::new(7);
+        let m = Memory::new(7, None);
         let a = m.alloc(4096, 3, GmKind::Data).unwrap() as usize;
         let s = m.alloc(64, 3, GmKind::Sync).unwrap() as usize;
         assert!(

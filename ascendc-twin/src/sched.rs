@@ -175,6 +175,9 @@ struct Waiter {
     until: Instant,
     task: Box<Task>,
     meta: Option<Arc<RegionMeta>>,
+    /// The rank whose shared window holds the range, in a multi-process job (counted in its
+    /// header, so that writers in other processes ring this one's bell).
+    remote: Option<u32>,
     /// The block a host task is parked for ([`PoolShared::run_inline`]); a block task's own
     /// status is in its kind.
     block: Option<Arc<BlockStatus>>,
@@ -207,6 +210,8 @@ pub(crate) struct PoolShared {
     pub watchdog_ms: AtomicU64,
     on_stall: StallHandler,
     shutdown: AtomicBool,
+    /// The job's shared GM, in a multi-process job ([`PoolShared::set_space`]).
+    space: std::sync::OnceLock<Arc<crate::shared::Space>>,
 }
 
 /// A pool of worker threads and the coroutines they run.
@@ -273,6 +278,7 @@ impl Pool {
             watchdog_ms: AtomicU64::new(watchdog_ms),
             on_stall,
             shutdown: AtomicBool::new(false),
+            space: std::sync::OnceLock::new(),
         });
         let threads = (0..n)
             .map(|i| {
@@ -552,6 +558,19 @@ impl PoolShared {
         self.release(|x| x.addr < end && addr < x.addr + x.len)
     }
 
+    /// Resumes every task parked on a range of the job's shared GM (another process rang this
+    /// one's bell: it wrote where some of them poll). Each looks again, and parks again if
+    /// nothing changed for it.
+    pub fn wake_remote(&self) -> bool {
+        self.release(|x| x.remote.is_some())
+    }
+
+    /// Makes this pool one process of a multi-process job: its parks on shared GM are counted
+    /// in the job's headers, and its watchdog counts every process's progress.
+    pub fn set_space(&self, space: Arc<crate::shared::Space>) {
+        let _ = self.space.set(space);
+    }
+
     /// Resumes every parked task (an abort).
     pub fn wake_all(&self) {
         self.release(|_| true);
@@ -593,6 +612,9 @@ impl PoolShared {
         if let Some(m) = &x.meta {
             m.parked.fetch_sub(1, Ordering::SeqCst);
         }
+        if let (Some(p), Some(s)) = (x.remote, self.space.get()) {
+            s.unpark(p);
+        }
     }
 
     /// Parks `t` on `req`; `inline`: the block a host task parks for.
@@ -617,6 +639,7 @@ impl PoolShared {
         if let Some(m) = &meta {
             m.parked.fetch_add(1, Ordering::SeqCst);
         }
+        let remote = self.space.get().and_then(|s| s.park(addr));
         let id = {
             let mut ws = w.waiters.lock();
             let id = ws.next_id;
@@ -628,6 +651,7 @@ impl PoolShared {
                 until,
                 task: t,
                 meta,
+                remote,
                 block,
             });
             // The deadline changes only under this lock (`wake_expired` takes it too): no
@@ -720,11 +744,16 @@ impl PoolShared {
         }
         self.next_check.store(t + 5_000_000, Ordering::Relaxed);
         let ms = self.watchdog_ms.load(Ordering::Relaxed);
-        let sum: u64 = self
+        let mut sum: u64 = self
             .progress
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .sum();
+        if let Some(s) = self.space.get() {
+            // A stall is one of the whole job: a block waiting for a peer that progresses is
+            // not stuck.
+            sum = s.job_progress(sum);
+        }
         let mut w = self.watch.lock();
         if sum != w.last_sum || self.running_blocks() == 0 || ms == 0 {
             w.last_sum = sum;

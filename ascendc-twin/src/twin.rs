@@ -111,6 +111,35 @@ pub(crate) struct TwinInner {
     /// Unordered UB overwrites with identical bytes the pipe-hazard checker let pass.
     pub benign_overwrites: AtomicU64,
     pub pool: Pool,
+    /// The job's shared GM, in a multi-process job ([`Twin::with_space`]).
+    pub space: Option<Arc<crate::shared::Space>>,
+}
+
+impl Drop for TwinInner {
+    fn drop(&mut self) {
+        if let Some(s) = &self.space {
+            s.stop_bell();
+        }
+    }
+}
+
+/// The bell thread of a twin of a multi-process job: when another process rings this one's
+/// bell (it wrote to a range a task here is parked on), resumes the tasks parked on shared
+/// GM. Ends when the twin is dropped.
+fn bell_main(space: &crate::shared::Space, twin: &Weak<TwinInner>) {
+    loop {
+        let seen = space.bell();
+        if space.bell_stopped() {
+            return;
+        }
+        match twin.upgrade() {
+            Some(t) => {
+                t.pool.shared().wake_remote();
+            }
+            None => return,
+        }
+        space.wait_bell(seen, Duration::from_millis(50));
+    }
 }
 
 impl Default for Twin {
@@ -129,12 +158,53 @@ impl Twin {
 
     /// A new twin with `config`.
     pub fn with_config(config: TwinConfig) -> Twin {
+        Twin::build(config, None)
+    }
+
+    /// A twin that is one process of a multi-process job: its device of rank
+    /// [`Space::rank`](crate::Space::rank) allocates GM in that rank's window of `space`, which
+    /// every process of the job maps at the same address, so its kernels reach the peers'
+    /// memory as in one process (see [`crate::Space`]).
+    ///
+    /// Differences from a twin of one process, all because the other processes' blocks are not
+    /// this twin's:
+    /// - the GM race checker is off ([`Twin::set_race_check`] cannot turn it on): its
+    ///   happens-before relation would miss the orderings made by flags of other processes,
+    ///   and report races that are none. Run the same program with every rank in one process
+    ///   (aiv-comm's `World::sim`) to check it for races;
+    /// - deferred staging is off: a snapshot of GM a block of this process takes could not see
+    ///   a write of another process coming;
+    /// - the watchdog counts the progress of every process of the job, so a block waiting on a
+    ///   peer that makes progress is not reported; a stall is reported by each process for its
+    ///   own blocks;
+    /// - only rank [`Space::rank`](crate::Space::rank)'s device may allocate.
+    ///
+    /// The pipe-hazard checker, the census, the bounds checks of every access (peers'
+    /// allocations are mirrored from their windows' tables) and the abort of this process's
+    /// launches work as in one process.
+    pub fn with_space(config: TwinConfig, space: Arc<crate::shared::Space>) -> Twin {
+        let mut config = config;
+        config.race_check = false;
+        config.lazy_staging = false;
+        let twin = Twin::build(config, Some(space.clone()));
+        twin.inner.pool.shared().set_space(space.clone());
+        let weak = Arc::downgrade(&twin.inner);
+        std::thread::Builder::new()
+            .name(format!("aiv-twin{}-bell", twin.id()))
+            .spawn(move || bell_main(&space, &weak))
+            .expect("cannot spawn the twin's bell thread");
+        twin
+    }
+
+    fn build(config: TwinConfig, space: Option<Arc<crate::shared::Space>>) -> Twin {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let inner = Arc::new_cyclic(|weak: &Weak<TwinInner>| {
             let w = weak.clone();
             // Twins with fewer workers than CPUs start at different CPUs (a test suite's twins
             // of two workers each would all crowd onto the first two otherwise).
-            let first_cpu = (id as usize).wrapping_mul(config.workers.max(1));
+            // The processes of a job (one twin each) start at different CPUs by rank.
+            let index = space.as_ref().map_or(id as usize, |s| s.rank() as usize);
+            let first_cpu = index.wrapping_mul(config.workers.max(1));
             let pool = Pool::new(
                 config.workers,
                 config.pin_workers.then_some(first_cpu),
@@ -149,10 +219,10 @@ impl Twin {
             TwinInner {
                 id,
                 knobs: Knobs::new(&config),
-                mem: crate::mem::Memory::new(id),
+                mem: crate::mem::Memory::new(id, space.clone()),
                 race: RaceShadow::default(),
                 lazy: crate::lazy::Live::default(),
-                stripes: Stripes::default(),
+                stripes: Stripes::new(space.clone()),
                 traffic: Traffic::new(config.workers.max(1)),
                 census: Arc::default(),
                 launches: (0..=config.workers.max(1))
@@ -165,6 +235,7 @@ impl Twin {
                 console: crate::console::Console::default(),
                 benign_overwrites: AtomicU64::new(0),
                 pool,
+                space,
             }
         });
         Twin { inner }
@@ -187,7 +258,9 @@ impl Twin {
 
     /// Turns the GM race checker (happens-before over flags between blocks and ranks) on or off
     /// for launches that start afterwards.
+    /// A twin of a multi-process job ([`Twin::with_space`]) keeps it off.
     pub fn set_race_check(&self, on: bool) {
+        let on = on && self.inner.space.is_none();
         self.inner.knobs.races.store(on, Ordering::Relaxed);
     }
 
@@ -210,10 +283,12 @@ impl Twin {
         self.inner.checked_launches()
     }
 
-    /// Turns deferred GM -> UB staging on or off for launches that start afterwards. With it, a
+    /// Turns deferred GM -> UB staging on or off for launches that start afterwards (a twin of
+    /// a multi-process job, [`Twin::with_space`], keeps it off). With it, a
     /// large DataCopy GM -> UB records a snapshot and the following DataCopy UB -> GM copies GM
     /// to GM directly; results are identical either way.
     pub fn set_lazy_staging(&self, on: bool) {
+        let on = on && self.inner.space.is_none();
         self.inner.knobs.lazy.store(on, Ordering::Relaxed);
     }
 
@@ -367,6 +442,9 @@ impl TwinInner {
         let pool = self.pool.shared();
         pool.notify(addr, len, meta);
         pool.progress();
+        if let Some(s) = &self.space {
+            s.after_write(addr);
+        }
     }
 
     /// After a host GM write: wakes the blocks parked on the range; progress only if it woke
@@ -375,6 +453,9 @@ impl TwinInner {
         let pool = self.pool.shared();
         if pool.notify(addr, len, meta) {
             pool.progress();
+        }
+        if let Some(s) = &self.space {
+            s.after_write(addr);
         }
     }
 

@@ -22,6 +22,7 @@ pub(crate) trait DynBackend: Send + Sync {
     fn devices(&self) -> u32;
     fn cores(&self, device: u32) -> u32;
     fn alloc(&self, device: u32, bytes: usize, kind: MemKind) -> Result<(Handle, u64)>;
+    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<Handle>;
     fn write(&self, mem: &Handle, offset: usize, data: &[u8]) -> Result<()>;
     fn read(&self, mem: &Handle, offset: usize, out: &mut [u8]) -> Result<()>;
     fn fill(&self, mem: &Handle, offset: usize, len: usize, value: u8) -> Result<()>;
@@ -70,6 +71,9 @@ impl<B: Backend> DynBackend for B {
         let m = Backend::alloc(self, device, bytes, kind)?;
         let addr = Backend::addr(self, &m);
         Ok((Box::new(m), addr))
+    }
+    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<Handle> {
+        Ok(Box::new(Backend::import(self, device, addr, bytes, kind)?))
     }
     fn write(&self, mem: &Handle, offset: usize, data: &[u8]) -> Result<()> {
         Backend::write(self, downcast::<B::Memory>(mem), offset, data)
@@ -129,6 +133,25 @@ impl Memory {
         kind: MemKind,
     ) -> Result<Memory> {
         let (raw, addr) = backend.alloc(device, bytes, kind)?;
+        Ok(Memory {
+            backend: backend.clone(),
+            raw,
+            addr,
+            len: bytes,
+            device,
+        })
+    }
+
+    /// `bytes` at `addr` of `device`'s memory, allocated by another process of the job
+    /// ([`Backend::import`]).
+    pub fn import(
+        backend: &Arc<dyn DynBackend>,
+        device: u32,
+        addr: u64,
+        bytes: usize,
+        kind: MemKind,
+    ) -> Result<Memory> {
+        let raw = backend.import(device, addr, bytes, kind)?;
         Ok(Memory {
             backend: backend.clone(),
             raw,

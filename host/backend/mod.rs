@@ -199,6 +199,18 @@ pub unsafe trait Backend: Send + Sync + 'static {
     /// Allocates `bytes` of zeroed GM of `kind` on `device`.
     fn alloc(&self, device: u32, bytes: usize, kind: MemKind) -> Result<Self::Memory>;
 
+    /// `bytes` of `device`'s GM at device address `addr`, which another process of the job
+    /// allocated and announced (`kind` as it was allocated): the memory of a peer mapped into
+    /// this process, as an IPC import is on an NPU. Dropping the handle leaves the memory to
+    /// its owner. By default refused: a backend of one process has every device's memory.
+    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<Self::Memory> {
+        let _ = kind;
+        Err(crate::Error::Config(format!(
+            "the {} backend cannot import {bytes} bytes at {addr:#x} of device {device}: it runs in one process",
+            self.name()
+        )))
+    }
+
     /// The device address of `mem`'s first byte, as kernels see it.
     fn addr(&self, mem: &Self::Memory) -> u64;
 

@@ -22,6 +22,8 @@ const _: () = assert!(ascendc_twin::SYSTEM_CYCLE_HZ == super::SYSTEM_CYCLE_HZ);
 pub struct TwinBackend {
     twin: Twin,
     devices: Vec<Device>,
+    /// This process's share of a job whose ranks are processes ([`TwinBackend::join_job`]).
+    space: Option<std::sync::Arc<ascendc_twin::Space>>,
 }
 
 impl TwinBackend {
@@ -30,7 +32,56 @@ impl TwinBackend {
         let devices = (0..devices)
             .map(|r| twin.device(r, config.clone()).map_err(from_twin))
             .collect::<Result<_>>()?;
-        Ok(TwinBackend { twin, devices })
+        Ok(TwinBackend {
+            twin,
+            devices,
+            space: None,
+        })
+    }
+
+    /// Rank `rank` of a job of `size` ranks, each a process of its own on this host: joins the
+    /// job's multi-process twin ([`ascendc_twin::Space`], [`Twin::with_space`]) with devices
+    /// of `cores` cores, whose windows leave room for `hccl_bytes` and as much again; `exchange` carries bytes between the
+    /// processes (the bootstrap's all-gather). The twin's knobs come from the `AIV_TWIN_*`
+    /// variables; unless `AIV_TWIN_WORKERS` says otherwise, the host's CPUs are shared out
+    /// among the processes.
+    pub(crate) fn join_job(
+        rank: u32,
+        size: u32,
+        cores: u32,
+        hccl_bytes: usize,
+        exchange: ascendc_twin::Exchange<'_>,
+    ) -> Result<TwinBackend> {
+        let window = hccl_bytes
+            .saturating_mul(2)
+            .max(ascendc_twin::DEFAULT_WINDOW_BYTES);
+        let space = ascendc_twin::Space::join(rank, size, window, exchange).map_err(from_twin)?;
+        let mut knobs = ascendc_twin::TwinConfig::try_from_env().map_err(Error::Config)?;
+        if std::env::var_os("AIV_TWIN_WORKERS").is_none() {
+            // The job's processes share the host's CPUs (they are on one host): a worker per
+            // CPU in every process would put `size` workers on each.
+            knobs.workers = (knobs.workers / size as usize).max(1);
+        }
+        let twin = Twin::with_space(knobs, space.clone());
+        let config = DeviceConfig {
+            cores,
+            ..DeviceConfig::default()
+        };
+        let mut b = TwinBackend::new(twin, size, config)?;
+        b.space = Some(space);
+        Ok(b)
+    }
+
+    /// Says to the other processes of the job that this rank leaves in order.
+    pub(crate) fn leave_job(&self) {
+        if let Some(s) = &self.space {
+            s.leave();
+        }
+    }
+
+    /// Whether rank `p` of the job left it in order (false outside a job).
+    pub(crate) fn left_job(&self, p: u32) -> bool {
+        self.space.as_ref().is_some_and(|s| s.has_left(p))
     }
 
     /// The twin (its knobs, checkers, counters and watchdog).
@@ -102,6 +153,11 @@ unsafe impl Backend for TwinBackend {
             MemKind::Flags => dev.alloc_sync(bytes),
         }
         .map_err(from_twin)
+    }
+
+    fn import(&self, device: u32, addr: u64, bytes: usize, _kind: MemKind) -> Result<GmBuffer> {
+        // The kind is the owner's (the twin mirrors it from the owner's window).
+        self.dev(device).import(addr, bytes).map_err(from_twin)
     }
 
     fn addr(&self, mem: &GmBuffer) -> u64 {

@@ -22,6 +22,18 @@ pub enum Launcher {
     Pmi,
 }
 
+impl std::fmt::Display for Launcher {
+    /// The launcher's name: `AIV_*`, `torchrun`, `Open MPI`, `PMI`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Launcher::Aiv => "AIV_*",
+            Launcher::Torchrun => "torchrun",
+            Launcher::OpenMpi => "Open MPI",
+            Launcher::Pmi => "PMI",
+        })
+    }
+}
+
 /// Where a process of a job stands, from its environment: its rank, the job's size, its rank
 /// on its host (which picks its device: `local_rank % devices`, as hccl_test does) and the
 /// rendezvous of the job ([`LaunchEnv::unique_id`], for [`super::join`]).

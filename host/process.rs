@@ -1,0 +1,343 @@
+//! One process per rank: the communicator of a rank whose peers are other processes
+//! ([`Communicator::from_rank`], [`Communicator::from_env`]), as programs run on NPUs (mpirun,
+//! torchrun).
+//!
+//! The ranks meet through the bootstrap (`bootstrap/`), then join a multi-process twin
+//! ([`ascendc_twin::Space`]): every rank's GM in a memory file each process maps at the same
+//! address, so a kernel reaches a peer's HCCL buffer and flags as in one process. Each rank
+//! allocates its HCCL buffer and sync area in its own window and imports its peers' (their
+//! addresses travel over the bootstrap), as HCCL exchanges IPC handles.
+//!
+//! A monitor thread watches the peers' processes (a pidfd each). A peer that ends without
+//! leaving the job in order (killed, crashed, or exited without dropping its communicator)
+//! stops this rank at once: its running launches fail with an error naming the rank, and
+//! later calls return [`Error::CommFailed`] with cause
+//! [`StopCause::RankGone`]. A peer that dropped its communicator has left in order: its end
+//! stops no one (a later collective that needs it times out, naming it).
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::backend::dynamic::{DynBackend, Memory};
+use crate::backend::twin::TwinBackend;
+use crate::backend::MemKind;
+use crate::bootstrap::{join, LaunchEnv, Peers, UniqueId};
+use crate::communicator::{Communicator, JobLink};
+use crate::config::{BackendChoice, Config, MAX_RANKS};
+use crate::error::{BootstrapError, Error, Result, StopCause};
+use crate::launcher::Launcher;
+use crate::link::{stop_rank, Streams};
+use crate::world::Settings;
+
+/// How long ranks wait for each other at the rendezvous unless `HCCL_CONNECT_TIMEOUT` says
+/// otherwise: 120 s, HCCL's default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The rendezvous deadline: `HCCL_CONNECT_TIMEOUT` (whole seconds, as HCCL reads it) if set,
+/// else [`DEFAULT_CONNECT_TIMEOUT`].
+fn connect_timeout() -> Result<Duration> {
+    match std::env::var("HCCL_CONNECT_TIMEOUT") {
+        Err(_) => Ok(DEFAULT_CONNECT_TIMEOUT),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(s) if s > 0 => Ok(Duration::from_secs(s)),
+            _ => Err(Error::Config(format!(
+                "HCCL_CONNECT_TIMEOUT={v}: expected a whole number of seconds above 0"
+            ))),
+        },
+    }
+}
+
+/// What a rank of a multi-process job keeps beside its communicator: its peers, its process's
+/// share of the twin, the monitor of the other processes.
+struct Job {
+    peers: Peers,
+    twin: Arc<TwinBackend>,
+    monitor: Option<Monitor>,
+}
+
+impl JobLink for Job {
+    fn peers(&self) -> &Peers {
+        &self.peers
+    }
+
+    fn leave(&mut self) {
+        self.twin.leave_job();
+        if let Some(m) = self.monitor.take() {
+            m.stop();
+        }
+    }
+}
+
+/// The rank `rank` of `size` of the job `id` names, on the devices `config` asks for.
+pub(crate) fn from_rank(
+    rank: u32,
+    size: u32,
+    id: &UniqueId,
+    config: Config,
+) -> Result<Communicator> {
+    if size == 0 || size as usize > MAX_RANKS {
+        return Err(Error::RankCount {
+            ranks: size as usize,
+            max: MAX_RANKS,
+        });
+    }
+    if rank >= size {
+        return Err(Error::InvalidArgument(format!(
+            "rank {rank} of a job of {size} ranks"
+        )));
+    }
+    config.check(size as usize)?;
+    match config.resolved_backend()? {
+        BackendChoice::Acl => {
+            return Err(Error::Config(
+                "one process per rank runs on the CPU twin only so far: the ACL backend does not yet map its peers' memory between processes (AIV_BACKEND=twin, or World::new with every rank in one process)".into(),
+            ))
+        }
+        BackendChoice::Twin | BackendChoice::Auto => {}
+    }
+    let peers = join(rank, size, id, connect_timeout()?)?;
+    let twin = Arc::new(TwinBackend::join_job(
+        rank,
+        size,
+        config.cores,
+        config.resolved_buffer_bytes()? + crate::plan::PUSH_REGION_BYTES,
+        &mut |b| peers.all_gather(b).map_err(|e| e.to_string()),
+    )?);
+    let backend: Arc<dyn DynBackend> = twin.clone();
+    let settings = Settings::check(&backend, size as usize, &config)?;
+    let (hccl, sync) = settings.alloc_areas(&backend, rank, &config)?;
+
+    // Every rank's areas: addresses over the bootstrap, each peer's imported.
+    let mut mine = hccl.addr().to_le_bytes().to_vec();
+    mine.extend_from_slice(&sync.addr().to_le_bytes());
+    // SAFETY: getpid has no preconditions.
+    mine.extend_from_slice(&(unsafe { libc::getpid() } as u32).to_le_bytes());
+    let all = peers.all_gather(&mine)?;
+    let field = |b: &[u8], at: usize, n: usize| -> Result<u64> {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(b.get(at..at + n).ok_or_else(|| {
+            Error::Bootstrap(BootstrapError::Io("a rank sent malformed addresses".into()))
+        })?);
+        Ok(u64::from_le_bytes(w))
+    };
+    let (hccl_len, sync_len) = (hccl.len(), sync.len());
+    let mut hccls = Vec::with_capacity(size as usize);
+    let mut syncs = Vec::with_capacity(size as usize);
+    let mut pids = Vec::with_capacity(size as usize);
+    let mut own = Some((hccl, sync));
+    for (p, b) in all.iter().enumerate() {
+        let p = p as u32;
+        pids.push(field(b, 16, 4)? as u32);
+        if p == rank {
+            let (h, s) = own.take().expect("own areas once");
+            hccls.push(h);
+            syncs.push(s);
+        } else {
+            hccls.push(Memory::import(
+                &backend,
+                p,
+                field(b, 0, 8)?,
+                hccl_len,
+                MemKind::Data,
+            )?);
+            syncs.push(Memory::import(
+                &backend,
+                p,
+                field(b, 8, 8)?,
+                sync_len,
+                MemKind::Flags,
+            )?);
+        }
+    }
+    let shared = settings.shared(backend, &config, hccls, syncs);
+    let mut comm = Communicator::of_world(&shared, rank, size)?;
+    // Nobody launches before every rank has imported every area.
+    peers.barrier()?;
+    let monitor = Monitor::start(rank, &pids, &twin, &comm.launcher, &comm.streams)?;
+    comm.job = Some(Box::new(Job {
+        peers,
+        twin,
+        monitor: Some(monitor),
+    }));
+    Ok(comm)
+}
+
+/// The rank of the launcher's variables ([`LaunchEnv::from_env`]).
+pub(crate) fn from_env(config: Config) -> Result<Communicator> {
+    let env = LaunchEnv::from_env()?.ok_or_else(|| {
+        Error::Bootstrap(BootstrapError::Environment(
+            "no launcher's rank and world size are set (AIV_RANK/AIV_WORLD_SIZE, torchrun's RANK/WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE)".into(),
+        ))
+    })?;
+    from_rank(env.rank, env.world_size, env.unique_id(), config)
+}
+
+/// The thread that watches the other processes of the job.
+struct Monitor {
+    /// Written to stop the thread.
+    stop: OwnedFd,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Monitor {
+    fn start(
+        me: u32,
+        pids: &[u32],
+        twin: &Arc<TwinBackend>,
+        launcher: &Arc<Launcher>,
+        streams: &Arc<Streams>,
+    ) -> Result<Monitor> {
+        // SAFETY: plain flags; the result is checked.
+        let ev = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if ev < 0 {
+            return Err(Error::Config(format!(
+                "eventfd: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: a new descriptor owned from here on.
+        let stop = unsafe { OwnedFd::from_raw_fd(ev) };
+        let stop_read = stop.try_clone().map_err(|e| Error::Config(e.to_string()))?;
+        // A peer already gone has no pidfd: it counts as ended now.
+        let watched: Vec<(u32, Option<OwnedFd>)> = pids
+            .iter()
+            .enumerate()
+            .filter(|&(p, _)| p as u32 != me)
+            .map(|(p, &pid)| (p as u32, pidfd(pid)))
+            .collect();
+        let twin = twin.clone();
+        let launcher = Arc::downgrade(launcher);
+        let streams = Arc::downgrade(streams);
+        let thread = std::thread::Builder::new()
+            .name(format!("aiv-rank{me}-monitor"))
+            .spawn(move || {
+                if let Some(gone) = watch(watched, &stop_read, &twin) {
+                    if let (Some(l), Some(s)) = (launcher.upgrade(), streams.upgrade()) {
+                        let cause = Error::Stopped(StopCause::RankGone { rank: gone });
+                        l.world.abort(&cause.to_string());
+                        stop_rank(&l, &s, &cause);
+                    }
+                }
+            })
+            .map_err(|e| Error::Config(format!("cannot start the monitor thread: {e}")))?;
+        Ok(Monitor { stop, thread })
+    }
+
+    fn stop(self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writing 8 bytes to an eventfd this value owns.
+        unsafe { libc::write(self.stop.as_raw_fd(), one.as_ptr().cast(), 8) };
+        let _ = self.thread.join();
+    }
+}
+
+/// A pidfd of process `pid` (None if it is gone).
+fn pidfd(pid: u32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags; the result is checked.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a new descriptor owned from here on.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Waits until a watched process ends without having left the job (returns its rank) or `stop`
+/// is written (returns None). Processes that left in order are watched no more.
+fn watch(
+    mut watched: Vec<(u32, Option<OwnedFd>)>,
+    stop: &OwnedFd,
+    twin: &TwinBackend,
+) -> Option<u32> {
+    loop {
+        if let Some(&(p, _)) = watched.iter().find(|(_, fd)| fd.is_none()) {
+            if !twin.left_job(p) {
+                return Some(p);
+            }
+            watched.retain(|(q, _)| *q != p);
+            continue;
+        }
+        let mut fds: Vec<libc::pollfd> = std::iter::once(stop.as_raw_fd())
+            .chain(
+                watched
+                    .iter()
+                    .filter_map(|(_, f)| f.as_ref().map(AsRawFd::as_raw_fd)),
+            )
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `fds` is a valid array of its length.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return None;
+        }
+        if fds[0].revents != 0 {
+            return None;
+        }
+        for (i, f) in fds.iter().enumerate().skip(1) {
+            if f.revents != 0 {
+                // The process ended: its pidfd has done its work.
+                watched[i - 1].1 = None;
+            }
+        }
+    }
+}
+
+impl Communicator {
+    /// Rank `rank` of a job of `world_size` ranks, each a process of its own (as `mpirun` or
+    /// `torchrun` start them), meeting through `id`: one rank makes it
+    /// ([`UniqueId::new`]) and any means carries its bytes to the others ([`UniqueId::to_bytes`],
+    /// as NCCL's and cudarc's `Comm::from_rank`). Every rank calls this with the same
+    /// `world_size` and `id`; it returns once all have arrived (within
+    /// `HCCL_CONNECT_TIMEOUT` seconds, default 120; a rank that does not come is named on every
+    /// rank that did) and each has mapped its peers' memory.
+    ///
+    /// The ranks run on the CPU twin, one process per rank, all on one host: every rank's GM
+    /// lies in shared memory every process maps ([`ascendc_twin::Space`];
+    /// [`ascendc_twin::Twin::with_space`] says what the checkers cover across processes). A
+    /// peer process that ends without dropping its communicator (killed, crashed) stops this
+    /// rank at once with an error naming it. Dropping the communicator leaves the job: work
+    /// still queued is stopped as a dropped [`crate::World`]'s is.
+    ///
+    /// The ACL backend is refused for now: it does not yet map peers' memory between
+    /// processes.
+    ///
+    /// ```no_run
+    /// use aiv_comm::{bootstrap::UniqueId, Communicator, Config, DataType, ReduceOp};
+    /// # fn send_to_all(_: &[u8]) {}
+    /// # fn receive_from_rank0() -> Vec<u8> { unimplemented!() }
+    /// # let (rank, size) = (0, 2);
+    /// // Rank 0 makes the id; the launcher (MPI, a file, ...) carries its bytes to the others.
+    /// let id = if rank == 0 {
+    ///     let id = UniqueId::new()?;
+    ///     send_to_all(&id.to_bytes());
+    ///     id
+    /// } else {
+    ///     UniqueId::from_bytes(&receive_from_rank0())?
+    /// };
+    /// let comm = Communicator::from_rank(rank, size, &id, Config::default())?;
+    /// let x = comm.alloc_from(&[1.0f32; 1024])?;
+    /// comm.all_reduce(&x, &x, 1024, DataType::F32, ReduceOp::Sum)?;
+    /// comm.synchronize()?;
+    /// # Ok::<(), aiv_comm::Error>(())
+    /// ```
+    pub fn from_rank(
+        rank: u32,
+        world_size: u32,
+        id: &UniqueId,
+        config: Config,
+    ) -> Result<Communicator> {
+        from_rank(rank, world_size, id, config)
+    }
+
+    /// This process's rank of the job its launcher started ([`LaunchEnv::from_env`]: aiv-comm's
+    /// `AIV_*` variables, torchrun's, Open MPI's or PMI's), as [`Communicator::from_rank`].
+    /// An error if none of them is set.
+    pub fn from_env(config: Config) -> Result<Communicator> {
+        from_env(config)
+    }
+}
