@@ -1082,3 +1082,134 @@ fn the_acl_backend_without_a_runtime_is_a_clear_error_and_auto_is_the_twin() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown backend `npu`"), "{err}");
 }
+
+/// Runs aiv-perf as `n` rank processes of one job (`AIV_RANK`, `AIV_WORLD_SIZE`,
+/// `AIV_UNIQUE_ID`, as a launcher would set them); returns each rank's (exit code, stdout).
+fn aiv_perf_job(n: u32, args: &[&str], env: &[(&str, &str)]) -> Vec<(i32, String)> {
+    let id = aiv_comm::bootstrap::UniqueId::new().unwrap();
+    // Rank 0's process listens itself: pass the id's bytes only.
+    let hex = id.to_hex();
+    drop(id);
+    let children: Vec<_> = (0..n)
+        .map(|r| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_aiv-perf"));
+            cmd.args(args)
+                .env_remove("HCCL_EXEC_TIMEOUT")
+                .env("AIV_RANK", r.to_string())
+                .env("AIV_WORLD_SIZE", n.to_string())
+                .env("AIV_UNIQUE_ID", &hex)
+                .env("AIV_TWIN_WORKERS", "1")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::inherit());
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            cmd.spawn().expect("run aiv-perf")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The columns of a row that do not depend on time: size count type redop root #wrong (out of
+/// place and in place).
+fn timeless(rows: &[Vec<String>]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| {
+            [SIZE, COUNT, TYPE, REDOP, ROOT, OOP_WRONG, IP_WRONG]
+                .iter()
+                .map(|&c| r[c].clone())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_job_of_rank_processes_runs_the_sweep_and_rank_0_prints_it() {
+    for coll in ["all_reduce", "all_gather", "broadcast"] {
+        let args = quick(&[coll, "-b", "1K", "-e", "256K", "-f", "16"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let job = aiv_perf_job(3, &args, &[]);
+        for (r, (code, out)) in job.iter().enumerate() {
+            assert_eq!(*code, 0, "{coll} rank {r}: {out}");
+            if r > 0 {
+                assert!(out.is_empty(), "{coll} rank {r} printed: {out}");
+            }
+        }
+        let out = &job[0].1;
+        assert!(
+            out.contains("on the CPU twin, one process per rank (AIV_*)"),
+            "{coll}: {out}"
+        );
+        assert!(out.contains("Out of bounds values : 0 OK"), "{coll}: {out}");
+        // The rows of the same sweep with every rank in one process.
+        let mut one = args.clone();
+        one.extend(["-p", "3"]);
+        let (code, single, err) = aiv_perf(&one);
+        assert_eq!(code, 0, "{err}");
+        assert!(single.contains("on the CPU twin, one process:"), "{single}");
+        assert_eq!(
+            timeless(&data_rows(out)),
+            timeless(&data_rows(&single)),
+            "{coll}"
+        );
+        assert_eq!(data_rows(out).len(), 3, "{coll}: {out}");
+    }
+}
+
+#[test]
+fn a_wrong_element_on_a_rank_process_is_counted_by_rank_0() {
+    let args = quick(&["all_reduce", "-b", "4K", "-e", "4K"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let job = aiv_perf_job(2, &args, &[("AIV_PERF_INJECT_WRONG", "1")]);
+    let rows = data_rows(&job[0].1);
+    assert_eq!(rows[0][OOP_WRONG], "1", "{}", job[0].1);
+    assert!(job.iter().all(|(code, _)| *code == 1), "{job:?}");
+}
+
+#[test]
+fn under_mpirun_each_process_is_a_rank() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpirun on this machine (Debian: apt-get install openmpi-bin; .ci/run installs it)");
+        return;
+    }
+    // As hccl_test is run: mpirun -n 4 ... -p 4 (-p: NPUs per node under a launcher).
+    let out = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "4"])
+        .arg(env!("CARGO_BIN_EXE_aiv-perf"))
+        .args(["all_reduce", "-b", "8K", "-e", "1M", "-f", "4", "-p", "4"])
+        .args(QUICK)
+        .env("AIV_TWIN_WORKERS", "1")
+        .env_remove("HCCL_EXEC_TIMEOUT")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "mpirun: {}: {text}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(
+            "on the CPU twin, one process per rank (Open MPI), -p 4 NPUs per node: 4 ranks"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Out of bounds values : 0 OK"), "{text}");
+    // Rank 0 alone prints: one table.
+    assert_eq!(
+        text.matches("# Collective test concluded").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(data_rows(&text).len(), 4, "{text}");
+}

@@ -4,6 +4,7 @@
 Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), memcpy.txt,
 twin_checked.jsonl and twin_cost.jsonl (the same with --twin-checks and with --checks-cost;
 target d), twin_d_off.jsonl and twin_d_on.jsonl (DPAIRS), twin_staged.jsonl (-R 0),
+twin_procs.jsonl (a process per rank under mpirun, from 2026-12-07 on),
 memcpy_ws.txt (run.sh from issue 14's eighth session on: the same copies over each >= 16 MiB cell's
 working set, "coll ranks per-rank-size working-set GB/s"), and
 (run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
@@ -118,6 +119,8 @@ cost = {k: (len(v), statistics.median([p[0] for p in v]), statistics.median([p[1
             statistics.median([on / off for off, on in v]),
             statistics.median(cost_totals[k]) if cost_totals.get(k) else None)
         for k, v in cost_pairs.items() if v}
+# The same cells with a process per rank (aiv-perf under mpirun; run.sh from 2026-12-07 on).
+procs = {k: median_row(v) for k, v in other_twin_runs("twin_procs.jsonl").items()}
 # The same cells without buffer registration (aiv-perf -R 0; run.sh from 2026-12-02 on).
 staged = {k: median_row(v) for k, v in other_twin_runs("twin_staged.jsonl").items()}
 # Cross-core round trips before the cell's runs, in run order per (cell, kind): kind mpi, off
@@ -282,6 +285,34 @@ if staged:
         st, sb, sw = staged[key]
         print(f"| {coll} | {n} | {human(per_rank(coll, n, size))} | {mt:.1f} | {tt:.1f} | {st:.1f} | "
               f"{st / tt if tt else 0:.2f}x | {mb:.3f} | {sb:.3f} | {sb / mb if mb else 0:.2f}x | {sw} |")
+
+if procs:
+    # A process per rank, as MPI's ranks are: the fair comparison (both on shared memory).
+    print()
+    print("| collective | ranks | per-rank size | MPI time (us) | twin time, one process (us) | twin time, a process per rank (us) | processes / one process | MPI busbw (GB/s) | twin busbw, processes (GB/s) | processes twin / MPI busbw | wrong (processes) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    proc_cells = []
+    for key in sorted(procs):
+        coll, n, size = key
+        mkey = ("all_gather" if coll == "all_gather" else "all_reduce", n, size)
+        if mkey not in mpi or key not in twin:
+            continue
+        mt, mb, _ = mpi[mkey]
+        tt = twin[key][0]
+        pt, pb, pw = procs[key][:3]
+        pr = per_rank(coll, n, size)
+        proc_cells.append((f"{coll} np{n} {human(pr)}", n, pr, pb / mb if mb else 0.0))
+        print(f"| {coll} | {n} | {human(pr)} | {mt:.1f} | {tt:.1f} | {pt:.1f} | "
+              f"{pt / tt if tt else 0:.2f}x | {mb:.3f} | {pb:.3f} | {pb / mb if mb else 0:.2f}x | {pw} |")
+    # Issue 37: at np 4 and 8, from 1 MiB, busbw at least MPI's.
+    goal = [c for c in proc_cells if c[1] >= 4 and c[2] >= 1 << 20]
+    if goal:
+        met = [c for c in goal if c[3] >= 1.0]
+        worst = min(goal, key=lambda c: c[3])
+        print()
+        print("| target | cells | met | worst cell |")
+        print("|---|---|---|---|")
+        print(f"| e. processes busbw / MPI, np 4 and 8, from 1 MiB | {len(goal)} | {len(met)} | {worst[0]}: {worst[3]:.2f} (goal 1.0) |")
 
 if census:
     # Kernel cost in NPU terms (BENCHMARKS.md has the floors beside them).

@@ -29,6 +29,10 @@
 # (CMA). Every cell also runs the twin without registration (-R 0, staging every input in the
 # HCCL buffer: one copy more) for the report's second table; STAGED=0 skips those runs.
 #
+# Every cell also runs the twin with a process per rank, as MPI's ranks are (aiv-perf under
+# mpirun: Communicator::from_env on the multi-process twin, registered, checked) for the
+# report's third table; PROCS=0 skips those runs.
+#
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. With STAGED=0 a rep took
 # 3.5 minutes here in issue 14's fifteenth session, the --checks-cost run included; the staged
 # runs add to it.
@@ -59,6 +63,7 @@ iters_for() { # same counts (and 5 warm-up iterations) as mpi_bench.c: each time
 : > "$out/twin.jsonl"
 : > "$out/twin_checked.jsonl"
 : > "$out/twin_staged.jsonl"
+: > "$out/twin_procs.jsonl"
 : > "$out/twin_d_off.jsonl"
 : > "$out/twin_d_on.jsonl"
 : > "$out/twin_cost.jsonl"
@@ -126,6 +131,13 @@ for rep in $(seq "$reps"); do
                         twin_run "$mode" 0 "twin_d_$mode.jsonl"
                     done
                 done
+                if [ "${PROCS:-1}" != 0 ]; then
+                    echo "$coll $np $total procs $("$out/corelat")" >> "$out/corelat.txt"
+                    mpirun --allow-run-as-root --oversubscribe -np "$np" "$perf_bin" "$coll" \
+                        -b "$total" -e "$total" -n "$n" -w 5 -c 1 -R 1 --json \
+                        >> "$out/twin_procs.jsonl"
+                    sleep 0.5
+                fi
                 if [ "${STAGED:-1}" != 0 ]; then
                     echo "$coll $np $total staged $("$out/corelat")" >> "$out/corelat.txt"
                     "$perf_bin" "$coll" -b "$total" -e "$total" -p "$np" -n "$n" -w 5 -c 1 -R 0 --json \

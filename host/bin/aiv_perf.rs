@@ -31,6 +31,7 @@ use std::process::ExitCode;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use aiv_comm::bootstrap::LaunchEnv;
 use aiv_comm::world::{MAX_BUFFER_BYTES, MIN_BUFFER_BYTES};
 use aiv_comm::{
     AllGatherAlgo, AllReduceAlgo, BackendChoice, CommStream, Communicator, Config, DataType,
@@ -688,6 +689,12 @@ struct Opts {
     timeout_source: TimeoutSource,
     /// `--backend`: the devices (None: `AIV_BACKEND`, else auto).
     backend: Option<BackendChoice>,
+    /// Started by a launcher (mpirun, torchrun, `AIV_RANK`/`AIV_WORLD_SIZE`): this process is
+    /// one rank of `ranks`, which the launcher sets; `-p` then means NPUs per node, as in
+    /// hccl_test.
+    launch: Option<LaunchEnv>,
+    /// `-p` under a launcher: NPUs per node (a rank's device is its local rank modulo it).
+    npus_per_node: Option<usize>,
 }
 
 /// What the command line asks for.
@@ -1037,8 +1044,11 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
         timeout: None,
         timeout_source: TimeoutSource::Default,
         backend: None,
+        launch: None,
+        npus_per_node: None,
     };
     let mut op_given = false;
+    let mut ranks_given = false;
     let mut timeout_flag = None;
     let mut i = 1;
     while i < args.len() {
@@ -1079,7 +1089,10 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
                 op_given = true;
             }
             "-r" | "--root" => o.root = parse_num(flag, val)?,
-            "-p" | "--npus" | "--ranks" | "-g" | "--ngpus" => o.ranks = parse_num(flag, val)?,
+            "-p" | "--npus" | "--ranks" | "-g" | "--ngpus" => {
+                o.ranks = parse_num(flag, val)?;
+                ranks_given = true;
+            }
             "-n" | "--iters" => o.iters = parse_num(flag, val)?,
             "-w" | "--warmup_iters" => o.warmup = parse_num(flag, val)?,
             "-c" | "--check" => o.check = parse_switch(flag, val)?,
@@ -1128,6 +1141,18 @@ fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Parsed
     let max = aiv_comm::world::MAX_RANKS;
     if o.ranks == 0 || o.ranks > max {
         return Err(format!("-p must be 1..={max}, got {}", o.ranks));
+    }
+    // Under a launcher the job's size is the launcher's; -p is NPUs per node (hccl_test).
+    o.launch = LaunchEnv::from_vars(&env).map_err(|e| e.to_string())?;
+    if let Some(l) = &o.launch {
+        o.npus_per_node = ranks_given.then_some(o.ranks);
+        o.ranks = l.world_size as usize;
+        if o.checks_cost {
+            return Err(
+                "--checks-cost switches every rank's checkers from one process: run it without a launcher (-p ranks in one process)"
+                    .into(),
+            );
+        }
     }
     if o.ranks < coll.min_ranks {
         return Err(format!(
@@ -1485,6 +1510,30 @@ fn cost_sides(iters: usize, per_rank: &[RankMeasure]) -> CostSides {
     }
 }
 
+/// Where the ranks meet between the phases of a row: threads of this process, or the processes
+/// of a job (over the bootstrap's connections; a failing process exits, and its end breaks the
+/// others' wait).
+enum Meet<'a> {
+    Threads(Rendezvous),
+    Processes(&'a aiv_comm::bootstrap::Peers),
+}
+
+impl Meet<'_> {
+    /// Waits for every rank; `Err` if a rank failed.
+    fn wait(&self) -> Result<(), RankError> {
+        match self {
+            Meet::Threads(r) => r.wait(),
+            Meet::Processes(p) => p.barrier().map_err(|_| RankError::PeerFailed),
+        }
+    }
+
+    fn break_it(&self) {
+        if let Meet::Threads(r) = self {
+            r.break_it();
+        }
+    }
+}
+
 /// A barrier that a failing rank breaks, so that the others stop instead of waiting for it.
 struct Rendezvous {
     ranks: usize,
@@ -1607,10 +1656,13 @@ fn measure(
     st: &RankState,
     place: Place,
     count: usize,
-    rv: &Rendezvous,
+    rv: &Meet,
     checked: Option<Checkers>,
 ) -> Result<RankMeasure, RankError> {
     let r = comm.rank() as usize;
+    // Who switches the twin's knobs: rank 0 for every rank of one process, each process of a
+    // job for its own share of the twin.
+    let switches = r == 0 || o.launch.is_some();
     let (send, recv) = views(o, st, place, r, count)?;
     let call = Call {
         comm,
@@ -1647,7 +1699,7 @@ fn measure(
         rv.wait()?;
         // `checked` is only ever Some on the twin.
         let twin = twin.expect("--checks-cost runs on the twin");
-        if r == 0 {
+        if switches {
             set_checkers(twin, on);
         }
         rv.wait()?;
@@ -1656,7 +1708,7 @@ fn measure(
         }
         sync(comm, st)?;
         rv.wait()?;
-        if r == 0 {
+        if switches {
             set_checkers(twin, Checkers::OFF);
         }
     }
@@ -1700,7 +1752,7 @@ fn measure(
             for (checks, calls) in cost_schedule(o.iters) {
                 // Rank 0 switches while the others wait (a launch reads the knobs when it
                 // starts; every rank's calls of the batch before have finished).
-                if r == 0 {
+                if switches {
                     set_checkers(twin, if checks { on } else { Checkers::OFF });
                 }
                 let t0 = calls_from_rendezvous(calls)?;
@@ -1709,7 +1761,7 @@ fn measure(
                 batches.push(t0.elapsed());
                 rv.wait()?;
             }
-            if r == 0 {
+            if switches {
                 set_checkers(twin, Checkers::OFF);
             }
             Duration::ZERO
@@ -1740,7 +1792,7 @@ fn measure(
     // sync census on. Rank 0 switches it while the others wait (a launch reads the knob when it
     // starts), and off again before anyone starts the next call.
     if let Some(twin) = twin {
-        if r == 0 {
+        if switches {
             let _stale = twin.take_census();
             twin.set_census(true);
         }
@@ -1748,7 +1800,7 @@ fn measure(
         (o.coll.run)(&call)?;
         sync(comm, st)?;
         rv.wait()?;
-        if r == 0 {
+        if switches {
             twin.set_census(false);
             m.census = Some(twin.take_census());
         }
@@ -1863,7 +1915,13 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure], on_twin: bool) -> Me
     let algbw = per_us(size as f64);
     // The calls the traffic counters covered (both sides with `--checks-cost`).
     let counted = per_rank.first().map_or(o.iters, |m| m.counted_calls) as u64;
-    let dma_per_op = per_rank.first().map_or(0, |m| m.dma) as f64 / counted as f64;
+    // A twin's counters cover its ranks: every rank's in one process, the process's own in a
+    // job of processes.
+    let dma = match o.launch {
+        None => per_rank.first().map_or(0, |m| m.dma),
+        Some(_) => per_rank.iter().map(|m| m.dma).sum(),
+    };
+    let dma_per_op = dma as f64 / counted as f64;
     let moved = |t: &GmTraffic| t.read + t.written;
     let cores_used = per_rank
         .iter()
@@ -1910,16 +1968,87 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure], on_twin: bool) -> Me
     }
 }
 
-/// The world of the sweep, on the backend `o` asks for.
-fn make_world(o: &Opts) -> Result<World, String> {
-    World::new(o.ranks, config(o)).map_err(|e| match o.buffsize_mb {
+/// The ranks of the sweep this process runs: all of them in one process, or (started by a
+/// launcher) its own.
+enum Ranks {
+    /// Every rank, as threads of this process.
+    World(World),
+    /// This process's rank of a job whose ranks are processes.
+    Process(Communicator),
+}
+
+impl Ranks {
+    /// The ranks this process runs.
+    fn comms(&self) -> &[Communicator] {
+        match self {
+            Ranks::World(w) => w.comms(),
+            Ranks::Process(c) => std::slice::from_ref(c),
+        }
+    }
+
+    /// Runs `f` on every rank of this process (each on a thread of its own in a World).
+    fn run<R: Send>(&self, f: impl Fn(&Communicator) -> R + Sync) -> Vec<R> {
+        match self {
+            Ranks::World(w) => w.run(f),
+            Ranks::Process(c) => vec![f(c)],
+        }
+    }
+
+    /// The twin whose counters and knobs this process reads: the world's, or the process's
+    /// share of the job's.
+    fn twin(&self) -> Option<&Twin> {
+        match self {
+            Ranks::World(w) => w.twin(),
+            Ranks::Process(c) => c.twin(),
+        }
+    }
+
+    fn backend_name(&self) -> &'static str {
+        match self {
+            Ranks::World(w) => w.backend_name(),
+            Ranks::Process(_) => "twin",
+        }
+    }
+
+    fn backend_description(&self) -> String {
+        match self {
+            Ranks::World(w) => w.backend_description(),
+            Ranks::Process(_) => "the CPU twin".into(),
+        }
+    }
+
+    /// This process prints the results (rank 0 of a job of processes).
+    fn prints(&self) -> bool {
+        match self {
+            Ranks::World(_) => true,
+            Ranks::Process(c) => c.rank() == 0,
+        }
+    }
+
+    /// The bootstrap's connections to the other processes of the job.
+    fn peers(&self) -> Option<&aiv_comm::bootstrap::Peers> {
+        match self {
+            Ranks::World(_) => None,
+            Ranks::Process(c) => c.peers(),
+        }
+    }
+}
+
+/// The ranks of the sweep, on the backend `o` asks for.
+fn make_world(o: &Opts) -> Result<Ranks, String> {
+    let made = match &o.launch {
+        None => World::new(o.ranks, config(o)).map(Ranks::World),
+        Some(l) => Communicator::from_rank(l.rank, l.world_size, l.unique_id(), config(o))
+            .map(Ranks::Process),
+    };
+    made.map_err(|e| match o.buffsize_mb {
         Some(mb) => format!("--buffsize {mb}: {e}"),
         None => e.to_string(),
     })
 }
 
 /// Runs the sweep on `world`, printing each row as it is done (unless `--json`).
-fn run(o: &Opts, world: &World) -> Result<Sweep, String> {
+fn run(o: &Opts, world: &Ranks) -> Result<Sweep, String> {
     // A bandwidth run measures the twin at full speed; its pipe-hazard and GM race checkers
     // (on by default in the library, for development and tests) are opt-in here. With
     // `--twin-checks` the twin keeps its configuration, so `AIV_TWIN_HAZARDS=0` or
@@ -1995,9 +2124,13 @@ fn run(o: &Opts, world: &World) -> Result<Sweep, String> {
     for (k, &size) in list.iter().enumerate() {
         let count = row_count(o, size);
         let size = (o.coll.size_elems)(count, n) * es;
-        let rv = Rendezvous::new(n);
+        let rv = match world.peers() {
+            None => Meet::Threads(Rendezvous::new(n)),
+            Some(p) => Meet::Processes(p),
+        };
         let results = world.run(|comm| {
-            let st = &states[comm.rank() as usize];
+            let here = world.comms().iter().position(|c| c.rank() == comm.rank());
+            let st = &states[here.expect("a rank of this process")];
             let r = (|| -> Result<(RankMeasure, Option<RankMeasure>), RankError> {
                 let out = measure(o, twin, comm, st, Place::Out, count, &rv, checked)?;
                 let inp = match o.coll.in_place {
@@ -2011,6 +2144,7 @@ fn run(o: &Opts, world: &World) -> Result<Sweep, String> {
             }
             r
         });
+        let results = gather_results(world, results)?;
         let mut outs = Vec::new();
         let mut ins = Vec::new();
         let mut peer_failed = false;
@@ -2044,11 +2178,11 @@ fn run(o: &Opts, world: &World) -> Result<Sweep, String> {
                 .as_ref()
                 .map(|_| combine(o, size, &ins, twin.is_some())),
         };
-        if !o.json {
+        if !o.json && world.prints() {
             print_row(o, &row);
         }
         rows.push(row);
-        if progress && t_start.elapsed() > Duration::from_secs(1) {
+        if progress && world.prints() && t_start.elapsed() > Duration::from_secs(1) {
             eprint!(
                 "\raiv-perf: {}/{} sizes done, {:.1} s elapsed   ",
                 k + 1,
@@ -2069,6 +2203,109 @@ fn run(o: &Opts, world: &World) -> Result<Sweep, String> {
             races: t.race_check(),
         }),
         checked,
+    })
+}
+
+/// One rank's measurements of a row: out of place, and in place if the collective has it.
+type RankResult = Result<(RankMeasure, Option<RankMeasure>), RankError>;
+
+/// Every rank's measurements of a row, in rank order: this process's, and in a job of
+/// processes the others' too (over the bootstrap). A process whose own call failed says why
+/// and exits at once: the others then stop at their next meeting (its end breaks it), or
+/// sooner (a peer that ends without leaving stops every rank's launches).
+fn gather_results(world: &Ranks, mine: Vec<RankResult>) -> Result<Vec<RankResult>, String> {
+    let Some(peers) = world.peers() else {
+        return Ok(mine);
+    };
+    let rank = peers.rank();
+    let own = mine.into_iter().next().expect("one rank per process");
+    let (out, inp) = match own {
+        Ok(m) => m,
+        Err(RankError::PeerFailed) => return Err("a rank failed".into()),
+        Err(RankError::Own(e)) => {
+            eprintln!("aiv-perf: rank {rank}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let mut bytes = Vec::new();
+    encode_measure(&out, &mut bytes);
+    if let Some(m) = &inp {
+        encode_measure(m, &mut bytes);
+    }
+    let all = peers
+        .all_gather(&bytes)
+        .map_err(|e| format!("gathering the ranks' figures: {e}"))?;
+    let mut own = Some((out, inp));
+    all.iter()
+        .enumerate()
+        .map(|(r, b)| {
+            if r as u32 == rank {
+                return Ok(Ok(own.take().expect("own figures once")));
+            }
+            let mut words = b
+                .chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+            let out = decode_measure(&mut words)
+                .ok_or_else(|| format!("rank {r} sent malformed figures"))?;
+            let inp = decode_measure(&mut words);
+            Ok(Ok((out, inp)))
+        })
+        .collect()
+}
+
+/// A rank's measurement as words for [`decode_measure`] (the census stays with its process:
+/// rank 0 prints its own).
+fn encode_measure(m: &RankMeasure, out: &mut Vec<u8>) {
+    let mut put = |v: u64| out.extend_from_slice(&v.to_le_bytes());
+    put(m.time.as_nanos() as u64);
+    put(m.batches.len() as u64);
+    for b in &m.batches {
+        put(b.as_nanos() as u64);
+    }
+    put(m.counted_calls as u64);
+    put(m.checked_launches.hazards);
+    put(m.checked_launches.races);
+    put(m.wrong.map_or(u64::MAX, |w| w as u64));
+    put(m.dma);
+    put(m.cores.len() as u64);
+    for c in &m.cores {
+        put(c.read);
+        put(c.written);
+    }
+}
+
+/// The next measurement of `words` ([`encode_measure`]); None when they end.
+fn decode_measure(words: &mut impl Iterator<Item = u64>) -> Option<RankMeasure> {
+    let time = Duration::from_nanos(words.next()?);
+    let batches = (0..words.next()?)
+        .map(|_| words.next().map(Duration::from_nanos))
+        .collect::<Option<_>>()?;
+    let counted_calls = words.next()? as usize;
+    let checked_launches = CheckedLaunches {
+        hazards: words.next()?,
+        races: words.next()?,
+    };
+    let wrong = words
+        .next()
+        .map(|w| (w != u64::MAX).then_some(w as usize))?;
+    let dma = words.next()?;
+    let cores = (0..words.next()?)
+        .map(|_| {
+            Some(GmTraffic {
+                read: words.next()?,
+                written: words.next()?,
+            })
+        })
+        .collect::<Option<_>>()?;
+    Some(RankMeasure {
+        time,
+        batches,
+        counted_calls,
+        checked_launches,
+        wrong,
+        dma,
+        cores,
+        census: None,
     })
 }
 
@@ -2170,7 +2407,7 @@ fn timeout_note(o: &Opts) -> String {
     format!("{t} ({from})")
 }
 
-fn print_header(o: &Opts, world: &World) {
+fn print_header(o: &Opts, world: &Ranks) {
     let buffer = config(o)
         .resolved_buffer_bytes()
         .map_or_else(|e| e.to_string(), |b| format!("{} MB", b >> 20));
@@ -2183,9 +2420,15 @@ fn print_header(o: &Opts, world: &World) {
         Ok(true) => ", deterministic reductions in rank order (HCCL_DETERMINISTIC)",
         _ => "",
     };
-    let on = match world.twin() {
-        Some(_) => "on the CPU twin".to_string(),
-        None => format!("through {}", world.backend_description()),
+    let on = match (world, &o.launch) {
+        (Ranks::Process(_), Some(l)) => format!(
+            "on the CPU twin, one process per rank ({}){}",
+            l.launcher,
+            o.npus_per_node
+                .map_or_else(String::new, |p| format!(", -p {p} NPUs per node"))
+        ),
+        (_, _) if world.twin().is_some() => "on the CPU twin, one process".to_string(),
+        _ => format!("through {}", world.backend_description()),
     };
     out!(
         "# aiv-perf {} {on}: {} ranks, HCCL buffer {buffer}, exec timeout {}{}{deterministic}",
@@ -2439,7 +2682,7 @@ fn print_json(
         .resolved_timeout()
         .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
     out!(
-        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{},\"checked_batches\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{},\"backend\":{}}}",
+        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{},\"checked_batches\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{},\"backend\":{},\"processes\":{}}}",
         json_str(o.coll.name),
         o.ranks,
         json_str(o.dtype.name()),
@@ -2462,7 +2705,8 @@ fn print_json(
         json_num(avg, 6),
         failed,
         wrong.map_or_else(|| "null".into(), |w| w.to_string()),
-        json_str(backend)
+        json_str(backend),
+        o.launch.is_some()
     );
 }
 
@@ -2486,7 +2730,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if !o.json {
+    if !o.json && world.prints() {
         print_header(&o, &world);
     }
     let sweep = match run(&o, &world) {
@@ -2511,7 +2755,9 @@ fn main() -> ExitCode {
     let wrong = o
         .check
         .then(|| measures.iter().filter_map(|m| m.wrong).sum::<usize>());
-    if o.json {
+    if !world.prints() {
+        // Rank 0 of the job prints; it has every rank's figures.
+    } else if o.json {
         print_json(&o, &sweep, avg, failed, wrong, world.backend_name());
     } else {
         out!(
