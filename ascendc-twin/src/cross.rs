@@ -128,6 +128,11 @@ fn check_mode(mode: u32) -> Result<(), FaultKind> {
 pub(crate) fn set(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Result<(), FaultKind> {
     check_mode(mode)?;
     let f = check_flag(flag)?;
+    if ctx.twin.space.is_some() {
+        // What this core staged must not wait for a write another process may make once the
+        // core that waits for this flag has told it to (lazy.rs).
+        crate::lazy::before_release(&mut ctx.lazy);
+    }
     let cross = ctx.launch.cross();
     {
         let mut s = cross.state.lock();

@@ -141,6 +141,9 @@ pub(crate) fn bypass(
     }
     if store {
         let meta = found.meta();
+        if found.sync && ctx.twin.space.is_some() {
+            crate::lazy::before_release(&mut ctx.lazy);
+        }
         ctx.twin.before_write(Some(meta), addr, size);
         // SAFETY: bounds checked above; at most 8 bytes, naturally aligned.
         unsafe { mem::write(addr as *mut u8, value.as_ptr(), size) };
@@ -196,6 +199,9 @@ pub(crate) fn flush(ctx: &mut BlockCtx, addr: Option<usize>) -> Result<(), Fault
             }
         }
         let meta = found.meta();
+        if found.sync && ctx.twin.space.is_some() {
+            crate::lazy::before_release(&mut ctx.lazy);
+        }
         ctx.twin.before_write(Some(meta), from, n);
         // SAFETY: [from, from + n) lies inside the allocation looked up just above; a line is a
         // small (atomic) access.

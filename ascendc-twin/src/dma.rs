@@ -436,6 +436,9 @@ fn store_bursts(
         }
         twin.after_write(Some(meta), dst, len);
     };
+    if found.sync && twin.space.is_some() {
+        crate::lazy::before_release(&mut ctx.lazy);
+    }
     for b in bursts {
         let (dst, ub) = (gm_addr + b.gm, ub_addr + b.ub);
         twin.before_write(Some(meta), dst, b.len);

@@ -14,7 +14,10 @@
 //!   of a range that is only partly a snapshot), the snapshot is materialised;
 //! * a UB write over a snapshot's range drops (full cover), trims (prefix or suffix) or
 //!   materialises (middle) it, so a late materialisation never overwrites newer UB data;
-//! * a block's snapshots end with the block.
+//! * a block's snapshots end with the block;
+//! * in a job of processes (`shared.rs`), where a write of another process cannot materialise
+//!   them, a block materialises all its snapshots before it publishes anything: a store to flag
+//!   memory or a cross-core flag ([`before_release`]).
 //!
 //! Checkers (pipe hazards, GM races, traffic counters) see the DataCopy when it is issued, as
 //! before; only the moment the bytes move changes. `AIV_TWIN_LAZY=0` (or
@@ -240,6 +243,17 @@ pub(crate) fn before_ub_read(pending: &mut Pending, ub: usize, len: usize) {
         materialize(&mut e.s.lock());
         false
     });
+}
+
+/// The block is about to publish something to another process of a multi-process job (a store
+/// to flag memory, a cross-core flag): every pending snapshot is materialised. A process
+/// writes a range another process staged only after such a publication (in a kernel whose GM
+/// accesses flags order, the one kind whose results are defined), and no process materialises
+/// another's snapshots: so the UB holds what GM held when the DataCopy ran, as in one process.
+pub(crate) fn before_release(pending: &mut Pending) {
+    for e in pending.drain(..) {
+        materialize(&mut e.s.lock());
+    }
 }
 
 /// If UB `[ub, ub + len)` lies inside one pending snapshot, runs `f` with the GM address its

@@ -29,7 +29,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use smallvec::SmallVec;
 
 use crate::guard::{self, GuardedStack, TrapSite};
@@ -151,6 +151,9 @@ struct Worker {
     running: AtomicUsize,
     /// Their statuses (for the watchdog).
     live: Mutex<Vec<Arc<BlockStatus>>>,
+    /// In a job of processes: the worker sleeps on its process's bell, not on `cv` (a push
+    /// then rings the bell to wake it).
+    bell_sleep: AtomicBool,
 }
 
 /// The parked tasks of one worker.
@@ -265,6 +268,7 @@ impl Pool {
                         stacks: Mutex::new(Vec::new()),
                         running: AtomicUsize::new(0),
                         live: Mutex::new(Vec::new()),
+                        bell_sleep: AtomicBool::new(false),
                     })
                 })
                 .collect(),
@@ -313,6 +317,10 @@ impl Drop for Pool {
         for w in &self.shared.workers {
             let _g = w.queue.lock();
             w.cv.notify_all();
+        }
+        if let Some(s) = self.shared.space.get() {
+            // Workers of a job of processes sleep on the bell.
+            s.ring_own();
         }
         // A worker of this pool cannot join itself (the last task's context may be dropped on
         // a worker): its threads then leave on their own once they see `shutdown`.
@@ -367,6 +375,13 @@ impl PoolShared {
             w.queued.store(q.len(), Ordering::Release);
         }
         w.cv.notify_one();
+        // Set before the worker's last look at its queue (under the queue's lock): either it
+        // saw this task, or this sees it asleep on the bell.
+        if w.bell_sleep.load(Ordering::SeqCst) {
+            if let Some(s) = self.space.get() {
+                s.ring_own();
+            }
+        }
     }
 
     /// Starts one block on worker `affinity % workers`: a coroutine running `body` (which gets
@@ -613,7 +628,7 @@ impl PoolShared {
             m.parked.fetch_sub(1, Ordering::SeqCst);
         }
         if let (Some(p), Some(s)) = (x.remote, self.space.get()) {
-            s.unpark(p);
+            s.unpark(p, x.addr, x.len);
         }
     }
 
@@ -639,7 +654,7 @@ impl PoolShared {
         if let Some(m) = &meta {
             m.parked.fetch_add(1, Ordering::SeqCst);
         }
-        let remote = self.space.get().and_then(|s| s.park(addr));
+        let remote = self.space.get().and_then(|s| s.park(addr, len));
         let id = {
             let mut ws = w.waiters.lock();
             let id = ws.next_id;
@@ -900,15 +915,33 @@ fn worker_main(index: usize, p: Arc<PoolShared>) {
     WORKER.with(|w| w.set((Arc::as_ptr(&p), index)));
     let _alt = guard::AltStack::new();
     let w = &p.workers[index];
+    // In a job of processes: the bell of this process as this worker last served it (set at
+    // the first look after the twin joined its space, before any task of it can park).
+    let mut bell_seen: Option<u32> = None;
     loop {
         p.serve_deadlines(index);
+        if let Some(s) = p.space.get() {
+            // Another process wrote where tasks here may be parked: they look again.
+            let now = s.bell();
+            if bell_seen.is_some_and(|seen| seen != now) {
+                p.wake_remote();
+            }
+            bell_seen = Some(now);
+        }
         if w.queued.load(Ordering::Acquire) == 0 {
             let spin_until = Instant::now() + IDLE_SPIN;
             let mut i = 0u32;
+            // In a job of processes, another process's write rings this one's bell: an idle
+            // worker that sees it goes back to the top of the loop, which serves it.
             while w.queued.load(Ordering::Acquire) == 0 {
                 // Yield rather than spin: a host thread waiting to run on this CPU (a launcher
                 // about to learn that its launch finished) gets it at once.
                 std::thread::yield_now();
+                if let (Some(s), Some(seen)) = (p.space.get(), bell_seen) {
+                    if s.bell() != seen {
+                        break;
+                    }
+                }
                 i += 1;
                 if i.is_multiple_of(8) && Instant::now() >= spin_until {
                     break;
@@ -926,7 +959,23 @@ fn worker_main(index: usize, p: Arc<PoolShared>) {
                 let now = p.ns(Instant::now());
                 if now < next {
                     let wait = Duration::from_nanos(next - now).min(IDLE_SLEEP);
-                    let _ = w.cv.wait_for(&mut q, wait);
+                    match p.space.get() {
+                        // In a job of processes the worker sleeps on its process's bell: a
+                        // write of another process wakes it directly (pushes ring it too).
+                        Some(s) => {
+                            w.bell_sleep.store(true, Ordering::SeqCst);
+                            // The value last served: a ring since then ends the wait at once
+                            // (the loop serves it).
+                            let seen = bell_seen.unwrap_or_else(|| s.bell());
+                            MutexGuard::unlocked(&mut q, || {
+                                s.wait_bell(seen, wait);
+                                w.bell_sleep.store(false, Ordering::SeqCst);
+                            });
+                        }
+                        None => {
+                            let _ = w.cv.wait_for(&mut q, wait);
+                        }
+                    }
                 }
             }
             let t = q.pop_front();

@@ -33,11 +33,12 @@
 //!   lock whose holder's process is gone is taken over;
 //! - the watchdog counts progress of every process: a process publishes its own when it checks,
 //!   and a stall is one of the whole job;
-//! - the GM race checker and deferred staging are off (see [`crate::Twin::with_space`]).
+//! - the GM race checker is off, and deferred staging materialises a block's snapshots before
+//!   it publishes anything (see [`crate::Twin::with_space`]).
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -56,6 +57,10 @@ pub const DEFAULT_WINDOW_BYTES: usize = 64 << 30;
 pub const TABLE_CAPACITY: usize = 16384;
 /// Atomic-store page locks of a job (in window 0).
 pub const LOCKS: usize = 1024;
+/// Slots of a window's parked counts: the 32-byte cells of a window share them round-robin,
+/// so that a flag write wakes the processes polling that flag, not every process polling the
+/// same window (all of a rank's peers poll its sync area).
+const SLOTS: usize = 128;
 
 const MAGIC: u64 = 0x6169_762d_7477_696e; // "aiv-twin"
 /// Header state: the owner runs.
@@ -70,13 +75,17 @@ struct Header {
     magic: AtomicU64,
     pid: AtomicU32,
     state: AtomicU32,
-    /// Rung (incremented, then futex-woken) by a process whose write may wake the owner's
-    /// parked polls.
+    /// Rung (incremented, then futex-woken if the owner has workers asleep on it) by a process
+    /// whose write may wake the owner's parked polls.
     bell: Padded<AtomicU32>,
-    /// Tasks of any process parked on a range of this window.
-    parked_total: Padded<AtomicU32>,
-    /// Tasks of each process parked on a range of this window.
-    parked_by: [AtomicU32; MAX_PROCS],
+    /// The owner's workers asleep on `bell` (a ring wakes them with a system call only then;
+    /// a worker awake sees the bell change by reading it).
+    sleepers: Padded<AtomicU32>,
+    /// Tasks of any process parked on a range of this window, by slot (a 32-byte cell's slot
+    /// is its index modulo [`SLOTS`]): a write rings only the processes parked on its slots.
+    parked_total: [AtomicU32; SLOTS],
+    /// Tasks of each process parked on a range of this window, by slot.
+    parked_by: [[AtomicU32; MAX_PROCS]; SLOTS],
     /// The owner's watchdog progress count, published when it checks.
     progress: Padded<AtomicU64>,
     /// Seqlock of the table: odd while the owner rewrites it.
@@ -115,7 +124,8 @@ pub struct Space {
     me: u32,
     file: OwnedFd,
     own: Mutex<Own>,
-    stopping: AtomicBool,
+    /// This process's pid (the holder mark of its page locks).
+    pid: u32,
 }
 
 /// Exchanges this process's bytes with every rank's: returns every rank's bytes by rank (the
@@ -169,6 +179,12 @@ impl Space {
         }
         // SAFETY: fd is a new descriptor this function owns.
         let file = unsafe { OwnedFd::from_raw_fd(fd) };
+        // Owner-only, as any shared segment of a job should be (peers reach it through /proc,
+        // which checks that they may inspect this process).
+        // SAFETY: a valid descriptor; the result is checked.
+        if unsafe { libc::fchmod(file.as_raw_fd(), 0o600) } != 0 {
+            return Err(os_err("making the GM window owner-only"));
+        }
         // SAFETY: a valid descriptor; the result is checked.
         if unsafe { libc::ftruncate(file.as_raw_fd(), window as libc::off_t) } != 0 {
             return Err(os_err("sizing the GM window"));
@@ -185,13 +201,12 @@ impl Space {
                 free: BTreeMap::from([(HEADER_BYTES, window - HEADER_BYTES)]),
                 live: BTreeMap::new(),
             }),
-            stopping: AtomicBool::new(false),
+            pid: std::process::id(),
         };
         // From here on, dropping `space` unmaps the whole reservation.
         space.map(me, space.file.as_raw_fd())?;
         let h = space.header(me);
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() } as u32;
+        let pid = space.pid;
         h.pid.store(pid, Ordering::Relaxed);
         h.state.store(LIVE, Ordering::Relaxed);
         h.magic.store(MAGIC, Ordering::Release);
@@ -410,26 +425,32 @@ impl Space {
 
     // ---- parking across processes ----
 
-    /// A task of this process parks on `addr`: counts it in the header of the window holding
-    /// it; returns that window's rank (None: not shared memory).
-    pub(crate) fn park(&self, addr: usize) -> Option<u32> {
+    /// A task of this process parks on `[addr, addr + len)`: counts it in the header of the
+    /// window holding it, on the range's slots; returns that window's rank (None: not shared
+    /// memory).
+    pub(crate) fn park(&self, addr: usize, len: usize) -> Option<u32> {
         let p = self.window_of(addr)?;
         let h = self.header(p);
-        h.parked_by[self.me as usize].fetch_add(1, Ordering::SeqCst);
-        h.parked_total.fetch_add(1, Ordering::SeqCst);
+        for slot in slots(addr, len) {
+            h.parked_by[slot][self.me as usize].fetch_add(1, Ordering::SeqCst);
+            h.parked_total[slot].fetch_add(1, Ordering::SeqCst);
+        }
         Some(p)
     }
 
-    /// A task counted by [`Space::park`] on window `p` is no longer parked.
-    pub(crate) fn unpark(&self, p: u32) {
+    /// A task counted by [`Space::park`] on `[addr, addr + len)` of window `p` is no longer
+    /// parked.
+    pub(crate) fn unpark(&self, p: u32, addr: usize, len: usize) {
         let h = self.header(p);
-        h.parked_total.fetch_sub(1, Ordering::SeqCst);
-        h.parked_by[self.me as usize].fetch_sub(1, Ordering::SeqCst);
+        for slot in slots(addr, len) {
+            h.parked_total[slot].fetch_sub(1, Ordering::SeqCst);
+            h.parked_by[slot][self.me as usize].fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
-    /// After a write to `addr`: rings the bell of every other process with a task parked on
-    /// the window holding it.
-    pub(crate) fn after_write(&self, addr: usize) {
+    /// After a write to `[addr, addr + len)`: rings the bell of every other process with a
+    /// task parked on a slot of the range.
+    pub(crate) fn after_write(&self, addr: usize, len: usize) {
         let Some(p) = self.window_of(addr) else {
             return;
         };
@@ -437,19 +458,33 @@ impl Space {
         // before sleeping, or this sees its count.
         fence(Ordering::SeqCst);
         let h = self.header(p);
-        if h.parked_total.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        for q in 0..self.ranks {
-            if q != self.me && h.parked_by[q as usize].load(Ordering::SeqCst) > 0 {
-                self.ring(q);
+        let mut rung = 0u64;
+        for slot in slots(addr, len) {
+            if h.parked_total[slot].load(Ordering::SeqCst) == 0 {
+                continue;
+            }
+            for q in 0..self.ranks {
+                let bit = 1u64 << q;
+                if q != self.me
+                    && rung & bit == 0
+                    && h.parked_by[slot][q as usize].load(Ordering::SeqCst) > 0
+                {
+                    rung |= bit;
+                    self.ring(q);
+                }
             }
         }
     }
 
     fn ring(&self, q: u32) {
-        let bell = &self.header(q).bell.0;
+        let h = self.header(q);
+        let bell = &h.bell.0;
         bell.fetch_add(1, Ordering::SeqCst);
+        // Pairs with `wait_bell`: a worker counted after this load reads the new bell value
+        // before it sleeps, and does not sleep.
+        if h.sleepers.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         // SAFETY: a futex wake on a word of shared memory mapped in this process.
         unsafe {
             libc::syscall(
@@ -462,15 +497,23 @@ impl Space {
         };
     }
 
+    /// Rings this process's own bell (a worker asleep on it has work).
+    pub(crate) fn ring_own(&self) {
+        self.ring(self.me);
+    }
+
     /// This process's bell now.
     pub(crate) fn bell(&self) -> u32 {
         self.header(self.me).bell.load(Ordering::SeqCst)
     }
 
-    /// Sleeps until this process's bell differs from `seen`, [`Space::stop_bell`], or
-    /// `timeout`.
+    /// Sleeps until this process's bell differs from `seen` (the value the caller last
+    /// served), or `timeout`.
     pub(crate) fn wait_bell(&self, seen: u32, timeout: Duration) {
-        let bell = &self.header(self.me).bell.0;
+        let h = self.header(self.me);
+        let bell = &h.bell.0;
+        h.sleepers.fetch_add(1, Ordering::SeqCst);
+        let _awake = Decrement(&h.sleepers);
         let ts = libc::timespec {
             tv_sec: timeout.as_secs() as libc::time_t,
             tv_nsec: timeout.subsec_nanos() as libc::c_long,
@@ -486,17 +529,6 @@ impl Space {
                 &ts as *const libc::timespec,
             )
         };
-    }
-
-    /// Ends [`Space::bell_stopped`]'s wait: the bell thread exits.
-    pub(crate) fn stop_bell(&self) {
-        self.stopping.store(true, Ordering::SeqCst);
-        self.ring(self.me);
-    }
-
-    /// Whether the bell thread should exit.
-    pub(crate) fn bell_stopped(&self) -> bool {
-        self.stopping.load(Ordering::SeqCst)
     }
 
     // ---- the watchdog ----
@@ -515,8 +547,7 @@ impl Space {
     /// process that no longer exists is taken over (its store is lost with it).
     pub(crate) fn lock(&self, i: usize) -> SharedLock<'_> {
         let word = &self.header(0).locks[i % LOCKS].0;
-        // SAFETY: getpid has no preconditions.
-        let me = unsafe { libc::getpid() } as u32;
+        let me = self.pid;
         let mut spins = 0u32;
         loop {
             match word.compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed) {
@@ -535,6 +566,22 @@ impl Space {
                 }
             }
         }
+    }
+}
+
+/// The parked-count slots of `[addr, addr + len)` (each once).
+fn slots(addr: usize, len: usize) -> impl Iterator<Item = usize> {
+    let first = addr >> 5;
+    let cells = ((addr + len.max(1) - 1) >> 5) - first + 1;
+    (first..first + cells.min(SLOTS)).map(|c| c % SLOTS)
+}
+
+/// Decrements its counter when dropped.
+struct Decrement<'a>(&'a AtomicU32);
+
+impl Drop for Decrement<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -639,5 +686,103 @@ impl std::fmt::Debug for Space {
             "Space {{ rank: {}, ranks: {}, window: {} }}",
             self.me, self.ranks, self.window
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A space of one rank (its exchange returns its own bytes).
+    fn alone(window: usize) -> std::sync::Arc<Space> {
+        Space::join(0, 1, window, &mut |b| Ok(vec![b.to_vec()])).unwrap()
+    }
+
+    #[test]
+    fn allocations_are_zeroed_listed_and_reused_zeroed() {
+        let s = alone(64 << 20);
+        assert_eq!(s.window(), 64 << 20);
+        let a = s.alloc(100, GmKind::Data).unwrap();
+        let b = s.alloc(5000, GmKind::Sync).unwrap();
+        assert_eq!(a as usize % GM_ALIGN, 0);
+        assert_eq!(s.window_of(a as usize), Some(0));
+        assert_eq!(s.window_of(s.base() - 1), None);
+        assert_eq!(s.window_of(s.base() + s.window()), None);
+        // SAFETY: 100 bytes of a live allocation.
+        unsafe { std::ptr::write_bytes(a, 0xAB, 100) };
+        let (table, v1) = s.table(0);
+        assert_eq!(
+            table,
+            vec![
+                Entry {
+                    addr: a as usize,
+                    len: 4096,
+                    kind: GmKind::Data
+                },
+                Entry {
+                    addr: b as usize,
+                    len: 8192,
+                    kind: GmKind::Sync
+                },
+            ]
+        );
+        s.free(a);
+        assert_ne!(s.table_version(0), v1);
+        assert_eq!(s.table(0).0.len(), 1);
+        // First fit: the freed range again, zeroed.
+        let c = s.alloc(100, GmKind::Data).unwrap();
+        assert_eq!(c, a);
+        // SAFETY: 100 bytes of a live allocation.
+        assert!(unsafe { std::slice::from_raw_parts(c, 100) }
+            .iter()
+            .all(|&x| x == 0));
+        // Freed neighbours merge: room for one allocation of both.
+        s.free(c);
+        s.free(b);
+        let d = s.alloc(4096 + 8192, GmKind::Data).unwrap();
+        assert_eq!(d, a);
+        // More than the window holds is refused.
+        assert!(s.alloc(64 << 20, GmKind::Data).is_none());
+    }
+
+    #[test]
+    fn the_window_is_owner_only_and_in_no_file_system() {
+        let s = alone(8 << 20);
+        // SAFETY: a zeroed stat is valid; fstat writes at most its size.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor and a stat to write.
+        assert_eq!(unsafe { libc::fstat(s.file.as_raw_fd(), &mut st) }, 0);
+        assert_eq!(st.st_mode & 0o777, 0o600);
+        assert_eq!(st.st_nlink, 0, "a memfd has no name in any file system");
+    }
+
+    #[test]
+    fn slots_cover_each_cell_of_a_range_once() {
+        assert_eq!(slots(64, 1).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(slots(64, 0).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(slots(60, 8).collect::<Vec<_>>(), vec![1, 2]);
+        let all: Vec<usize> = slots(0, 1 << 20).collect();
+        assert_eq!(all.len(), SLOTS);
+        assert_eq!(
+            all.iter().collect::<std::collections::BTreeSet<_>>().len(),
+            SLOTS
+        );
+    }
+
+    #[test]
+    fn parks_count_on_their_slots_and_a_lock_of_a_gone_process_is_taken_over() {
+        let s = alone(8 << 20);
+        let a = s.alloc(64, GmKind::Sync).unwrap() as usize;
+        assert_eq!(s.park(a, 8), Some(0));
+        let h = s.header(0);
+        let slot = slots(a, 8).next().unwrap();
+        assert_eq!(h.parked_total[slot].load(Ordering::SeqCst), 1);
+        s.unpark(0, a, 8);
+        assert_eq!(h.parked_total[slot].load(Ordering::SeqCst), 0);
+        assert_eq!(s.park(s.base() - 4096, 8), None);
+        // A lock held by a process that is gone (a pid no process has).
+        h.locks[3].0.store(i32::MAX as u32, Ordering::SeqCst);
+        drop(s.lock(3));
+        assert_eq!(h.locks[3].0.load(Ordering::SeqCst), 0);
     }
 }

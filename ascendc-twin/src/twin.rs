@@ -115,33 +115,6 @@ pub(crate) struct TwinInner {
     pub space: Option<Arc<crate::shared::Space>>,
 }
 
-impl Drop for TwinInner {
-    fn drop(&mut self) {
-        if let Some(s) = &self.space {
-            s.stop_bell();
-        }
-    }
-}
-
-/// The bell thread of a twin of a multi-process job: when another process rings this one's
-/// bell (it wrote to a range a task here is parked on), resumes the tasks parked on shared
-/// GM. Ends when the twin is dropped.
-fn bell_main(space: &crate::shared::Space, twin: &Weak<TwinInner>) {
-    loop {
-        let seen = space.bell();
-        if space.bell_stopped() {
-            return;
-        }
-        match twin.upgrade() {
-            Some(t) => {
-                t.pool.shared().wake_remote();
-            }
-            None => return,
-        }
-        space.wait_bell(seen, Duration::from_millis(50));
-    }
-}
-
 impl Default for Twin {
     fn default() -> Self {
         Twin::new()
@@ -172,8 +145,10 @@ impl Twin {
     ///   happens-before relation would miss the orderings made by flags of other processes,
     ///   and report races that are none. Run the same program with every rank in one process
     ///   (aiv-comm's `World::sim`) to check it for races;
-    /// - deferred staging is off: a snapshot of GM a block of this process takes could not see
-    ///   a write of another process coming;
+    /// - deferred staging (lazy GM -> UB copies) materialises a block's snapshots before the
+    ///   block publishes anything (a store to flag memory, a cross-core flag), since a write of
+    ///   another process cannot materialise them: exact for kernels whose GM accesses flags
+    ///   order, which the race checker of one process verifies;
     /// - the watchdog counts the progress of every process of the job, so a block waiting on a
     ///   peer that makes progress is not reported; a stall is reported by each process for its
     ///   own blocks;
@@ -185,14 +160,8 @@ impl Twin {
     pub fn with_space(config: TwinConfig, space: Arc<crate::shared::Space>) -> Twin {
         let mut config = config;
         config.race_check = false;
-        config.lazy_staging = false;
         let twin = Twin::build(config, Some(space.clone()));
-        twin.inner.pool.shared().set_space(space.clone());
-        let weak = Arc::downgrade(&twin.inner);
-        std::thread::Builder::new()
-            .name(format!("aiv-twin{}-bell", twin.id()))
-            .spawn(move || bell_main(&space, &weak))
-            .expect("cannot spawn the twin's bell thread");
+        twin.inner.pool.shared().set_space(space);
         twin
     }
 
@@ -283,12 +252,10 @@ impl Twin {
         self.inner.checked_launches()
     }
 
-    /// Turns deferred GM -> UB staging on or off for launches that start afterwards (a twin of
-    /// a multi-process job, [`Twin::with_space`], keeps it off). With it, a
+    /// Turns deferred GM -> UB staging on or off for launches that start afterwards. With it, a
     /// large DataCopy GM -> UB records a snapshot and the following DataCopy UB -> GM copies GM
     /// to GM directly; results are identical either way.
     pub fn set_lazy_staging(&self, on: bool) {
-        let on = on && self.inner.space.is_none();
         self.inner.knobs.lazy.store(on, Ordering::Relaxed);
     }
 
@@ -443,7 +410,7 @@ impl TwinInner {
         pool.notify(addr, len, meta);
         pool.progress();
         if let Some(s) = &self.space {
-            s.after_write(addr);
+            s.after_write(addr, len);
         }
     }
 
@@ -455,7 +422,7 @@ impl TwinInner {
             pool.progress();
         }
         if let Some(s) = &self.space {
-            s.after_write(addr);
+            s.after_write(addr, len);
         }
     }
 
