@@ -32,6 +32,10 @@ pub(crate) struct WorldShared {
     pub trace: crate::trace::Trace,
     /// The first reason the world was stopped for ([`WorldShared::abort`]).
     pub aborted: Mutex<Option<String>>,
+    /// The rank this process runs when each rank is a process of its own (`process.rs`): its
+    /// aborts write it into every ABORT cell, so that the other processes can say who stopped
+    /// them (None: every rank is in this process, which knows the reason).
+    pub process_rank: Option<u32>,
 }
 
 impl WorldShared {
@@ -47,7 +51,7 @@ impl WorldShared {
             }
         }
         let mut cell = [0u8; ffi::AIV_FLAG_BYTES as usize];
-        cell[..8].copy_from_slice(&1i64.to_le_bytes());
+        cell[..8].copy_from_slice(&abort_cell_value(self.process_rank).to_le_bytes());
         for s in &self.sync {
             // Best effort: a backend whose copies fail has failed anyway.
             let _ = s.write(ffi::AIV_ABORT_OFFSET as usize, &cell);
@@ -269,7 +273,10 @@ impl Launcher {
                     FaultKind::PeerAborted,
                     format!(
                         "stopped while waiting: {}",
-                        self.world.abort_reason().unwrap_or_default()
+                        self.world
+                            .abort_reason()
+                            .or_else(|| aborted_by(d.observed))
+                            .unwrap_or_default()
                     ),
                 )))
             }
@@ -277,6 +284,22 @@ impl Launcher {
             None => Err(e),
         }
     }
+}
+
+/// What an ABORT cell holds once the world is stopped: 1 when every rank is in one process
+/// (which knows why), 2 + the rank whose process stopped it in a job of processes.
+fn abort_cell_value(process_rank: Option<u32>) -> i64 {
+    process_rank.map_or(1, |r| 2 + i64::from(r))
+}
+
+/// Why another process stopped this one, from the ABORT cell a wait found set (`observed`).
+fn aborted_by(observed: i64) -> Option<String> {
+    (observed >= 2).then(|| {
+        format!(
+            "rank {}'s process stopped the job (its own error says why: a fault, a wait that timed out, a peer it found gone, or a communicator dropped with work queued)",
+            observed - 2
+        )
+    })
 }
 
 /// Reads (and clears) the record of the `blocks` records a launch's blocks may have written in

@@ -150,7 +150,7 @@ pub(crate) fn from_rank(
             )?);
         }
     }
-    let shared = settings.shared(backend, &config, hccls, syncs);
+    let shared = settings.shared(backend, &config, hccls, syncs, Some(rank));
     let mut comm = Communicator::of_world(&shared, rank, size)?;
     // Nobody launches before every rank has imported every area.
     peers.barrier()?;
@@ -199,12 +199,12 @@ impl Monitor {
         // SAFETY: a new descriptor owned from here on.
         let stop = unsafe { OwnedFd::from_raw_fd(ev) };
         let stop_read = stop.try_clone().map_err(|e| Error::Config(e.to_string()))?;
-        // A peer already gone has no pidfd: it counts as ended now.
-        let watched: Vec<(u32, Option<OwnedFd>)> = pids
+        // A peer already gone counts as ended now.
+        let watched: Vec<(u32, Watch)> = pids
             .iter()
             .enumerate()
             .filter(|&(p, _)| p as u32 != me)
-            .map(|(p, &pid)| (p as u32, pidfd(pid)))
+            .map(|(p, &pid)| (p as u32, watch_of(pid)))
             .collect();
         let twin = twin.clone();
         let launcher = Arc::downgrade(launcher);
@@ -232,43 +232,88 @@ impl Monitor {
     }
 }
 
-/// A pidfd of process `pid` (None if it is gone).
-fn pidfd(pid: u32) -> Option<OwnedFd> {
+/// How the monitor watches one peer's process.
+enum Watch {
+    /// A pidfd: readable once the process has ended.
+    Fd(OwnedFd),
+    /// No pidfd (a kernel before 5.3, or no descriptor left): `kill(pid, 0)` every
+    /// [`POLL_PERIOD`].
+    Poll(u32),
+    /// The process has ended.
+    Ended,
+}
+
+/// How often a peer without a pidfd is looked at.
+const POLL_PERIOD: Duration = Duration::from_millis(100);
+
+/// How to watch process `pid`.
+fn watch_of(pid: u32) -> Watch {
     // SAFETY: pidfd_open takes a pid and flags; the result is checked.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    // SAFETY: a new descriptor owned from here on.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    if fd >= 0 {
+        // SAFETY: a new descriptor owned from here on.
+        return Watch::Fd(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ESRCH) => Watch::Ended,
+        _ => Watch::Poll(pid),
+    }
+}
+
+/// Whether process `pid` has ended (a zombie has: only its parent has not reaped it yet).
+fn ended(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    if unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        // The state follows the command name's closing parenthesis.
+        s.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X")
+    })
 }
 
 /// Waits until a watched process ends without having left the job (returns its rank) or `stop`
 /// is written (returns None). Processes that left in order are watched no more.
-fn watch(
-    mut watched: Vec<(u32, Option<OwnedFd>)>,
-    stop: &OwnedFd,
-    twin: &TwinBackend,
-) -> Option<u32> {
+fn watch(mut watched: Vec<(u32, Watch)>, stop: &OwnedFd, twin: &TwinBackend) -> Option<u32> {
     loop {
-        if let Some(&(p, _)) = watched.iter().find(|(_, fd)| fd.is_none()) {
+        for w in watched.iter_mut() {
+            if matches!(w.1, Watch::Poll(pid) if ended(pid)) {
+                w.1 = Watch::Ended;
+            }
+        }
+        if let Some(&(p, _)) = watched.iter().find(|(_, w)| matches!(w, Watch::Ended)) {
             if !twin.left_job(p) {
                 return Some(p);
             }
             watched.retain(|(q, _)| *q != p);
             continue;
         }
+        let with_fd: Vec<(usize, i32)> = watched
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, w))| match w {
+                Watch::Fd(f) => Some((i, f.as_raw_fd())),
+                _ => None,
+            })
+            .collect();
         let mut fds: Vec<libc::pollfd> = std::iter::once(stop.as_raw_fd())
-            .chain(
-                watched
-                    .iter()
-                    .filter_map(|(_, f)| f.as_ref().map(AsRawFd::as_raw_fd)),
-            )
+            .chain(with_fd.iter().map(|&(_, fd)| fd))
             .map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
             })
             .collect();
+        let polling = watched.iter().any(|(_, w)| matches!(w, Watch::Poll(_)));
+        let timeout = if polling {
+            POLL_PERIOD.as_millis() as i32
+        } else {
+            -1
+        };
         // SAFETY: `fds` is a valid array of its length.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
         if n < 0 {
             if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                 continue;
@@ -278,10 +323,10 @@ fn watch(
         if fds[0].revents != 0 {
             return None;
         }
-        for (i, f) in fds.iter().enumerate().skip(1) {
+        for (k, f) in fds.iter().enumerate().skip(1) {
             if f.revents != 0 {
                 // The process ended: its pidfd has done its work.
-                watched[i - 1].1 = None;
+                watched[with_fd[k - 1].0].1 = Watch::Ended;
             }
         }
     }
@@ -339,5 +384,32 @@ impl Communicator {
     /// An error if none of them is set.
     pub fn from_env(config: Config) -> Result<Communicator> {
         from_env(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_has_ended_once_it_is_a_zombie() {
+        assert!(!ended(std::process::id()));
+        // SAFETY: the child only calls _exit, which is async-signal-safe.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(0) };
+        }
+        let stat = format!("/proc/{pid}/stat");
+        while !std::fs::read_to_string(&stat).unwrap().contains(") Z") {
+            std::thread::yield_now();
+        }
+        // kill(pid, 0) still finds a zombie; the monitor's fallback must not.
+        assert!(ended(pid as u32));
+        // SAFETY: reaps the child forked above.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        assert!(ended(pid as u32));
+        assert!(matches!(watch_of(pid as u32), Watch::Ended));
     }
 }

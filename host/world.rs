@@ -117,7 +117,7 @@ impl World {
             hccl.push(h);
             sync.push(s);
         }
-        let shared = settings.shared(backend, &config, hccl, sync);
+        let shared = settings.shared(backend, &config, hccl, sync, None);
         let comms = (0..ranks as u32)
             .map(|r| Communicator::of_world(&shared, r, ranks as u32))
             .collect::<Result<_>>()?;
@@ -326,12 +326,14 @@ impl Settings {
     }
 
     /// The state the communicators of a world share; `hccl[r]` and `sync[r]` are rank `r`'s.
+    /// `process_rank`: this process's rank when each rank is a process of its own.
     pub(crate) fn shared(
         self,
         backend: Arc<dyn DynBackend>,
         config: &Config,
         hccl: Vec<Memory>,
         sync: Vec<Memory>,
+        process_rank: Option<u32>,
     ) -> Arc<WorldShared> {
         Arc::new(WorldShared {
             backend,
@@ -344,6 +346,7 @@ impl Settings {
             blocks_per_peer: config.blocks_per_peer,
             trace: crate::trace::Trace::default(),
             aborted: Mutex::new(None),
+            process_rank,
         })
     }
 }

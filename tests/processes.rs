@@ -153,6 +153,29 @@ fn rank_body() {
                 other => println!("RESULT later: {other:?}"),
             }
         }
+        "drops_busy" => {
+            comm.barrier().unwrap();
+            comm.synchronize().unwrap();
+            // Work the other rank has not joined yet, then the communicator is dropped with it
+            // queued: the job is stopped.
+            let x = comm.alloc_from(&[1.0f32; 64]).unwrap();
+            comm.all_reduce(&x, &x, 64, DataType::F32, ReduceOp::Sum)
+                .unwrap();
+            drop(comm);
+        }
+        "after_drop" => {
+            comm.barrier().unwrap();
+            comm.synchronize().unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+            let x = comm.alloc_from(&[1.0f32; 64]).unwrap();
+            let r = comm
+                .all_reduce(&x, &x, 64, DataType::F32, ReduceOp::Sum)
+                .and_then(|()| comm.synchronize());
+            match r {
+                Ok(()) => println!("RESULT ok"),
+                Err(e) => println!("RESULT {e}"),
+            }
+        }
         "leaves" => {
             comm.barrier().unwrap();
             comm.synchronize().unwrap();
@@ -281,6 +304,20 @@ fn a_rank_that_leaves_in_order_stops_no_one_and_is_named_when_needed() {
     // Not stopped as a gone rank: the collective waited for rank 1 until its deadline.
     assert!(!res[0].contains("ended without leaving"), "{res:?}");
     assert!(res[0].contains("rank 1"), "{res:?}");
+}
+
+#[test]
+fn a_rank_that_stops_the_job_is_named_by_the_others() {
+    let id = job_id();
+    let dropper = spawn(1, 2, &id, "drops_busy", None);
+    let other = spawn(0, 2, &id, "after_drop", None);
+    assert!(dropper.wait_with_output().unwrap().status.success());
+    let res = results(&other.wait_with_output().unwrap());
+    assert_eq!(res.len(), 1, "{res:?}");
+    assert!(
+        res[0].contains("rank 1's process stopped the job"),
+        "{res:?}"
+    );
 }
 
 #[test]

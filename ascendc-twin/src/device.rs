@@ -188,9 +188,10 @@ impl Device {
 
     /// A handle to `[addr, addr + len)` of this device's GM that another process of a
     /// multi-process job allocated ([`crate::Twin::with_space`]): what an IPC import is on an
-    /// NPU. The range must lie inside one live allocation of this device's rank; dropping the
+    /// NPU. The range must lie inside one live allocation of this device's rank, of flag memory
+    /// if `flags` (as [`Device::alloc_sync`] makes) and of data memory if not; dropping the
     /// handle leaves the memory to its owner.
-    pub fn import(&self, addr: u64, len: usize) -> Result<GmBuffer, TwinError> {
+    pub fn import(&self, addr: u64, len: usize, flags: bool) -> Result<GmBuffer, TwinError> {
         let twin = &self.inner.twin;
         let bad = |why: &str| {
             TwinError::Config(format!(
@@ -201,8 +202,15 @@ impl Device {
         if twin.space.is_none() {
             return Err(bad("only a twin of a multi-process job imports memory"));
         }
+        // The owner's table as it is now: an allocation it freed and made again since this
+        // process last looked may differ in kind.
+        twin.mem.mirror_holding(addr as usize);
+        let want = if flags { GmKind::Sync } else { GmKind::Data };
         match twin.mem.region(addr as usize, len.max(1)) {
-            Some((_, _, rank, _)) if rank == self.inner.rank => {}
+            Some((_, _, rank, kind)) if rank == self.inner.rank && kind == want => {}
+            Some((_, _, rank, kind)) if rank == self.inner.rank => {
+                return Err(bad(&format!("it is {kind:?} memory, not {want:?}")))
+            }
             Some((_, _, rank, _)) => return Err(bad(&format!("it is rank {rank}'s"))),
             None => return Err(bad("no live allocation holds it")),
         }

@@ -282,7 +282,7 @@ impl Memory {
 
     /// Mirrors again the table of the peer whose window holds `addr`, if that is a peer's
     /// window and its table changed; returns whether it did.
-    fn mirror_holding(&self, addr: usize) -> bool {
+    pub fn mirror_holding(&self, addr: usize) -> bool {
         let Some(space) = &self.space else {
             return false;
         };

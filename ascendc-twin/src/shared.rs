@@ -12,8 +12,9 @@
 //!
 //! What a window holds:
 //! - a header ([`HEADER_BYTES`]): the owner's pid and state, its bell (a futex word peers ring
-//!   to wake its parked polls), how many tasks of each process are parked on a range of this
-//!   window, the owner's published watchdog progress, the table of the owner's live
+//!   to wake its parked polls; the system call is made only while an owner's worker sleeps on
+//!   it), how many tasks of each process are parked on each slot of this window's 32-byte
+//!   cells, the owner's published watchdog progress, the table of the owner's live
 //!   allocations (a seqlock, so peers bounds-check accesses to them), and, in window 0 only,
 //!   the job's atomic-store page locks;
 //! - the owner's allocations, page aligned, first fit; a freed range is punched out of the file
@@ -22,15 +23,18 @@
 //! Nothing is named in a file system: a `memfd` has no path, so nothing can be guessed or
 //! collide, and nothing outlives the job. Peers open each other's file through
 //! `/proc/<pid>/fd/<fd>`, which the kernel allows only to processes that may inspect that one
-//! (same user, not hardened against it): a process of another user cannot map a window. Once
-//! every process has mapped every window the files are closed; the memory goes when the last
-//! process that maps it exits, however it exits (SIGKILL included).
+//! (same user, not hardened against it): a process of another user cannot map a window. Once a
+//! process has mapped a peer's window it closes that peer's file (it keeps its own open, to
+//! punch freed ranges out of it); the memory goes when the last process that maps it exits,
+//! however it exits (SIGKILL included).
 //!
 //! What runs across processes and what does not:
 //! - a poll parked on a peer's window is woken by a write from any process (the writer rings
 //!   the parker's bell; without the private flag a futex works between processes);
 //! - atomic stores (SetAtomicAdd ...) take page locks in window 0, shared by all processes; a
-//!   lock whose holder's process is gone is taken over;
+//!   lock whose holder's process is gone (zombies included) is taken over, and any lock is
+//!   taken once this process's twin is aborted (a pid reused by another process would hold it
+//!   forever otherwise);
 //! - the watchdog counts progress of every process: a process publishes its own when it checks,
 //!   and a stall is one of the whole job;
 //! - the GM race checker is off, and deferred staging materialises a block's snapshots before
@@ -126,6 +130,9 @@ pub struct Space {
     own: Mutex<Own>,
     /// This process's pid (the holder mark of its page locks).
     pid: u32,
+    /// This process's twin was aborted: a page lock it waits for is taken whoever holds it
+    /// (the job has failed; its results are discarded).
+    aborted: std::sync::atomic::AtomicBool,
 }
 
 /// Exchanges this process's bytes with every rank's: returns every rank's bytes by rank (the
@@ -202,6 +209,7 @@ impl Space {
                 live: BTreeMap::new(),
             }),
             pid: std::process::id(),
+            aborted: std::sync::atomic::AtomicBool::new(false),
         };
         // From here on, dropping `space` unmaps the whole reservation.
         space.map(me, space.file.as_raw_fd())?;
@@ -213,16 +221,25 @@ impl Space {
 
         let mut mine = pid.to_le_bytes().to_vec();
         mine.extend_from_slice(&(space.file.as_raw_fd() as u32).to_le_bytes());
+        mine.extend_from_slice(&(window as u64).to_le_bytes());
         let all = ex(&mine)?;
         for (p, b) in all.iter().enumerate() {
             if p as u32 == me {
                 continue;
             }
-            let (Some(ppid), Some(pfd)) = (word(b, 0), word(b, 4)) else {
+            let (Some(ppid), Some(pfd), Some(lo), Some(hi)) =
+                (word(b, 0), word(b, 4), word(b, 8), word(b, 12))
+            else {
                 return Err(TwinError::Config(format!(
                     "rank {p} sent a malformed window"
                 )));
             };
+            let theirs = (u64::from(hi) << 32 | u64::from(lo)) as usize;
+            if theirs != window {
+                return Err(TwinError::Config(format!(
+                    "rank {p}'s GM window is {theirs} bytes, this rank's {window}: every rank of a job needs the same HCCL buffer size"
+                )));
+            }
             let path = format!("/proc/{ppid}/fd/{pfd}\0");
             // SAFETY: a NUL-terminated path; the result is checked.
             let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDWR | libc::O_CLOEXEC) };
@@ -397,10 +414,16 @@ impl Space {
     pub(crate) fn table(&self, p: u32) -> (Vec<Entry>, u64) {
         let h = self.header(p);
         let at = self.base + p as usize * self.window;
+        let mut tries = 0u32;
         loop {
             let s = h.seq.load(Ordering::Acquire);
             if s % 2 == 1 {
-                std::hint::spin_loop();
+                // The owner is rewriting it; a process killed in the middle never finishes.
+                tries += 1;
+                if tries.is_multiple_of(1024) && !alive(h.pid.load(Ordering::Relaxed)) {
+                    return (Vec::new(), s);
+                }
+                std::thread::yield_now();
                 continue;
             }
             let n = (h.count.load(Ordering::Relaxed) as usize).min(TABLE_CAPACITY);
@@ -531,6 +554,11 @@ impl Space {
         };
     }
 
+    /// This process's twin was aborted: page locks it waits for are taken (see `aborted`).
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::Relaxed);
+    }
+
     // ---- the watchdog ----
 
     /// Publishes this process's progress count and returns the sum of every process's.
@@ -556,6 +584,11 @@ impl Space {
                     spins += 1;
                     if spins.is_multiple_of(64) {
                         std::thread::yield_now();
+                        // The job has failed (say a rank died holding this lock and another
+                        // process got its pid): take the lock, whoever holds it.
+                        if self.aborted.load(Ordering::Relaxed) {
+                            return SharedLock { word };
+                        }
                     }
                     if spins.is_multiple_of(65536) && holder != 0 && holder != me && !alive(holder)
                     {
@@ -596,11 +629,19 @@ impl Drop for SharedLock<'_> {
     }
 }
 
-/// Whether process `pid` exists.
+/// Whether process `pid` runs (a zombie does not: it has ended, only its parent has not reaped
+/// it yet).
 fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
-    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    if unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    }
+    !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        // The state follows the command name's closing parenthesis.
+        s.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X")
+    })
 }
 
 fn word(b: &[u8], at: usize) -> Option<u32> {
@@ -754,6 +795,29 @@ mod tests {
         assert_eq!(unsafe { libc::fstat(s.file.as_raw_fd(), &mut st) }, 0);
         assert_eq!(st.st_mode & 0o777, 0o600);
         assert_eq!(st.st_nlink, 0, "a memfd has no name in any file system");
+    }
+
+    #[test]
+    fn a_zombie_holds_no_lock() {
+        // SAFETY: the child only calls _exit, which is async-signal-safe.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(0) };
+        }
+        // Not reaped yet: a zombie, which kill(pid, 0) still finds.
+        let stat = format!("/proc/{pid}/stat");
+        while !std::fs::read_to_string(&stat).unwrap().contains(") Z") {
+            std::thread::yield_now();
+        }
+        assert!(!alive(pid as u32));
+        assert!(alive(std::process::id()));
+        let s = alone(8 << 20);
+        s.header(0).locks[5].0.store(pid as u32, Ordering::SeqCst);
+        drop(s.lock(5));
+        // SAFETY: reaps the child forked above.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
     }
 
     #[test]

@@ -496,6 +496,9 @@ impl TwinInner {
             *a = Some(reason.to_string());
             self.aborted_flag.store(true, Ordering::SeqCst);
         }
+        if let Some(s) = &self.space {
+            s.abort();
+        }
         for l in self.active() {
             l.record(
                 u32::MAX,

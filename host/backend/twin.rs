@@ -155,9 +155,10 @@ unsafe impl Backend for TwinBackend {
         .map_err(from_twin)
     }
 
-    fn import(&self, device: u32, addr: u64, bytes: usize, _kind: MemKind) -> Result<GmBuffer> {
-        // The kind is the owner's (the twin mirrors it from the owner's window).
-        self.dev(device).import(addr, bytes).map_err(from_twin)
+    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<GmBuffer> {
+        self.dev(device)
+            .import(addr, bytes, kind == MemKind::Flags)
+            .map_err(from_twin)
     }
 
     fn addr(&self, mem: &GmBuffer) -> u64 {

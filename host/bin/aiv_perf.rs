@@ -693,7 +693,8 @@ struct Opts {
     /// one rank of `ranks`, which the launcher sets; `-p` then means NPUs per node, as in
     /// hccl_test.
     launch: Option<LaunchEnv>,
-    /// `-p` under a launcher: NPUs per node (a rank's device is its local rank modulo it).
+    /// `-p` under a launcher: NPUs per node, hccl_test's meaning. On the twin it only labels
+    /// the run (the header shows it); nothing picks a device by it yet.
     npus_per_node: Option<usize>,
 }
 
@@ -1356,6 +1357,10 @@ struct Measure {
     wrong: Option<usize>,
     /// The twin's figures (DMA, cores, census) were measured: the world runs on the twin.
     on_twin: bool,
+    /// The census covers the job: every rank in this process. In a job of processes each
+    /// process's census sees its own rank only (its sync depth stops at the flags other
+    /// processes wrote), so it is not shown.
+    census_known: bool,
 }
 
 impl Measure {
@@ -1965,6 +1970,7 @@ fn combine(o: &Opts, size: usize, per_rank: &[RankMeasure], on_twin: bool) -> Me
             .unwrap_or_default(),
         wrong,
         on_twin,
+        census_known: o.launch.is_none(),
     }
 }
 
@@ -2534,12 +2540,30 @@ fn print_row(o: &Opts, r: &Row) {
             .map_or_else(|| "N/A".into(), |m| fmt_cell(m.dmabw, 6)),
         r.out.cores_used,
         fmt_cell(r.out.max_core_bytes / 1024.0, 8),
-        fmt_cell(c.census_max(|k| k.data_read) as f64 / 1024.0, 8),
-        fmt_cell(c.census_max(|k| k.data_written) as f64 / 1024.0, 8),
-        c.census_max(|k| k.waits),
-        c.census.rounds,
+        census_cell(
+            c,
+            || fmt_cell(c.census_max(|k| k.data_read) as f64 / 1024.0, 8),
+            8
+        ),
+        census_cell(
+            c,
+            || fmt_cell(c.census_max(|k| k.data_written) as f64 / 1024.0, 8),
+            8
+        ),
+        census_cell(c, || c.census_max(|k| k.waits).to_string(), 0),
+        census_cell(c, || c.census.rounds.to_string(), 0),
         cost_cells(&r.out)
     );
+}
+
+/// A census figure of `m` as `f` formats it, or N/A (right-aligned in `width`) where the census
+/// does not cover the job.
+fn census_cell(m: &Measure, f: impl FnOnce() -> String, width: usize) -> String {
+    if m.census_known {
+        f()
+    } else {
+        format!("{:>width$}", "N/A")
+    }
 }
 
 /// `--checks-cost`'s columns of a placement: the checked time per operation and its ratio to
@@ -2611,7 +2635,10 @@ fn json_measure(m: Option<&Measure>) -> String {
             m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
         );
     }
-    let per_rank: Vec<String> = m.census.ranks.iter().map(json_rank_census).collect();
+    let per_rank: Vec<String> = match m.census_known {
+        true => m.census.ranks.iter().map(json_rank_census).collect(),
+        false => Vec::new(),
+    };
     format!(
         "{{\"time_us\":{},\"checked_time_us\":{},\"checks_ratio\":{},\"checks_pairs\":{},\"checked_launches\":{{\"hazards\":{},\"races\":{}}},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
         json_num(m.time_us, 3),
@@ -2643,15 +2670,24 @@ fn json_measure(m: Option<&Measure>) -> String {
         m.rank_gm.read,
         m.rank_gm.written,
         json_num(m.max_core_bytes, 0),
-        m.census_max(|k| k.data_read),
-        m.census_max(|k| k.data_written),
-        m.census_max(|k| k.flag_read),
-        m.census_max(|k| k.flag_written),
-        m.census_max(|k| k.waits),
-        m.census_max(|k| k.blocking_waits),
-        m.census.rounds,
+        census_json(m, |m| m.census_max(|k| k.data_read)),
+        census_json(m, |m| m.census_max(|k| k.data_written)),
+        census_json(m, |m| m.census_max(|k| k.flag_read)),
+        census_json(m, |m| m.census_max(|k| k.flag_written)),
+        census_json(m, |m| m.census_max(|k| k.waits)),
+        census_json(m, |m| m.census_max(|k| k.blocking_waits)),
+        census_json(m, |m| m.census.rounds),
         per_rank.join(",")
     )
+}
+
+/// A census figure of `m` in JSON (`null` where the census does not cover the job).
+fn census_json<T: std::fmt::Display>(m: &Measure, f: impl FnOnce(&Measure) -> T) -> String {
+    if m.census_known {
+        f(m).to_string()
+    } else {
+        "null".into()
+    }
 }
 
 fn print_json(
