@@ -57,9 +57,13 @@ enum AivTwinTestMode {
                                     showed to dst[block] lanes 0 and 1 */
     AIV_TT_SPIN = 27,            /* read GetSystemCycle until deadline_cycles have passed (a block
                                     that runs without polling GM), then write 1 to dst[block] */
-    AIV_TT_PAD_EXACT = 28        /* a TBuf of exactly len bytes (InitBuffer rounds it up to 32):
+    AIV_TT_PAD_EXACT = 28,       /* a TBuf of exactly len bytes (InitBuffer rounds it up to 32):
                                     DataCopyPad len bytes (block_len if not 0) of float
                                     GM src -> UB -> GM dst */
+    AIV_TT_PAD_IN_PARAMS = 29,   /* AIV_TT_PAD_IN with DataCopyParams and DataCopyPadParams */
+    AIV_TT_PAD_OUT_PARAMS = 30,  /* AIV_TT_PAD_OUT with DataCopyParams */
+    AIV_TT_PAD_IN_SET = 31       /* SetPadValue(pad_value), as T (op 0) or as a type of another
+                                    size (op 1), then AIV_TT_PAD_IN */
 };
 
 /* Element types for AIV_TT_ATOMIC and the reduce paths (same codes as the host's DataType). */

@@ -59,6 +59,51 @@ template <typename T> __aicore__ inline void PadIn(__gm__ const AivTwinTestArgs 
     Dump(Gm(a->dst, a->dump_len), ub, a->dump_len);
 }
 
+/* AIV_TT_PAD_IN with the older parameter structs: DataCopyParams (blockLen in bytes) and
+ * DataCopyPadParams (the pad value as raw bits in 64 bits). */
+template <typename T>
+__aicore__ inline void PadInParams(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
+{
+    GlobalTensor<T> src;
+    src.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a->src));
+    DataCopyParams p(static_cast<uint16_t>(a->block_count), static_cast<uint16_t>(a->block_len),
+                     static_cast<uint16_t>(a->src_stride), static_cast<uint16_t>(a->dst_stride));
+    DataCopyPadParams pad(a->is_pad != 0, static_cast<uint8_t>(a->left_pad), static_cast<uint8_t>(a->right_pad),
+                          a->pad_value);
+    DataCopyPad(ub.ReinterpretCast<T>(), src, p, pad);
+    Dump(Gm(a->dst, a->dump_len), ub, a->dump_len);
+}
+
+/* SetPadValue, then AIV_TT_PAD_IN: op 0 sets the value as T, op 1 as a type of another size. */
+template <typename T> __aicore__ inline void PadInSet(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
+{
+    uint32_t raw = a->pad_value;
+    if (a->op == 0) {
+        T v;
+        __builtin_memcpy(&v, &raw, sizeof(T));
+        SetPadValue(v);
+    } else if (sizeof(T) == 2) {
+        SetPadValue<uint32_t>(raw);
+    } else {
+        SetPadValue<uint16_t>(static_cast<uint16_t>(raw));
+    }
+    PadIn<T>(a, ub);
+}
+
+/* AIV_TT_PAD_OUT with DataCopyParams. */
+template <typename T>
+__aicore__ inline void PadOutParams(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
+{
+    DataCopy(ub, Gm(a->src, a->dump_len), a->dump_len);
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    GlobalTensor<T> dst;
+    dst.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a->dst));
+    DataCopyParams p(static_cast<uint16_t>(a->block_count), static_cast<uint16_t>(a->block_len),
+                     static_cast<uint16_t>(a->src_stride), static_cast<uint16_t>(a->dst_stride));
+    DataCopyPad(dst, ub.ReinterpretCast<T>(), p);
+}
+
 template <typename T> __aicore__ inline void PadOut(__gm__ const AivTwinTestArgs *a, const LocalTensor<uint8_t> &ub)
 {
     DataCopy(ub, Gm(a->src, a->dump_len), a->dump_len);
@@ -214,6 +259,33 @@ extern "C" __global__ __aicore__ void aiv_twin_selftest(GM_ADDR argsAddr)
             PadOut<uint32_t>(a, ub);
         } else {
             PadOut<uint8_t>(a, ub);
+        }
+        break;
+    case AIV_TT_PAD_IN_PARAMS:
+        if (a->dtype == 1) {
+            PadInParams<uint16_t>(a, ub);
+        } else if (a->dtype == 2) {
+            PadInParams<uint32_t>(a, ub);
+        } else {
+            PadInParams<uint8_t>(a, ub);
+        }
+        break;
+    case AIV_TT_PAD_OUT_PARAMS:
+        if (a->dtype == 1) {
+            PadOutParams<uint16_t>(a, ub);
+        } else if (a->dtype == 2) {
+            PadOutParams<uint32_t>(a, ub);
+        } else {
+            PadOutParams<uint8_t>(a, ub);
+        }
+        break;
+    case AIV_TT_PAD_IN_SET:
+        if (a->dtype == 1) {
+            PadInSet<uint16_t>(a, ub);
+        } else if (a->dtype == 2) {
+            PadInSet<uint32_t>(a, ub);
+        } else {
+            PadInSet<uint8_t>(a, ub);
         }
         break;
     case AIV_TT_STRIDED_IN: {

@@ -206,6 +206,43 @@ fn run_pad_in(
     lp: usize,
     rp: usize,
 ) {
+    run_pad_in_args(
+        dev,
+        args(AIV_TT_PAD_IN),
+        is_pad,
+        src,
+        dst,
+        src_off,
+        es,
+        count,
+        blen,
+        src_stride,
+        dst_stride,
+        is_pad,
+        lp,
+        rp,
+    );
+}
+
+/// Runs a DataCopyPad GM -> UB self-test (`a` gives the mode and its extras) and checks UB
+/// against [`pad_in_model`]; `model_pad`: whether the padding must hold the pad value.
+#[allow(clippy::too_many_arguments)]
+fn run_pad_in_args(
+    dev: &ascendc_twin::Device,
+    a: AivTwinTestArgs,
+    model_pad: bool,
+    src: &ascendc_twin::GmBuffer,
+    dst: &ascendc_twin::GmBuffer,
+    src_off: usize,
+    es: usize,
+    count: usize,
+    blen: usize,
+    src_stride: usize,
+    dst_stride: usize,
+    is_pad: bool,
+    lp: usize,
+    rp: usize,
+) {
     let pad = 0x5A6B_7C8Du32
         & if es == 4 {
             u32::MAX
@@ -216,7 +253,7 @@ fn run_pad_in(
         .div_ceil(32)
         * 32)
         .max(32);
-    let mut a = args(AIV_TT_PAD_IN);
+    let mut a = a;
     a.src = gm(src, src_off);
     a.dst = gm(dst, 0);
     a.dtype = match es {
@@ -233,7 +270,9 @@ fn run_pad_in(
     a.right_pad = rp as u32;
     a.pad_value = pad;
     a.dump_len = dump as u32;
-    selftest(dev, a, 1).unwrap_or_else(|e| panic!("pad-in es {es} len {blen} off {src_off}: {e}"));
+    let mode = a.mode;
+    selftest(dev, a, 1)
+        .unwrap_or_else(|e| panic!("pad-in mode {mode} es {es} len {blen} off {src_off}: {e}"));
     let gmdata = read_all(src);
     let expect = pad_in_model(
         &gmdata[src_off..],
@@ -242,7 +281,7 @@ fn run_pad_in(
         blen,
         src_stride,
         dst_stride,
-        is_pad,
+        model_pad,
         lp,
         rp,
         pad,
@@ -253,7 +292,7 @@ fn run_pad_in(
         if let Some(e) = e {
             assert_eq!(
                 got[i], *e,
-                "UB byte {i}: es {es} count {count} len {blen} off {src_off} sstride {src_stride} dstride {dst_stride} pad {is_pad} lp {lp} rp {rp}"
+                "UB byte {i}: mode {mode} es {es} count {count} len {blen} off {src_off} sstride {src_stride} dstride {dst_stride} pad {is_pad} lp {lp} rp {rp}"
             );
         }
     }
@@ -358,6 +397,146 @@ fn data_copy_pad_ub_to_gm_writes_exactly_the_blocks() {
         }
         assert_eq!(read_all(&dst), expect, "es {es} count {count} len {blen}");
     }
+}
+
+/// The older DataCopyPad form (DataCopyParams with blockLen in bytes, DataCopyPadParams with the
+/// pad value's raw bits) lays UB out as the DataCopyExtParams form does, both ways.
+#[test]
+fn data_copy_pad_with_data_copy_params_matches_the_ext_form() {
+    let dev = device(0);
+    let src = dev.alloc(16384).unwrap();
+    let dst = dev.alloc(32768).unwrap();
+    src.write(0, &pattern(16384, 13)).unwrap();
+    for (es, count, blen, ss, ds, is_pad, lp, rp) in [
+        (
+            1usize, 1usize, 47usize, 0usize, 0usize, false, 0usize, 0usize,
+        ),
+        (1, 2, 47, 1, 1, true, 0, 0),
+        (2, 3, 20, 6, 2, true, 1, 2),
+        (4, 2, 52, 12, 1, true, 2, 0),
+        (4, 1, 36, 0, 0, false, 0, 0),
+        (2, 1, 40, 0, 0, false, 0, 4),
+    ] {
+        run_pad_in_args(
+            &dev,
+            args(AIV_TT_PAD_IN_PARAMS),
+            is_pad,
+            &src,
+            &dst,
+            es * 3,
+            es,
+            count,
+            blen,
+            ss,
+            ds,
+            is_pad,
+            lp,
+            rp,
+        );
+    }
+    // UB -> GM: blockLen bytes a block, UB gaps in blocks, GM gaps in bytes.
+    let ubdata = pattern(8192, 5);
+    src.write(0, &ubdata).unwrap();
+    for (es, count, blen, ub_stride, gm_stride, off) in [
+        (1usize, 3usize, 47usize, 1usize, 1usize, 3usize),
+        (2, 4, 6, 0, 9, 2),
+        (4, 2, 300, 2, 3, 7),
+    ] {
+        dst.fill(0, dst.len(), 0xEE).unwrap();
+        let mut a = args(AIV_TT_PAD_OUT_PARAMS);
+        a.src = gm(&src, 0);
+        a.dst = gm(&dst, off);
+        a.dtype = match es {
+            1 => 0,
+            2 => 1,
+            _ => 2,
+        };
+        a.block_count = count as u32;
+        a.block_len = blen as u32;
+        a.src_stride = ub_stride as u32;
+        a.dst_stride = gm_stride as u32;
+        a.dump_len = 4096;
+        selftest(&dev, a, 1).unwrap();
+        let mut expect = vec![0xEEu8; dst.len()];
+        let ub_span = blen.div_ceil(32) * 32;
+        for i in 0..count {
+            let u = i * (ub_span + ub_stride * 32);
+            let g = off + i * (blen + gm_stride);
+            expect[g..g + blen].copy_from_slice(&ubdata[u..u + blen]);
+        }
+        assert_eq!(read_all(&dst), expect, "es {es} count {count} len {blen}");
+    }
+}
+
+/// SetPadValue sets the value DataCopyPad (GM -> UB) pads with when isPad is false (docs,
+/// SetPadValue; DataCopyPadExtParams.isPad): the left/right padding and the dummy bytes after
+/// it hold it. With no padding requested the dummy rule (first element) is unchanged.
+#[test]
+fn set_pad_value_fills_the_padding_of_a_copy_without_is_pad() {
+    let dev = device(0);
+    let src = dev.alloc(16384).unwrap();
+    let dst = dev.alloc(32768).unwrap();
+    src.write(0, &pattern(16384, 17)).unwrap();
+    for (es, count, blen, lp, rp) in [
+        (2usize, 1usize, 40usize, 0usize, 12usize), // the docs' example: 20 halves + 12
+        (1, 2, 5, 3, 2),
+        (4, 3, 12, 1, 2),
+        (2, 1, 40, 0, 0), // no padding: the dummy repeats the first element
+    ] {
+        let model_pad = lp > 0 || rp > 0;
+        run_pad_in_args(
+            &dev,
+            args(AIV_TT_PAD_IN_SET),
+            model_pad,
+            &src,
+            &dst,
+            es,
+            es,
+            count,
+            blen,
+            0,
+            1,
+            false,
+            lp,
+            rp,
+        );
+    }
+}
+
+/// Padding from a pad register set for another element size (the docs require SetPadValue's T
+/// to be DataCopyPad's), and a DataCopyPadParams value with bits beyond the element, are refused.
+#[test]
+fn pad_value_misuse_is_reported() {
+    let dev = device(0);
+    let src = dev.alloc(4096).unwrap();
+    let dst = dev.alloc(4096).unwrap();
+    let mut a = args(AIV_TT_PAD_IN_SET);
+    a.src = gm(&src, 0);
+    a.dst = gm(&dst, 0);
+    a.op = 1; // SetPadValue<uint32_t> before a DataCopyPad of uint16_t
+    a.dtype = 1;
+    a.block_count = 1;
+    a.block_len = 40;
+    a.right_pad = 4;
+    a.dump_len = 64;
+    let f = fault(selftest(&dev, a, 1));
+    assert_eq!(f.op, "DataCopyPad(GM->UB)", "{f}");
+    assert!(f.to_string().contains("SetPadValue"), "{f}");
+    // The same without padding uses no pad value: it runs.
+    a.right_pad = 0;
+    selftest(&dev, a, 1).unwrap();
+    let mut a = args(AIV_TT_PAD_IN_PARAMS);
+    a.src = gm(&src, 0);
+    a.dst = gm(&dst, 0);
+    a.dtype = 1;
+    a.block_count = 1;
+    a.block_len = 40;
+    a.is_pad = 1;
+    a.right_pad = 4;
+    a.pad_value = 0x1_2345;
+    a.dump_len = 64;
+    let f = fault(selftest(&dev, a, 1));
+    assert!(f.to_string().contains("beyond sizeof(T)"), "{f}");
 }
 
 /// A tensor whose length is not a multiple of 32 bytes (a 13-float output, say) owns a buffer

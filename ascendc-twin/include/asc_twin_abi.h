@@ -64,6 +64,9 @@ struct AscTwinVecRegs {
     float deq;         /* DEQSCALE (SetDeqScale(half)), as a float */
     uint32_t deq_set;  /* 1 once SetDeqScale has been called */
     uint64_t acc;      /* raw bits of the last count-form ReduceSum's result (GetAccVal) */
+    uint64_t pad_value; /* the DataCopyPad pad-value register (SetPadValue): raw bits */
+    uint32_t pad_size;  /* sizeof(T) of the value it was set with; 0: not set in this kernel */
+    uint32_t pad_reserved;
 };
 
 /* Element types the atomic store units know. */
@@ -118,7 +121,8 @@ enum AscTwinOp {
     ASC_TWIN_OP_BUF_POOL = 8,
     ASC_TWIN_OP_CROSS_CORE = 9,
     ASC_TWIN_OP_DEBUG = 10,
-    ASC_TWIN_OP_VECTOR = 11
+    ASC_TWIN_OP_VECTOR = 11,
+    ASC_TWIN_OP_DATA_COPY_PAD = 12
 };
 
 int32_t asc_twin_copy(const struct AscTwinCopy *req);

@@ -597,8 +597,8 @@ pub unsafe extern "C" fn asc_twin_ub_accesses(list: *const AscTwinUbRange, n: u6
     })
 }
 
-/// Mirror of `struct AscTwinVecRegs` in asc_twin_abi.h: the vector unit's registers of one
-/// core that AscendC kernels program (the vector mask, its mode, the compare mask).
+/// Mirror of `struct AscTwinVecRegs` in asc_twin_abi.h: the registers of one core that AscendC
+/// kernels program (the vector mask, its mode, the compare mask, and DataCopyPad's pad value).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AscTwinVecRegs {
@@ -618,6 +618,14 @@ pub struct AscTwinVecRegs {
     pub deq_set: u32,
     /// Raw bits of the last count-form ReduceSum's result (`GetReduceRepeatSumSpr`).
     pub acc: u64,
+    /// The pad-value register DataCopyPad GM -> UB pads from (`SetPadValue`, or a DataCopyPad
+    /// with `isPad`): raw bits of one element.
+    pub pad_value: u64,
+    /// `sizeof(T)` of the value the pad register was set with; 0 until it is set in this kernel
+    /// (its reset value is not documented: padding from it is then unspecified).
+    pub pad_size: u32,
+    /// Keeps the struct a whole number of 8-byte words, as in C.
+    pub pad_reserved: u32,
 }
 
 impl AscTwinVecRegs {
@@ -631,6 +639,9 @@ impl AscTwinVecRegs {
         deq: 0.0,
         deq_set: 0,
         acc: 0,
+        pad_value: 0,
+        pad_size: 0,
+        pad_reserved: 0,
     };
 }
 
@@ -687,6 +698,7 @@ pub unsafe extern "C" fn asc_twin_fail(
         9 => "CrossCoreSetFlag",
         10 => "printf",
         11 => "vector instruction",
+        12 => "DataCopyPad(GM->UB)",
         _ => "AscendC API",
     };
     // SAFETY: the caller passes a NUL-terminated string (copied here).

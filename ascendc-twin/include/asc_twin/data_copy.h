@@ -1,7 +1,9 @@
 /*
- * DMA between GM and UB: DataCopy (contiguous and strided) and DataCopyPad, with the field names
- * and types of AscendC's parameter structs on Atlas A2. The runtime applies each call's rules
- * (alignment, lengths, bounds) and moves the bytes.
+ * DMA between GM and UB: DataCopy (contiguous and strided) and DataCopyPad (with
+ * DataCopyExtParams / DataCopyPadExtParams<T>, and the older DataCopyParams / DataCopyPadParams
+ * forms), with the field names and types of AscendC's parameter structs on Atlas A2, and
+ * SetPadValue. The runtime applies each call's rules (alignment, lengths, bounds) and moves the
+ * bytes; the pad-value register is kept here, with the core's other registers.
  */
 #ifndef ASC_TWIN_DATA_COPY_H
 #define ASC_TWIN_DATA_COPY_H
@@ -58,6 +60,21 @@ template <typename T> struct DataCopyPadExtParams {
     T paddingValue = 0;
 };
 
+/* The padding of the older DataCopyPad form (with DataCopyParams): the value is the raw bits of
+ * one element, in a 64-bit field whatever the element type. */
+struct DataCopyPadParams {
+    __aicore__ DataCopyPadParams() {}
+    __aicore__ DataCopyPadParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue,
+                                 const uint64_t padValue)
+        : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue)
+    {
+    }
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    uint64_t paddingValue = 0;
+};
+
 /* ---- DMA ---- */
 
 namespace asc_twin_dma {
@@ -72,6 +89,75 @@ template <typename T> inline AscTwinCopy Req(uint32_t api, uint32_t dir, const L
     r.elem_size = sizeof(T);
     r.block_count = 1;
     return r;
+}
+/* Raises a DataCopyPad / SetPadValue misuse. */
+[[noreturn]] inline void PadFail(const char *what, uint64_t value, uint64_t limit)
+{
+    asc_twin_check(asc_twin_fail(ASC_TWIN_OP_DATA_COPY_PAD, what, value, limit));
+    throw AscTwinAbort{};
+}
+
+/* The running core's registers (the pad-value register lives with the vector ones). */
+inline AscTwinVecRegs &PadRegs()
+{
+    AscTwinVecRegs *r = asc_twin_vec_regs();
+    if (r == nullptr) {
+        asc_twin_check(3);
+    }
+    return *r;
+}
+
+/*
+ * DataCopyPad GM -> UB, both forms. What fills the padding (docs, DataCopyPad GM->UB and
+ * SetPadValue, Atlas A2):
+ *  - isPad: paddingValue. A2 does this by writing the value to the core's pad-value register
+ *    before the move (the public dav-c220 implementation), so the register keeps it afterwards,
+ *    as it keeps a SetPadValue: both are the same register here;
+ *  - no isPad, with left/right padding: the register's value when SetPadValue (or an isPad
+ *    DataCopyPad) has set it in this kernel; before that the padding is unspecified ("random":
+ *    the runtime poisons it). The docs require SetPadValue's T to be the type DataCopyPad moves:
+ *    a register set for another element size is refused rather than guessed at;
+ *  - no isPad and no padding: the documented dummy rule (the first element repeated) applies
+ *    whatever the register holds (assumption: the docs give that rule without exception).
+ * 64-bit elements: the docs allow only 0 as padding value (A2 moves them as 32-bit pairs), so a
+ * non-zero one is refused, from either source.
+ */
+template <typename T>
+inline void PadLoad(const LocalTensor<T> &dst, const T *gm, uint32_t blockCount, uint32_t blockLen,
+                    uint64_t srcStride, uint64_t dstStride, bool isPad, uint8_t leftPad, uint8_t rightPad,
+                    uint64_t padBits)
+{
+    AscTwinCopy r = Req(ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_GM_TO_UB, dst, gm);
+    r.block_count = blockCount;
+    r.block_len = blockLen;
+    r.src_stride = srcStride;
+    r.dst_stride = dstStride;
+    r.left_pad = leftPad;
+    r.right_pad = rightPad;
+    AscTwinVecRegs &reg = PadRegs();
+    uint64_t value = 0;
+    bool filled = false;
+    if (isPad) {
+        value = padBits;
+        filled = true;
+        reg.pad_value = padBits;
+        reg.pad_size = sizeof(T);
+    } else if ((leftPad != 0 || rightPad != 0) && reg.pad_size != 0) {
+        if (reg.pad_size != sizeof(T)) {
+            PadFail("no isPad, so the padding comes from SetPadValue, whose T must be the element type DataCopyPad "
+                    "moves (docs): the pad register holds a value of another size (value: its bytes, limit: "
+                    "sizeof(T))",
+                    reg.pad_size, sizeof(T));
+        }
+        value = reg.pad_value;
+        filled = true;
+    }
+    if (filled && sizeof(T) == 8 && value != 0) {
+        PadFail("the padding value of a 64-bit element type must be 0 (docs)", value, 0);
+    }
+    r.is_pad = filled ? 1u : 0u;
+    r.pad_value = value;
+    asc_twin_check(asc_twin_copy(&r));
 }
 } // namespace asc_twin_dma
 
@@ -124,16 +210,11 @@ template <typename T>
 __aicore__ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
                                    const DataCopyExtParams &dataCopyParams, const DataCopyPadExtParams<T> &padParams)
 {
-    AscTwinCopy r = asc_twin_dma::Req(ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_GM_TO_UB, dst, src.GetPhyAddr());
-    r.block_count = dataCopyParams.blockCount;
-    r.block_len = dataCopyParams.blockLen;
-    r.src_stride = dataCopyParams.srcStride;
-    r.dst_stride = dataCopyParams.dstStride;
-    r.is_pad = padParams.isPad ? 1u : 0u;
-    r.left_pad = padParams.leftPadding;
-    r.right_pad = padParams.rightPadding;
-    std::memcpy(&r.pad_value, &padParams.paddingValue, sizeof(T) < 8 ? sizeof(T) : 8);
-    asc_twin_check(asc_twin_copy(&r));
+    uint64_t bits = 0;
+    std::memcpy(&bits, &padParams.paddingValue, sizeof(T) < 8 ? sizeof(T) : 8);
+    asc_twin_dma::PadLoad(dst, src.GetPhyAddr(), dataCopyParams.blockCount, dataCopyParams.blockLen,
+                          dataCopyParams.srcStride, dataCopyParams.dstStride, padParams.isPad, padParams.leftPadding,
+                          padParams.rightPadding, bits);
 }
 
 /* UB -> GM, any byte length; the UB side of each block starts 32-byte aligned. */
@@ -147,6 +228,62 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor
     r.src_stride = dataCopyParams.srcStride;
     r.dst_stride = dataCopyParams.dstStride;
     asc_twin_check(asc_twin_copy(&r));
+}
+
+/* GM -> UB, the older form: DataCopyParams with blockLen in bytes (uint16_t), srcStride in bytes
+ * on GM, dstStride in 32-byte blocks on UB (the units of DataCopyExtParams), and
+ * DataCopyPadParams, whose paddingValue holds the raw bits of one T. Bits above sizeof(T) bytes
+ * are refused: the docs require the padding value to lie in the element's range. */
+template <typename T>
+__aicore__ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
+                                   const DataCopyParams &dataCopyParams, const DataCopyPadParams &padParams)
+{
+    if (padParams.isPad && sizeof(T) < 8 && (padParams.paddingValue >> (8 * sizeof(T))) != 0) {
+        asc_twin_dma::PadFail("DataCopyPadParams.paddingValue has bits beyond sizeof(T) bytes (it holds one "
+                              "element's bits)",
+                              padParams.paddingValue, (1ULL << (8 * sizeof(T))) - 1);
+    }
+    asc_twin_dma::PadLoad(dst, src.GetPhyAddr(), dataCopyParams.blockCount, dataCopyParams.blockLen,
+                          dataCopyParams.srcStride, dataCopyParams.dstStride, padParams.isPad, padParams.leftPadding,
+                          padParams.rightPadding, padParams.paddingValue);
+}
+
+/* UB -> GM, the older form: DataCopyParams with blockLen in bytes, srcStride in 32-byte blocks on
+ * UB, dstStride in bytes on GM. */
+template <typename T>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
+                                   const DataCopyParams &dataCopyParams)
+{
+    AscTwinCopy r = asc_twin_dma::Req(ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_UB_TO_GM, src, dst.GetPhyAddr());
+    r.block_count = dataCopyParams.blockCount;
+    r.block_len = dataCopyParams.blockLen;
+    r.src_stride = dataCopyParams.srcStride;
+    r.dst_stride = dataCopyParams.dstStride;
+    asc_twin_check(asc_twin_copy(&r));
+}
+
+namespace asc_twin_dma {
+template <typename T> constexpr bool PadValueType()
+{
+    return Std::is_one_of_v<T, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float,
+                            int64_t, uint64_t, double>;
+}
+} // namespace asc_twin_dma
+
+/* Sets the pad-value register DataCopyPad GM -> UB fills its padding from when isPad is false.
+ * `pos`: the destination the value is for; on A2, VECIN / VECOUT (MAX means either). */
+template <typename T, TPosition pos = TPosition::MAX> __aicore__ inline void SetPadValue(T paddingValue)
+{
+    static_assert(asc_twin_dma::PadValueType<T>(),
+                  "SetPadValue on Atlas A2 supports int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, "
+                  "uint32_t, float, int64_t, uint64_t and double");
+    static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::MAX,
+                  "SetPadValue: pos must be TPosition::VECIN, VECOUT or MAX");
+    AscTwinVecRegs &reg = asc_twin_dma::PadRegs();
+    uint64_t bits = 0;
+    std::memcpy(&bits, &paddingValue, sizeof(T));
+    reg.pad_value = bits;
+    reg.pad_size = sizeof(T);
 }
 
 } // namespace AscendC
