@@ -361,9 +361,14 @@ enum AivVecOp {
     AIV_VEC_ADD_RELU, AIV_VEC_SUB_RELU,
     AIV_VEC_ADDS = 16, AIV_VEC_MULS, AIV_VEC_MAXS, AIV_VEC_MINS, AIV_VEC_LEAKY_RELU,
     AIV_VEC_SHIFT_LEFT, AIV_VEC_SHIFT_RIGHT, /* ShiftRight: mode 1 sets roundEn (level-0 forms) */
+    AIV_VEC_AXPY, /* dst (dtype2) += scalar * src0 (dtype); mode 1: src0 is the destination region
+                     itself (an overlap) */
     AIV_VEC_ABS = 32, AIV_VEC_EXP, AIV_VEC_LN, AIV_VEC_SQRT, AIV_VEC_RSQRT, AIV_VEC_RECIPROCAL, AIV_VEC_RELU,
     AIV_VEC_NOT,
     AIV_VEC_DUPLICATE = 48, AIV_VEC_COPY,
+    AIV_VEC_BRCB,              /* dst <- Brcb(src0), repeat, BrcbRepeatParams(blk[0], rep[0]); count > 0:
+                                  src0 has only `count` elements */
+    AIV_VEC_CREATE_VEC_INDEX,  /* dst <- CreateVecIndex(scalar, ...); mode 1: dst starts one element in */
     AIV_VEC_CAST = 64,
     AIV_VEC_COMPARE = 80, AIV_VEC_COMPARES, AIV_VEC_SELECT, AIV_VEC_SELECT_SCALAR, AIV_VEC_COMPARE_REG,
     AIV_VEC_REDUCE_SUM = 96, /* mode 1 (count form): also GetReduceRepeatSumSpr into dst[1] */

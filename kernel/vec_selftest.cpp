@@ -520,10 +520,99 @@ template <typename T> __aicore__ inline void Reduce(Args *a, const LocalTensor<u
     }
 }
 
+/* Axpy<D, S>: dst (region 3, D) += scalar * src0 (region 0, S; mode 1: region 3 itself). */
+template <typename D, typename S> __aicore__ inline void AxpyAs(Args *a, const LocalTensor<uint8_t> &ub)
+{
+    LocalTensor<D> d = Region<D>(ub, 3);
+    LocalTensor<S> s = a->mode == 1 ? Region<S>(ub, 3) : Region<S>(ub, 0);
+    const S k = Scalar<S>(a);
+    const UnaryRepeatParams up = Up(a);
+    uint64_t m[2] = {a->mask[0], a->mask[1]};
+    const uint8_t rep = static_cast<uint8_t>(a->repeat);
+    switch (a->form) {
+    case AIV_VEC_LEVEL2:
+        Axpy(d, s, k, a->count);
+        break;
+    case AIV_VEC_BITS:
+        Axpy(d, s, k, m, rep, up);
+        break;
+    case AIV_VEC_CONT:
+        Axpy(d, s, k, a->mask[0], rep, up);
+        break;
+    case AIV_VEC_COUNTER:
+        SetMaskCount();
+        SetVectorMask<D, MaskMode::COUNTER>(a->count);
+        Axpy<D, S, false>(d, s, k, MASK_PLACEHOLDER, 1, up);
+        SetMaskNorm();
+        ResetMask();
+        break;
+    case AIV_VEC_NORM_REG:
+        SetVectorMask<D>(m[1], m[0]);
+        Axpy<D, S, false>(d, s, k, MASK_PLACEHOLDER, rep, up);
+        ResetMask();
+        break;
+    default:
+        break;
+    }
+}
+
+/* Brcb and CreateVecIndex into region 3. */
+template <typename T> __aicore__ inline void FillOps(Args *a, const LocalTensor<uint8_t> &ub)
+{
+    LocalTensor<T> d = Region<T>(ub, 3);
+    LocalTensor<T> s = Region<T>(ub, 0);
+    uint64_t m[2] = {a->mask[0], a->mask[1]};
+    const uint8_t rep = static_cast<uint8_t>(a->repeat);
+    if (a->op == AIV_VEC_BRCB) {
+        if constexpr (OneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>()) {
+            if (a->count > 0) {
+                s.SetSize(static_cast<uint32_t>(a->count));
+            }
+            Brcb(d, s, rep, BrcbRepeatParams(static_cast<uint16_t>(a->blk[0]), static_cast<uint16_t>(a->rep[0])));
+        }
+        return;
+    }
+    if constexpr (OneOf<T, int16_t, half, int32_t, float>()) {
+        LocalTensor<T> dd = a->mode == 1 ? d[1] : d;
+        const T first = Scalar<T>(a);
+        switch (a->form) {
+        case AIV_VEC_LEVEL2:
+            CreateVecIndex(dd, first, static_cast<uint32_t>(a->count));
+            break;
+        case AIV_VEC_BITS:
+            CreateVecIndex(dd, first, m, rep, static_cast<uint16_t>(a->blk[0]), static_cast<uint8_t>(a->rep[0]));
+            break;
+        case AIV_VEC_CONT:
+            CreateVecIndex(dd, first, a->mask[0], rep, static_cast<uint16_t>(a->blk[0]),
+                           static_cast<uint8_t>(a->rep[0]));
+            break;
+        case AIV_VEC_COUNTER:
+            SetMaskCount();
+            CreateVecIndex(dd, first, static_cast<uint32_t>(a->count));
+            SetMaskNorm();
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 template <typename T> __aicore__ inline void Typed(Args *a, const LocalTensor<uint8_t> &ub)
 {
     const uint32_t op = a->op;
-    if (op < AIV_VEC_CAST) {
+    if (op == AIV_VEC_AXPY) {
+        if constexpr (std::is_same<T, half>::value) {
+            if (a->dtype2 == AIV_VEC_F32) {
+                AxpyAs<float, half>(a, ub);
+            } else {
+                AxpyAs<half, half>(a, ub);
+            }
+        } else if constexpr (std::is_same<T, float>::value) {
+            AxpyAs<float, float>(a, ub);
+        }
+    } else if (op == AIV_VEC_BRCB || op == AIV_VEC_CREATE_VEC_INDEX) {
+        FillOps<T>(a, ub);
+    } else if (op < AIV_VEC_CAST) {
         Elementwise<T>(a, ub);
     } else if (op == AIV_VEC_CAST) {
         CastFrom<T>(a, ub);

@@ -1736,6 +1736,239 @@ fn the_continuous_mask_form_in_counter_mode_is_refused() {
     rig.run(&c, [&[], &[], &[]], &[], &[]).unwrap();
 }
 
+// ---------------------------------------------------------------- Brcb, CreateVecIndex, Axpy
+
+/// Brcb (docs): repeat r reads source elements 8r..8r+7 and fills destination block j of the
+/// repeat (at r * dstRepStride + j * dstBlkStride blocks) with element 8r + j; the rest of the
+/// destination keeps its bytes; repeatTime 0 writes nothing.
+#[test]
+fn brcb_broadcasts_each_source_element_over_a_block() {
+    let rig = Rig::new();
+    for (dtype, es) in [
+        (AIV_VEC_F16, 2usize),
+        (AIV_VEC_F32, 4),
+        (AIV_VEC_I16, 2),
+        (AIV_VEC_U32, 4),
+        (AIV_VEC_BF16, 2),
+    ] {
+        for (repeat, blk, rep) in [(2u32, 1u32, 8u32), (5, 2, 16), (3, 1, 9), (0, 1, 8)] {
+            let mut c = Call::new(AIV_VEC_BRCB, AIV_VEC_BITS, dtype);
+            c.repeat = repeat;
+            c.blk = [blk, 1, 1];
+            c.rep = [rep, 8, 8];
+            let src = common::pattern(R, 21);
+            let dst = common::pattern(R, 22);
+            let (got, _) = rig.run(&c, [&src, &[], &[]], &dst, &[]).unwrap();
+            let mut want = dst.clone();
+            for r in 0..repeat as usize {
+                for j in 0..8 {
+                    let e = &src[(r * 8 + j) * es..(r * 8 + j + 1) * es];
+                    let b = (r * rep as usize + j * blk as usize) * 32;
+                    for k in 0..32 / es {
+                        want[b + k * es..b + (k + 1) * es].copy_from_slice(e);
+                    }
+                }
+            }
+            same(
+                &got,
+                &want,
+                &format!("Brcb type {dtype} repeat {repeat} strides {blk}/{rep}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn brcb_misuse_is_refused() {
+    let rig = Rig::new();
+    let none: [&[u8]; 3] = [&[], &[], &[]];
+    // dstBlkStride 0 is undefined behaviour (docs).
+    let mut c = Call::new(AIV_VEC_BRCB, AIV_VEC_BITS, AIV_VEC_F16);
+    c.repeat = 1;
+    c.blk = [0, 1, 1];
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(
+        why.contains("Brcb") && why.contains("dstBlkStride 0"),
+        "{why}"
+    );
+    // A source of 8 elements read by 2 repeats (16 elements).
+    let mut c = Call::new(AIV_VEC_BRCB, AIV_VEC_BITS, AIV_VEC_F32);
+    c.repeat = 2;
+    c.count = 8;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("reads past the end of a source"), "{why}");
+    c.repeat = 1; // 8 elements: fits
+    rig.run(&c, none, &[], &[]).unwrap();
+    // Repeat strides that walk out of the destination tensor (into the next UB region).
+    let mut c = Call::new(AIV_VEC_BRCB, AIV_VEC_BITS, AIV_VEC_F32);
+    c.repeat = 5;
+    c.rep = [255, 8, 8];
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("past the end of its destination"), "{why}");
+}
+
+/// CreateVecIndex (docs): the count form writes firstValue, firstValue + 1, ... to the first
+/// `count` elements; the mask forms write firstValue + r * (lanes of a repeat) + l to lane l of
+/// repeat r where the mask enables it, at the strided positions; other bytes keep theirs.
+#[test]
+fn create_vec_index_counts_up_from_the_first_value() {
+    let rig = Rig::new();
+    let mut rng = StdRng::seed_from_u64(31);
+    fn one<T: El>(rig: &Rig, rng: &mut StdRng, first: T, from: &dyn Fn(f64) -> T) {
+        let per = 256 / sz::<T>();
+        let bits = |rng: &mut StdRng| -> [u64; 2] {
+            [
+                rng.gen::<u64>() | 1,
+                if per > 64 { rng.gen::<u64>() } else { 0 },
+            ]
+        };
+        let mut calls = Vec::new();
+        let mut c = Call::new(AIV_VEC_CREATE_VEC_INDEX, AIV_VEC_LEVEL2, T::CODE);
+        c.count = 3 * per as i32 + 7;
+        calls.push(c.clone());
+        c.count = 5; // less than a block
+        calls.push(c.clone());
+        let mut c = Call::new(AIV_VEC_CREATE_VEC_INDEX, AIV_VEC_BITS, T::CODE);
+        c.mask = bits(rng);
+        c.repeat = 3;
+        calls.push(c.clone());
+        c.blk = [2, 1, 1];
+        c.rep = [20, 8, 8];
+        calls.push(c.clone());
+        let mut c = Call::new(AIV_VEC_CREATE_VEC_INDEX, AIV_VEC_CONT, T::CODE);
+        c.mask = [per as u64 / 2 + 3, 0];
+        c.repeat = 4;
+        calls.push(c.clone());
+        c.mask = [1000, 0]; // a whole repeat
+        c.repeat = 2;
+        c.blk = [1, 1, 1];
+        c.rep = [16, 8, 8];
+        calls.push(c.clone());
+        for mut c in calls {
+            let mut w = [0u8; 8];
+            w[..sz::<T>()].copy_from_slice(bytemuck::bytes_of(&first));
+            c.scalar = u64::from_le_bytes(w);
+            let dst = common::pattern(R, 41);
+            let (got, _) = rig.run(&c, [&[], &[], &[]], &dst, &[]).unwrap();
+            let mut want = dst.clone();
+            let (blk, rep) = strides(&c, sz::<T>(), sz::<T>(), per);
+            for (r, l) in lanes(&c, per) {
+                let v = from(first.f() + (r * per + l) as f64);
+                wr(&mut want, at(sz::<T>(), blk[0], rep[0], r, l), v);
+            }
+            same(
+                &got,
+                &want,
+                &format!("CreateVecIndex type {} form {}", T::CODE, c.form),
+            );
+        }
+    }
+    one::<f32>(&rig, &mut rng, -100.5, &|x| x as f32);
+    one::<f16>(&rig, &mut rng, f16::from_f32(-300.0), &f16::from_f64);
+    one::<i16>(&rig, &mut rng, -7, &|x| x as i16);
+    one::<i32>(&rig, &mut rng, 1_000_000, &|x| x as i32);
+}
+
+#[test]
+fn create_vec_index_misuse_is_refused() {
+    let rig = Rig::new();
+    let none: [&[u8]; 3] = [&[], &[], &[]];
+    // A count past the destination tensor.
+    let mut c = Call::new(AIV_VEC_CREATE_VEC_INDEX, AIV_VEC_LEVEL2, AIV_VEC_F32);
+    c.count = (R / 4 + 1) as i32;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(
+        why.contains("CreateVecIndex") && why.contains("count exceeds"),
+        "{why}"
+    );
+    // A destination one element into its buffer: not 32-byte aligned.
+    let mut c = Call::new(AIV_VEC_CREATE_VEC_INDEX, AIV_VEC_CONT, AIV_VEC_I16);
+    c.mask = [128, 0];
+    c.repeat = 1;
+    c.mode = 1;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("not 32-byte aligned"), "{why}");
+    // Counter mode (its implementation's level-0 lane masks would be read as counts).
+    let mut c = Call::new(AIV_VEC_CREATE_VEC_INDEX, AIV_VEC_COUNTER, AIV_VEC_F32);
+    c.count = 64;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("counter mode"), "{why}");
+}
+
+/// Axpy (docs): dst = scalar * src + dst over the lanes of each form, for the Atlas A2 pairs
+/// half/half, float/float and half sources into float (64 lanes a repeat, the source read 4
+/// blocks a repeat in the count form). The reference rounds the product and then the sum to the
+/// destination type; 1 ulp is allowed for a fused implementation.
+#[test]
+fn axpy_adds_the_scaled_source_into_the_destination() {
+    let rig = Rig::new();
+    let mut rng = StdRng::seed_from_u64(37);
+    fn pair<S: El, D: El>(
+        rig: &Rig,
+        rng: &mut StdRng,
+        from: &dyn Fn(f64) -> D,
+        round_s: &dyn Fn(f64) -> D,
+    ) {
+        let per = 256 / sz::<S>().max(sz::<D>());
+        let ok = |f: u32| {
+            matches!(
+                f,
+                AIV_VEC_LEVEL2 | AIV_VEC_BITS | AIV_VEC_CONT | AIV_VEC_COUNTER | AIV_VEC_NORM_REG
+            )
+        };
+        for mut c in variants(rng, per, &ok) {
+            c.op = AIV_VEC_AXPY;
+            c.dtype = S::CODE;
+            c.dtype2 = D::CODE;
+            let k: S = rd(&values::<S>(rng, 1), 0);
+            let mut w = [0u8; 8];
+            w[..sz::<S>()].copy_from_slice(bytemuck::bytes_of(&k));
+            c.scalar = u64::from_le_bytes(w);
+            let src = values::<S>(rng, R / sz::<S>());
+            let dst = values::<D>(rng, R / sz::<D>());
+            let (got, _) = rig.run(&c, [&src, &[], &[]], &dst, &[]).unwrap();
+            let (blk, rep) = strides(&c, sz::<D>(), sz::<S>(), per);
+            let mut want = dst.clone();
+            for (r, l) in lanes(&c, per) {
+                let x: S = rd(&src, at(sz::<S>(), blk[1], rep[1], r, l));
+                let o = at(sz::<D>(), blk[0], rep[0], r, l);
+                let d: D = rd(&dst, o);
+                let prod = round_s(x.f() * k.f());
+                wr(&mut want, o, from(prod.f() + d.f()));
+            }
+            check_lanes::<D>(&c, &got, &want, 1);
+        }
+    }
+    pair::<f16, f16>(&rig, &mut rng, &f16::from_f64, &f16::from_f64);
+    pair::<f32, f32>(&rig, &mut rng, &|x| x as f32, &|x| x as f32);
+    pair::<f16, f32>(&rig, &mut rng, &|x| x as f32, &|x| x as f32);
+}
+
+#[test]
+fn axpy_misuse_is_refused() {
+    let rig = Rig::new();
+    let none: [&[u8]; 3] = [&[], &[], &[]];
+    // half sources into a float destination may not overlap it (docs).
+    let mut c = Call::new(AIV_VEC_AXPY, AIV_VEC_LEVEL2, AIV_VEC_F16);
+    c.dtype2 = AIV_VEC_F32;
+    c.count = 64;
+    c.mode = 1;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("Axpy") && why.contains("overlaps"), "{why}");
+    // A count past the source.
+    let mut c = Call::new(AIV_VEC_AXPY, AIV_VEC_LEVEL2, AIV_VEC_F16);
+    c.count = (R / 2 + 1) as i32;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("calCount exceeds"), "{why}");
+    // A repeat of the half -> float pair has 64 lanes: mask[1] must be 0.
+    let mut c = Call::new(AIV_VEC_AXPY, AIV_VEC_BITS, AIV_VEC_F16);
+    c.dtype2 = AIV_VEC_F32;
+    c.mask = [u64::MAX, 1];
+    c.repeat = 1;
+    let why = misuse(rig.run(&c, none, &[], &[]));
+    assert!(why.contains("mask[1] must be 0"), "{why}");
+}
+
 // ---------------------------------------------------------------- hazards
 
 fn pipeline(rig: &Rig, sync: u32) -> Result<Vec<f32>, TwinError> {

@@ -1,8 +1,9 @@
 /*
  * Element-wise vector instructions: Add Sub Mul Div Max Min And Or AddRelu SubRelu (two
  * tensors), Adds Muls Maxs Mins LeakyRelu ShiftLeft ShiftRight (tensor and scalar), Abs Exp Ln Sqrt Rsqrt Reciprocal Relu Not (one
- * tensor), each in AscendC's three forms: level 2 (count), level 0 with a bit mask
- * (uint64_t mask[]) and level 0 with a continuous mask, plus the `dst = a + b` operators.
+ * tensor), Axpy (dst += scalar * src), each in AscendC's three forms: level 2 (count), level 0
+ * with a bit mask (uint64_t mask[]) and level 0 with a continuous mask, plus the `dst = a + b`
+ * operators.
  *
  * Types are those AscendC lists for Atlas A2; any other is a compile error, as on the NPU
  * (which has no instruction for it).
@@ -313,6 +314,85 @@ ASC_TWIN_UNARY(Rsqrt, FloatType, "half and float", asc_twin::vec::OpRsqrt<T>)
 ASC_TWIN_UNARY(Reciprocal, FloatType, "half and float", asc_twin::vec::OpRec<T>)
 ASC_TWIN_UNARY(Relu, ReluType, "half, int32_t and float", asc_twin::vec::OpRelu<T>)
 ASC_TWIN_UNARY(Not, LogicType, "int16_t and uint16_t", asc_twin::vec::OpNot<T>)
+
+/* ---- Axpy: dst = scalarValue * src + dst ----
+ *
+ * Atlas A2 pairs (dst T, src and scalar U): half/half and float/float, and half sources into a
+ * float destination, whose repeats have 64 lanes (the float width: a repeat reads 4 blocks of
+ * src). dst is read as well as written, so it is a source of the instruction for the
+ * overlap and pipe-hazard checks; src may be dst itself when T and U are the same type, and may
+ * not share any byte with dst when they differ (docs). The docs give the formula only: the
+ * twin rounds the product to T and then the sum (as Muls then Add would); whether the NPU fuses
+ * them is not documented, so results may differ from it in the last bit. */
+} // namespace AscendC
+
+namespace asc_twin {
+namespace vec {
+template <typename T, typename U> constexpr bool AxpyPair()
+{
+    return (std::is_same<T, half>::value && std::is_same<U, half>::value) ||
+           (std::is_same<T, float>::value && std::is_same<U, float>::value) ||
+           (std::is_same<T, float>::value && std::is_same<U, half>::value);
+}
+template <typename T, typename U> inline T OpAxpy(T d, U s, U scalar)
+{
+    using F = typename Num<T>::F; /* float for both destination types */
+    const T prod = Num<T>::Out(static_cast<F>(Num<U>::In(s)) * static_cast<F>(Num<U>::In(scalar)));
+    return OpAdd(prod, d);
+}
+template <typename T, typename U>
+inline void AxpyRun(const U &scalarValue, const Lanes &lanes, const Opnd &d, const Opnd &s)
+{
+    const U k = scalarValue;
+    Opnd dread = d;
+    dread.write = false;
+    Binary<T, T, U>("Axpy", lanes, d, dread, s, [k](T x, U y) { return OpAxpy<T, U>(x, y, k); });
+}
+} // namespace vec
+} // namespace asc_twin
+
+namespace AscendC {
+
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U &scalarValue, uint64_t mask[],
+                            const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
+{
+    static_assert(asc_twin::vec::AxpyPair<T, U>(),
+                  "Axpy on Atlas A2 supports (dst, src) = (half, half), (float, float) and (float, half)");
+    using namespace asc_twin::vec;
+    const uint32_t per = LanesPerRepeat(sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
+    asc_twin::vec::AxpyRun<T, U>(scalarValue, BitLanes<isSetMask>("Axpy", mask, repeatTime, per),
+                        Op(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true),
+                        Op(src, repeatParams.srcBlkStride, repeatParams.srcRepStride, false));
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U &scalarValue, uint64_t mask,
+                            const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
+{
+    static_assert(asc_twin::vec::AxpyPair<T, U>(),
+                  "Axpy on Atlas A2 supports (dst, src) = (half, half), (float, float) and (float, half)");
+    using namespace asc_twin::vec;
+    const uint32_t per = LanesPerRepeat(sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
+    asc_twin::vec::AxpyRun<T, U>(scalarValue, ContLanes<isSetMask>("Axpy", mask, repeatTime, per),
+                        Op(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true),
+                        Op(src, repeatParams.srcBlkStride, repeatParams.srcRepStride, false));
+}
+/* Level 2: the first `count` elements of each operand (a half source is read 64 elements a
+ * repeat, contiguously). Leaves the mask register in normal mode, every lane enabled. */
+template <typename T, typename U>
+__aicore__ inline void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U &scalarValue,
+                            const int32_t &count)
+{
+    static_assert(asc_twin::vec::AxpyPair<T, U>(),
+                  "Axpy on Atlas A2 supports (dst, src) = (half, half), (float, float) and (float, half)");
+    using namespace asc_twin::vec;
+    const uint32_t per = LanesPerRepeat(sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
+    CheckCount("Axpy", count, dst.GetSize(), true);
+    CheckCount("Axpy", count, src.GetSize(), false);
+    asc_twin::vec::AxpyRun<T, U>(scalarValue, CountLanes("Axpy", count, per), Dense(dst, per, true),
+                        Dense(src, per, false));
+    AfterLevel2();
+}
 
 /* And / Or: level 0 on 16-bit integers; level 2 also on 32-bit integers, which AscendC runs
  * as 16-bit ones with count doubled (the caller passes the doubled count, as documented). */

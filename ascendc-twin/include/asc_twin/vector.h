@@ -1,6 +1,7 @@
 /*
- * The vector unit's data movement inside UB: Duplicate (fill with a scalar) in its three forms
- * and Copy (UB to UB, masked, with CopyRepeatParams). The compute instructions are in
+ * The vector unit's data movement inside UB: Duplicate (fill with a scalar) in its three forms,
+ * Brcb (one element to a whole 32-byte block), CreateVecIndex (an arithmetic sequence) and Copy
+ * (UB to UB, masked, with CopyRepeatParams). The compute instructions are in
  * vec_elementwise.h, vec_cast.h, vec_cmpsel.h and vec_reduce.h; the shared machinery in
  * vec_base.h.
  */
@@ -8,6 +9,7 @@
 #define ASC_TWIN_VECTOR_H
 
 #include "vec_base.h"
+#include "vec_math.h"
 
 #include <vector>
 
@@ -89,6 +91,211 @@ __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const T &scalarValue
     using namespace asc_twin::vec;
     Fill(dst, scalarValue, ContLanes<isSetMask>("Duplicate", mask, repeatTime, LanesPerRepeat(sizeof(T))),
          Op(dst, dstBlockStride, dstRepeatStride, true));
+}
+
+/* ---- Brcb ---- */
+
+/* Repeat parameters of Brcb (strides in 32-byte blocks; only the two destination strides are
+ * used, the other fields are kept for their names). */
+struct BrcbRepeatParams {
+    __aicore__ BrcbRepeatParams() {}
+    __aicore__ BrcbRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+        : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn)
+    {
+    }
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint16_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src1BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+/*
+ * Brcb: repeat r reads src elements 8r .. 8r+7 (contiguous, no stride) and fills destination
+ * block j of that repeat (at r * dstRepStride + j * dstBlkStride blocks) with element 8r + j;
+ * repeatTime 0 is a no-op (docs, Atlas A2). Refused, as the docs forbid or leave undefined:
+ * dstBlkStride 0, a source and destination that share bytes, a source with fewer than
+ * 8 * repeatTime elements, unaligned operands. The instruction has no mask: the A2
+ * implementation resets the mask register (every lane) before issuing it, which the twin
+ * reproduces; in counter mode that reset would be a count, not lanes, and the docs say nothing
+ * of it, so the twin refuses Brcb there (an assumption, the conservative one).
+ */
+template <typename T>
+__aicore__ inline void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint8_t repeatTime,
+                            const BrcbRepeatParams &repeatParams)
+{
+    static_assert(Std::is_one_of_v<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>,
+                  "Brcb on Atlas A2 supports int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t and float");
+    using namespace asc_twin::vec;
+    AscTwinVecRegs &reg = Regs();
+    if (reg.counter) {
+        Fail("Brcb", "called in counter mode: Brcb resets the mask register, which counter mode reads as a count "
+                     "(call SetMaskNorm first)",
+             0, 0);
+    }
+    if (repeatParams.dstBlkStride == 0) {
+        Fail("Brcb", "dstBlkStride 0 is undefined behaviour on the NPU (docs): use 1 for adjacent blocks", 0, 1);
+    }
+    reg.mask[0] = FULL_MASK;
+    reg.mask[1] = FULL_MASK;
+    reg.mask_undefined = 0;
+    if (repeatTime == 0) {
+        return;
+    }
+    const uint8_t *s = reinterpret_cast<const uint8_t *>(asc_twin::Access::Ptr(src));
+    if ((reinterpret_cast<uintptr_t>(s) & 31u) != 0) {
+        Fail("Brcb", "operand address is not 32-byte aligned", reinterpret_cast<uintptr_t>(s) & 31u, 32);
+    }
+    const uint64_t nsrc = 8ULL * repeatTime;
+    if (nsrc > src.GetSize()) {
+        Fail("Brcb", "reads past the end of a source LocalTensor (each repeat reads 8 elements)", nsrc * sizeof(T),
+             static_cast<uint64_t>(src.GetSize()) * sizeof(T));
+    }
+    /* The destination as a vector operand: a repeat covers 8 blocks, every lane enabled. */
+    Lanes lanes;
+    lanes.perRep = LanesPerRepeat(sizeof(T));
+    lanes.repeats = repeatTime;
+    lanes.bits[0] = Lanes::FullBits(lanes.perRep >= 64 ? 64 : lanes.perRep);
+    lanes.bits[1] = lanes.perRep > 64 ? Lanes::FullBits(lanes.perRep - 64) : 0;
+    const Opnd d = Op(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true);
+    Footprint fp("Brcb");
+    fp.Add(3, s, nsrc * sizeof(T));
+    fp.Operand(d, lanes);
+    const uint8_t *send = s + nsrc * sizeof(T);
+    Footprint::ForEachRun(d, lanes, [&](const uint8_t *p, uint64_t n) {
+        if (p < send && s < p + n) {
+            Fail("Brcb", "the source and the destination share bytes (the docs do not support it)",
+                 static_cast<uint64_t>(p > s ? p - s : s - p), 0);
+        }
+    });
+    fp.Flush();
+    std::vector<T> v(nsrc);
+    std::memcpy(v.data(), s, nsrc * sizeof(T));
+    constexpr uint32_t epb = 32 / sizeof(T);
+    for (uint32_t r = 0; r < repeatTime; r++) {
+        for (uint32_t j = 0; j < 8; j++) {
+            for (uint32_t k = 0; k < epb; k++) {
+                std::memcpy(d.At(r, j * epb + k), &v[r * 8 + j], sizeof(T));
+            }
+        }
+    }
+}
+
+/* ---- CreateVecIndex ---- */
+
+namespace asc_twin_index {
+/*
+ * Lane l of repeat r of CreateVecIndex is firstValue + r * (lanes of a repeat) + l, formed as
+ * the A2 implementation forms it (public dav-c220 headers), so that half rounding above 2048
+ * (and float rounding above 2^24) matches: the first block (the whole first repeat, for the
+ * bit-mask form: `perBlock` false) is written by the scalar unit as firstValue + offset computed
+ * in float (in 64-bit integers for integer types); each later block of the first repeat adds the
+ * elements of a block to the block before it, and each later repeat adds the lanes of a repeat to
+ * the repeat before it, rounding to T at each step.
+ */
+template <typename T> inline T First(T first, uint32_t l, bool perBlock)
+{
+    using namespace asc_twin::vec;
+    constexpr uint32_t epb = 32 / sizeof(T);
+    const uint32_t off = perBlock ? l % epb : l;
+    T v;
+    if constexpr (IsFloat<T>()) {
+        v = Num<T>::Out(Num<T>::In(first) + static_cast<float>(off));
+    } else {
+        v = static_cast<T>(static_cast<int64_t>(first) + static_cast<int64_t>(off));
+    }
+    if (perBlock) {
+        for (uint32_t b = 0; b < l / epb; b++) {
+            v = OpAdd(v, static_cast<T>(static_cast<int>(epb)));
+        }
+    }
+    return v;
+}
+
+/* Writes the active lanes, after reporting them. The docs do not say what the mask register
+ * holds afterwards (the A2 implementation issues level-0 Adds with masks of its own), so a later
+ * isSetMask = false instruction must set it first. */
+template <typename T>
+inline void Run(const T &firstValue, const asc_twin::vec::Lanes &lanes, const asc_twin::vec::Opnd &d, bool perBlock)
+{
+    using namespace asc_twin::vec;
+    if (lanes.repeats == 0) {
+        return; /* count or repeatTime 0: a no-op (docs, Atlas A2) */
+    }
+    Report("CreateVecIndex", lanes, nullptr, 0, d);
+    T v[128];
+    for (uint32_t r = 0; r < lanes.repeats; r++) {
+        for (uint32_t l = 0; l < lanes.perRep; l++) {
+            v[l] = r == 0 ? First(firstValue, l, perBlock) : OpAdd(v[l], static_cast<T>(static_cast<int>(lanes.perRep)));
+            if (lanes.Active(r, l)) {
+                std::memcpy(d.At(r, l), &v[l], sizeof(T));
+            }
+        }
+    }
+    Regs().mask_undefined = 1;
+}
+
+/* The implementation's internal level-0 instructions use lane masks, which counter mode would
+ * read as counts; the docs are silent, so the twin refuses it (the conservative choice). */
+inline void CheckNormalMode()
+{
+    if (asc_twin::vec::Regs().counter) {
+        asc_twin::vec::Fail("CreateVecIndex",
+                            "called in counter mode: its implementation issues level-0 instructions with lane "
+                            "masks, which counter mode reads as counts (call SetMaskNorm first)",
+                            0, 0);
+    }
+}
+} // namespace asc_twin_index
+
+/* The first `count` elements: firstValue, firstValue + 1, ...; count 0 is a no-op (docs). */
+template <typename T> __aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T &firstValue, uint32_t count)
+{
+    static_assert(Std::is_one_of_v<T, int16_t, half, int32_t, float>,
+                  "CreateVecIndex on Atlas A2 supports int16_t, half, int32_t and float");
+    using namespace asc_twin::vec;
+    asc_twin_index::CheckNormalMode();
+    if (count > dst.GetSize()) {
+        Fail("CreateVecIndex", "count exceeds the destination LocalTensor", count, dst.GetSize());
+    }
+    const uint32_t per = LanesPerRepeat(sizeof(T));
+    Lanes lanes;
+    lanes.perRep = per;
+    lanes.counter = true;
+    lanes.count = count;
+    lanes.repeats = (count + per - 1) / per;
+    asc_twin_index::Run(firstValue, lanes, Dense(dst, per, true), true);
+}
+
+/* Level 0, bit mask: lane l of repeat r (at r * dstRepStride + (l / per block) * dstBlkStride
+ * blocks) gets firstValue + r * (lanes of a repeat) + l when its mask bit is set. */
+template <typename T>
+__aicore__ inline void CreateVecIndex(LocalTensor<T> &dst, const T &firstValue, uint64_t mask[], uint8_t repeatTime,
+                                      uint16_t dstBlkStride, uint8_t dstRepStride)
+{
+    static_assert(Std::is_one_of_v<T, int16_t, half, int32_t, float>,
+                  "CreateVecIndex on Atlas A2 supports int16_t, half, int32_t and float");
+    using namespace asc_twin::vec;
+    asc_twin_index::CheckNormalMode();
+    const Lanes lanes = BitLanes<true>("CreateVecIndex", mask, repeatTime, LanesPerRepeat(sizeof(T)));
+    asc_twin_index::Run(firstValue, lanes, Op(dst, dstBlkStride, dstRepStride, true), false);
+}
+
+/* Level 0, continuous mask: the first `mask` lanes of each repeat (clamped to a repeat). */
+template <typename T>
+__aicore__ inline void CreateVecIndex(LocalTensor<T> &dst, const T &firstValue, uint64_t mask, uint8_t repeatTime,
+                                      uint16_t dstBlkStride, uint8_t dstRepStride)
+{
+    static_assert(Std::is_one_of_v<T, int16_t, half, int32_t, float>,
+                  "CreateVecIndex on Atlas A2 supports int16_t, half, int32_t and float");
+    using namespace asc_twin::vec;
+    asc_twin_index::CheckNormalMode();
+    const Lanes lanes = ContLanes<true>("CreateVecIndex", mask, repeatTime, LanesPerRepeat(sizeof(T)));
+    asc_twin_index::Run(firstValue, lanes, Op(dst, dstBlkStride, dstRepStride, true), true);
 }
 
 /* ---- Copy (UB -> UB on the vector unit) ---- */
