@@ -238,14 +238,15 @@ template <typename T>
 __aicore__ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
                                    const DataCopyParams &dataCopyParams, const DataCopyPadParams &padParams)
 {
-    if (padParams.isPad && sizeof(T) < 8 && (padParams.paddingValue >> (8 * sizeof(T))) != 0) {
-        asc_twin_dma::PadFail("DataCopyPadParams.paddingValue has bits beyond sizeof(T) bytes (it holds one "
-                              "element's bits)",
-                              padParams.paddingValue, (1ULL << (8 * sizeof(T))) - 1);
-    }
+    // The register takes the 64-bit field as given (the dav-c220 implementation passes it on
+    // whole); the twin pads with its low sizeof(T) bytes. Assumption: the docs say the field
+    // holds one element and nothing of higher bits, so (uint64_t)(int8_t)-1 pads 0xFF, as
+    // sign-extended values would on the NPU if it uses the element's bytes.
+    const uint64_t bits = sizeof(T) < 8 ? padParams.paddingValue & ((1ULL << (8 * sizeof(T))) - 1)
+                                        : padParams.paddingValue;
     asc_twin_dma::PadLoad(dst, src.GetPhyAddr(), dataCopyParams.blockCount, dataCopyParams.blockLen,
                           dataCopyParams.srcStride, dataCopyParams.dstStride, padParams.isPad, padParams.leftPadding,
-                          padParams.rightPadding, padParams.paddingValue);
+                          padParams.rightPadding, bits);
 }
 
 /* UB -> GM, the older form: DataCopyParams with blockLen in bytes, srcStride in 32-byte blocks on
