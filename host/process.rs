@@ -111,8 +111,6 @@ pub(crate) fn from_rank(
     // Every rank's areas: addresses over the bootstrap, each peer's imported.
     let mut mine = hccl.addr().to_le_bytes().to_vec();
     mine.extend_from_slice(&sync.addr().to_le_bytes());
-    // SAFETY: getpid has no preconditions.
-    mine.extend_from_slice(&(unsafe { libc::getpid() } as u32).to_le_bytes());
     let all = peers.all_gather(&mine)?;
     let field = |b: &[u8], at: usize, n: usize| -> Result<u64> {
         let mut w = [0u8; 8];
@@ -124,11 +122,9 @@ pub(crate) fn from_rank(
     let (hccl_len, sync_len) = (hccl.len(), sync.len());
     let mut hccls = Vec::with_capacity(size as usize);
     let mut syncs = Vec::with_capacity(size as usize);
-    let mut pids = Vec::with_capacity(size as usize);
     let mut own = Some((hccl, sync));
     for (p, b) in all.iter().enumerate() {
         let p = p as u32;
-        pids.push(field(b, 16, 4)? as u32);
         if p == rank {
             let (h, s) = own.take().expect("own areas once");
             hccls.push(h);
@@ -154,7 +150,7 @@ pub(crate) fn from_rank(
     let mut comm = Communicator::of_world(&shared, rank, size)?;
     // Nobody launches before every rank has imported every area.
     peers.barrier()?;
-    let monitor = Monitor::start(rank, &pids, &twin, &comm.launcher, &comm.streams)?;
+    let monitor = Monitor::start(rank, size, &twin, &comm.launcher, &comm.streams)?;
     comm.job = Some(Box::new(Job {
         peers,
         twin,
@@ -183,7 +179,7 @@ struct Monitor {
 impl Monitor {
     fn start(
         me: u32,
-        pids: &[u32],
+        size: u32,
         twin: &Arc<TwinBackend>,
         launcher: &Arc<Launcher>,
         streams: &Arc<Streams>,
@@ -200,11 +196,9 @@ impl Monitor {
         let stop = unsafe { OwnedFd::from_raw_fd(ev) };
         let stop_read = stop.try_clone().map_err(|e| Error::Config(e.to_string()))?;
         // A peer already gone counts as ended now.
-        let watched: Vec<(u32, Watch)> = pids
-            .iter()
-            .enumerate()
-            .filter(|&(p, _)| p as u32 != me)
-            .map(|(p, &pid)| (p as u32, watch_of(pid)))
+        let watched: Vec<(u32, Watch)> = (0..size)
+            .filter(|&p| p != me)
+            .map(|p| (p, watch_of(twin.job_pid(p))))
             .collect();
         let twin = twin.clone();
         let launcher = Arc::downgrade(launcher);
@@ -236,9 +230,9 @@ impl Monitor {
 enum Watch {
     /// A pidfd: readable once the process has ended.
     Fd(OwnedFd),
-    /// No pidfd (a kernel before 5.3, or no descriptor left): `kill(pid, 0)` every
-    /// [`POLL_PERIOD`].
-    Poll(u32),
+    /// No pidfd (a kernel before 5.3, or no descriptor left): the twin looks at the process
+    /// every [`POLL_PERIOD`].
+    Poll,
     /// The process has ended.
     Ended,
 }
@@ -246,8 +240,11 @@ enum Watch {
 /// How often a peer without a pidfd is looked at.
 const POLL_PERIOD: Duration = Duration::from_millis(100);
 
-/// How to watch process `pid`.
-fn watch_of(pid: u32) -> Watch {
+/// How to watch process `pid` (None: unknown, as outside a job).
+fn watch_of(pid: Option<u32>) -> Watch {
+    let Some(pid) = pid else {
+        return Watch::Poll;
+    };
     // SAFETY: pidfd_open takes a pid and flags; the result is checked.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     if fd >= 0 {
@@ -256,22 +253,8 @@ fn watch_of(pid: u32) -> Watch {
     }
     match std::io::Error::last_os_error().raw_os_error() {
         Some(libc::ESRCH) => Watch::Ended,
-        _ => Watch::Poll(pid),
+        _ => Watch::Poll,
     }
-}
-
-/// Whether process `pid` has ended (a zombie has: only its parent has not reaped it yet).
-fn ended(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    if unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
-        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-    }
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        // The state follows the command name's closing parenthesis.
-        s.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X")
-    })
 }
 
 /// Waits until a watched process ends without having left the job (returns its rank) or `stop`
@@ -279,7 +262,7 @@ fn ended(pid: u32) -> bool {
 fn watch(mut watched: Vec<(u32, Watch)>, stop: &OwnedFd, twin: &TwinBackend) -> Option<u32> {
     loop {
         for w in watched.iter_mut() {
-            if matches!(w.1, Watch::Poll(pid) if ended(pid)) {
+            if matches!(w.1, Watch::Poll) && twin.job_peer_ended(w.0) {
                 w.1 = Watch::Ended;
             }
         }
@@ -306,7 +289,7 @@ fn watch(mut watched: Vec<(u32, Watch)>, stop: &OwnedFd, twin: &TwinBackend) -> 
                 revents: 0,
             })
             .collect();
-        let polling = watched.iter().any(|(_, w)| matches!(w, Watch::Poll(_)));
+        let polling = watched.iter().any(|(_, w)| matches!(w, Watch::Poll));
         let timeout = if polling {
             POLL_PERIOD.as_millis() as i32
         } else {
@@ -392,24 +375,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_process_has_ended_once_it_is_a_zombie() {
-        assert!(!ended(std::process::id()));
-        // SAFETY: the child only calls _exit, which is async-signal-safe.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(0) };
-        }
-        let stat = format!("/proc/{pid}/stat");
-        while !std::fs::read_to_string(&stat).unwrap().contains(") Z") {
-            std::thread::yield_now();
-        }
-        // kill(pid, 0) still finds a zombie; the monitor's fallback must not.
-        assert!(ended(pid as u32));
-        // SAFETY: reaps the child forked above.
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-        assert!(ended(pid as u32));
-        assert!(matches!(watch_of(pid as u32), Watch::Ended));
+    fn a_peer_without_a_pidfd_is_polled_and_one_gone_has_ended() {
+        assert!(matches!(watch_of(Some(std::process::id())), Watch::Fd(_)));
+        assert!(matches!(watch_of(None), Watch::Poll));
+        // No process has this pid (above pid_max).
+        assert!(matches!(watch_of(Some(i32::MAX as u32)), Watch::Ended));
     }
 }

@@ -3,6 +3,8 @@
 //! the job's own (stray, silent, another job's, a rank twice) are refused without stopping it.
 //! Ranks are threads here, and processes of this test binary in the tests that kill one.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use aiv_comm::bootstrap::{join, LaunchEnv, Launcher, Peers, UniqueId};
 use aiv_comm::{BootstrapError, Error};
+use common::results;
 
 const T: Duration = Duration::from_secs(10);
 
@@ -341,14 +344,6 @@ fn launched_rank_process() {
         .map(|b| String::from_utf8(b).unwrap())
         .collect();
     println!("RESULT {}", all.join(","));
-}
-
-/// The RESULT lines of a launched job's output, in the order printed.
-fn results(out: &std::process::Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once("RESULT ").map(|(_, r)| r.trim().to_string()))
-        .collect()
 }
 
 #[test]

@@ -10,6 +10,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::results;
+
 use aiv_comm::bootstrap::UniqueId;
 use aiv_comm::{Communicator, Config, DataType, Error, ReduceOp, StopCause, World};
 
@@ -163,19 +167,6 @@ fn rank_body() {
                 .unwrap();
             drop(comm);
         }
-        "after_drop" => {
-            comm.barrier().unwrap();
-            comm.synchronize().unwrap();
-            std::thread::sleep(Duration::from_millis(500));
-            let x = comm.alloc_from(&[1.0f32; 64]).unwrap();
-            let r = comm
-                .all_reduce(&x, &x, 64, DataType::F32, ReduceOp::Sum)
-                .and_then(|()| comm.synchronize());
-            match r {
-                Ok(()) => println!("RESULT ok"),
-                Err(e) => println!("RESULT {e}"),
-            }
-        }
         "leaves" => {
             comm.barrier().unwrap();
             comm.synchronize().unwrap();
@@ -184,8 +175,8 @@ fn rank_body() {
         "stays" => {
             comm.barrier().unwrap();
             comm.synchronize().unwrap();
-            // The leaver's end stops no one: a collective of the others would work; one that
-            // needs the leaver times out naming it.
+            // Half a second later (the other rank has left, or stopped the job), an AllReduce
+            // that needs the other rank: what it gives.
             std::thread::sleep(Duration::from_millis(500));
             let x = comm.alloc_from(&[1.0f32; 64]).unwrap();
             let r = comm
@@ -221,14 +212,6 @@ fn spawn(rank: u32, size: u32, id: &UniqueId, body: &str, timeout_s: Option<u32>
         cmd.env("HCCL_CONNECT_TIMEOUT", t.to_string());
     }
     cmd.spawn().unwrap()
-}
-
-/// The RESULT lines of a rank process's output.
-fn results(out: &std::process::Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once("RESULT ").map(|(_, r)| r.trim().to_string()))
-        .collect()
 }
 
 /// The number of entries of /dev/shm (a job must leave none behind).
@@ -310,7 +293,7 @@ fn a_rank_that_leaves_in_order_stops_no_one_and_is_named_when_needed() {
 fn a_rank_that_stops_the_job_is_named_by_the_others() {
     let id = job_id();
     let dropper = spawn(1, 2, &id, "drops_busy", None);
-    let other = spawn(0, 2, &id, "after_drop", None);
+    let other = spawn(0, 2, &id, "stays", None);
     assert!(dropper.wait_with_output().unwrap().status.success());
     let res = results(&other.wait_with_output().unwrap());
     assert_eq!(res.len(), 1, "{res:?}");

@@ -6,7 +6,7 @@
 mod common;
 
 use aiv_comm::ffi::*;
-use ascendc_twin::{FaultKind, TwinError, POISON};
+use ascendc_twin::{Device, FaultKind, GmBuffer, TwinError, POISON};
 use common::*;
 use half::{bf16, f16};
 
@@ -373,30 +373,50 @@ fn data_copy_pad_ub_to_gm_writes_exactly_the_blocks() {
         (4, 2, 300, 2, 3, 7),
         (1, 1, 300, 0, 0, 31),
     ] {
-        dst.fill(0, dst.len(), 0xEE).unwrap();
-        let mut a = args(AIV_TT_PAD_OUT);
-        a.src = gm(&src, 0);
-        a.dst = gm(&dst, off);
-        a.dtype = match es {
-            1 => 0,
-            2 => 1,
-            _ => 2,
-        };
-        a.block_count = count as u32;
-        a.block_len = blen as u32;
-        a.src_stride = ub_stride as u32;
-        a.dst_stride = gm_stride as u32;
-        a.dump_len = 4096;
-        selftest(&dev, a, 1).unwrap();
-        let mut expect = vec![0xEEu8; dst.len()];
-        let ub_span = blen.div_ceil(32) * 32;
-        for i in 0..count {
-            let u = i * (ub_span + ub_stride * 32);
-            let g = off + i * (blen + gm_stride);
-            expect[g..g + blen].copy_from_slice(&ubdata[u..u + blen]);
-        }
-        assert_eq!(read_all(&dst), expect, "es {es} count {count} len {blen}");
+        run_pad_out(
+            &dev,
+            AIV_TT_PAD_OUT,
+            (&src, &dst),
+            &ubdata,
+            (es, count, blen, ub_stride, gm_stride, off),
+        );
     }
+}
+
+/// One DataCopyPad UB -> GM in test mode `mode` (the staging kernel loaded `ubdata` from `src`
+/// into UB): `count` blocks of `blen` bytes of `es`-byte elements, UB blocks `ub_stride` 32-byte
+/// blocks apart, GM blocks `gm_stride` bytes apart from byte `off` of `dst`; exactly those bytes
+/// land in `dst`, and nothing else of it changes.
+fn run_pad_out(
+    dev: &Device,
+    mode: AivTwinTestMode,
+    (src, dst): (&GmBuffer, &GmBuffer),
+    ubdata: &[u8],
+    (es, count, blen, ub_stride, gm_stride, off): (usize, usize, usize, usize, usize, usize),
+) {
+    dst.fill(0, dst.len(), 0xEE).unwrap();
+    let mut a = args(mode);
+    a.src = gm(src, 0);
+    a.dst = gm(dst, off);
+    a.dtype = match es {
+        1 => 0,
+        2 => 1,
+        _ => 2,
+    };
+    a.block_count = count as u32;
+    a.block_len = blen as u32;
+    a.src_stride = ub_stride as u32;
+    a.dst_stride = gm_stride as u32;
+    a.dump_len = 4096;
+    selftest(dev, a, 1).unwrap();
+    let mut expect = vec![0xEEu8; dst.len()];
+    let ub_span = blen.div_ceil(32) * 32;
+    for i in 0..count {
+        let u = i * (ub_span + ub_stride * 32);
+        let g = off + i * (blen + gm_stride);
+        expect[g..g + blen].copy_from_slice(&ubdata[u..u + blen]);
+    }
+    assert_eq!(read_all(dst), expect, "es {es} count {count} len {blen}");
 }
 
 /// The older DataCopyPad form (DataCopyParams with blockLen in bytes, DataCopyPadParams with the
@@ -442,29 +462,13 @@ fn data_copy_pad_with_data_copy_params_matches_the_ext_form() {
         (2, 4, 6, 0, 9, 2),
         (4, 2, 300, 2, 3, 7),
     ] {
-        dst.fill(0, dst.len(), 0xEE).unwrap();
-        let mut a = args(AIV_TT_PAD_OUT_PARAMS);
-        a.src = gm(&src, 0);
-        a.dst = gm(&dst, off);
-        a.dtype = match es {
-            1 => 0,
-            2 => 1,
-            _ => 2,
-        };
-        a.block_count = count as u32;
-        a.block_len = blen as u32;
-        a.src_stride = ub_stride as u32;
-        a.dst_stride = gm_stride as u32;
-        a.dump_len = 4096;
-        selftest(&dev, a, 1).unwrap();
-        let mut expect = vec![0xEEu8; dst.len()];
-        let ub_span = blen.div_ceil(32) * 32;
-        for i in 0..count {
-            let u = i * (ub_span + ub_stride * 32);
-            let g = off + i * (blen + gm_stride);
-            expect[g..g + blen].copy_from_slice(&ubdata[u..u + blen]);
-        }
-        assert_eq!(read_all(&dst), expect, "es {es} count {count} len {blen}");
+        run_pad_out(
+            &dev,
+            AIV_TT_PAD_OUT_PARAMS,
+            (&src, &dst),
+            &ubdata,
+            (es, count, blen, ub_stride, gm_stride, off),
+        );
     }
 }
 

@@ -325,6 +325,11 @@ impl Space {
         self.header(p).pid.load(Ordering::Relaxed)
     }
 
+    /// Whether rank `p`'s process has ended (exited, killed, or a zombie not reaped yet).
+    pub fn has_ended(&self, p: u32) -> bool {
+        !alive(self.pid(p))
+    }
+
     /// Whether rank `p` left the job in order ([`Space::leave`]).
     pub fn has_left(&self, p: u32) -> bool {
         self.header(p).state.load(Ordering::SeqCst) == LEFT

@@ -79,6 +79,16 @@ impl TwinBackend {
         }
     }
 
+    /// The pid of rank `p`'s process in a job (None outside a job).
+    pub(crate) fn job_pid(&self, p: u32) -> Option<u32> {
+        self.space.as_ref().map(|s| s.pid(p))
+    }
+
+    /// Whether rank `p`'s process in a job has ended, zombies included (false outside a job).
+    pub(crate) fn job_peer_ended(&self, p: u32) -> bool {
+        self.space.as_ref().is_some_and(|s| s.has_ended(p))
+    }
+
     /// Whether rank `p` of the job left it in order (false outside a job).
     pub(crate) fn left_job(&self, p: u32) -> bool {
         self.space.as_ref().is_some_and(|s| s.has_left(p))

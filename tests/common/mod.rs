@@ -210,3 +210,12 @@ pub fn cpu_seconds() -> f64 {
     let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
     ticks / 100.0
 }
+
+/// The `RESULT` lines a process started by a test printed (a rank process's answers to its
+/// parent), in the order printed, each without the marker.
+pub fn results(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once("RESULT ").map(|(_, r)| r.trim().to_string()))
+        .collect()
+}
