@@ -11,7 +11,7 @@
 //! stream is the device's default stream); events; device and pinned-host memory; synchronous
 //! and asynchronous copies and memsets; binaries and kernels ([`binary`] says what a binary
 //! is here); the launch calls of CANN 8.2+ ([`launch`] says what it assumes where the docs are
-//! silent); IPC export/import within the process ([`ipc`]).
+//! silent); IPC export/import, within the process and between processes of one user ([`ipc`]).
 //!
 //! A bad argument (a null pointer, `count > destMax`, a freed or foreign pointer or handle, an
 //! unknown kernel, a device out of range, arguments of the wrong size) returns its error
@@ -943,7 +943,11 @@ pub unsafe extern "C" fn aclrtIpcMemGetExportKey(
         if off != 0 || size == 0 {
             return fail(ACL_ERROR_INVALID_PARAM, "only whole allocations can be exported (devPtr as aclrtMalloc returned it, size > 0)");
         }
-        let k = rt.handles.ipc.lock().export(devPtr as usize, flags)?;
+        let k = rt
+            .handles
+            .ipc
+            .lock()
+            .export(&rt.space, devPtr as usize, size, flags)?;
         let bytes = k.as_bytes();
         // SAFETY: `key` holds `len` >= 65 bytes; keys are shorter than 64.
         unsafe {
@@ -973,7 +977,9 @@ pub unsafe extern "C" fn aclrtIpcMemSetImportPid(
         }
         // SAFETY: the function's contract: `num` entries.
         let pids = unsafe { std::slice::from_raw_parts(pid, num) };
-        rt()?.handles.ipc.lock().set_pids(&k, pids)
+        let rt = rt()?;
+        let r = rt.handles.ipc.lock().set_pids(&rt.space, &k, pids);
+        r
     })
 }
 
@@ -993,7 +999,14 @@ pub unsafe extern "C" fn aclrtIpcMemImportByKey(
         let k = unsafe { c_str(key, "key")? }.to_string_lossy().into_owned();
         let rt = rt()?;
         rt.current()?;
-        let a = rt.handles.ipc.lock().import(&k, flags)?;
+        let mut ipc = rt.handles.ipc.lock();
+        let (a, len, new) = ipc.import(&rt.space, &k, flags)?;
+        if new {
+            if let Err(e) = rt.add_import(a, len) {
+                let _ = ipc.close(&rt.space, &k);
+                return Err(e);
+            }
+        }
         // The allocation is still there (freeing it drops its keys).
         rt.locate(a, 1, "the exported allocation")?;
         // SAFETY: non-null, the caller's pointer slot.
@@ -1011,7 +1024,14 @@ pub unsafe extern "C" fn aclrtIpcMemClose(key: *const c_char) -> aclError {
     call("aclrtIpcMemClose", || {
         // SAFETY: the function's contract.
         let k = unsafe { c_str(key, "key")? }.to_string_lossy().into_owned();
-        rt()?.handles.ipc.lock().close(&k)
+        let rt = rt()?;
+        let mut ipc = rt.handles.ipc.lock();
+        if let Some(a) = ipc.close(&rt.space, &k)? {
+            if !ipc.is_import(a) {
+                rt.drop_import(a);
+            }
+        }
+        Ok(())
     })
 }
 

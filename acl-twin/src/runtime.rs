@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use ascendc_sys::*;
-use ascendc_twin::{Device, DeviceConfig, GmBuffer, Twin, TwinConfig};
+use ascendc_twin::{Device, DeviceConfig, GmBuffer, Space, Twin, TwinConfig};
 use parking_lot::{Mutex, RwLock};
 
 use crate::fail::{fail, R};
@@ -21,14 +21,18 @@ pub(crate) const DEFAULT_DEVICES: u32 = 32;
 /// Most devices `ACL_TWIN_DEVICES` may ask for.
 pub(crate) const MAX_DEVICES: u32 = 64;
 
-/// One live allocation.
+/// One live allocation, or an IPC import of another process's.
 pub(crate) struct Alloc {
     pub buf: Arc<GmBuffer>,
+    /// Imported from another process (released with `aclrtIpcMemClose`, not `aclrtFree`).
+    pub imported: bool,
 }
 
 /// The runtime (see the module docs).
 pub(crate) struct Runtime {
     pub twin: Twin,
+    /// The process's window of the twin's node space, where device memory lives (`ipc`).
+    pub space: Arc<Space>,
     devices: Vec<OnceLock<Device>>,
     /// Live allocations by start address.
     mem: RwLock<BTreeMap<usize, Alloc>>,
@@ -70,8 +74,15 @@ pub(crate) fn init() -> R<()> {
             }
         },
     };
+    let space = Space::open().or_else(|e| {
+        fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("acl-twin cannot place its device memory: {e}"),
+        )
+    })?;
     *rt = Some(Arc::new(Runtime {
-        twin: Twin::with_config(config),
+        twin: Twin::with_space(config, space.clone()),
+        space,
         devices: (0..devices).map(|_| OnceLock::new()).collect(),
         mem: RwLock::new(BTreeMap::new()),
         handles: Handles::default(),
@@ -160,15 +171,28 @@ impl Runtime {
             .alloc(bytes)
             .or_else(|e| fail(ACL_ERROR_RT_MEMORY_ALLOCATION, e.to_string()))?;
         let addr = buf.addr() as usize;
-        self.mem.write().insert(addr, Alloc { buf: Arc::new(buf) });
+        self.mem.write().insert(
+            addr,
+            Alloc {
+                buf: Arc::new(buf),
+                imported: false,
+            },
+        );
         Ok(addr)
     }
 
     /// Frees the allocation that starts at `addr` (its IPC keys go with it).
     pub fn free(&self, addr: usize) -> R<()> {
-        match self.mem.write().remove(&addr) {
+        let mut mem = self.mem.write();
+        match mem.get(&addr) {
+            Some(a) if a.imported => fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!(
+                    "{addr:#x} was imported from another process: release it with aclrtIpcMemClose"
+                ),
+            ),
             Some(_) => {
-                self.handles.ipc.lock().forget(addr);
+                mem.remove(&addr);
                 Ok(())
             }
             None => fail(
@@ -202,6 +226,30 @@ impl Runtime {
             ACL_ERROR_INVALID_PARAM,
             format!("{what}: {addr:#x} is not in device memory this runtime allocated (or it was freed)"),
         )
+    }
+
+    /// Registers an IPC import of another process's `len` bytes at `addr` (already mapped).
+    pub fn add_import(&self, addr: usize, len: usize) -> R<()> {
+        let (_, dev) = self.current()?;
+        let buf = dev
+            .import_any(addr as u64, len)
+            .or_else(|e| fail(ACL_ERROR_INVALID_PARAM, e.to_string()))?;
+        self.mem.write().insert(
+            addr,
+            Alloc {
+                buf: Arc::new(buf),
+                imported: true,
+            },
+        );
+        Ok(())
+    }
+
+    /// Drops the IPC import at `addr`.
+    pub fn drop_import(&self, addr: usize) {
+        let mut mem = self.mem.write();
+        if mem.get(&addr).is_some_and(|a| a.imported) {
+            mem.remove(&addr);
+        }
     }
 
     /// True if `[addr, addr + 1)` is device memory of this runtime.

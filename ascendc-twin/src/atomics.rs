@@ -71,8 +71,8 @@ const STRIPES: usize = 1024;
 const PAGE_SHIFT: u32 = 12;
 
 /// The page locks of one twin, each on its own cache lines: workers reducing into neighbouring
-/// pages must not contend for one line. In a multi-process job, the job's locks in shared
-/// memory instead (every process must take the same lock for a page).
+/// pages must not contend for one line. In a multi-process job, locks in the header of the
+/// window written instead (every process must take the same lock for a page).
 pub(crate) struct Stripes {
     local: Box<[Padded<Mutex<()>>]>,
     space: Option<std::sync::Arc<crate::shared::Space>>,
@@ -105,11 +105,12 @@ impl Stripes {
     }
 
     fn lock(&self, addr: usize) -> StripeGuard<'_> {
-        let i = (addr >> PAGE_SHIFT) % STRIPES;
         match &self.space {
-            Some(s) => StripeGuard::Shared { _held: s.lock(i) },
+            Some(s) => StripeGuard::Shared {
+                _held: s.lock(addr),
+            },
             None => StripeGuard::Local {
-                _held: self.local[i].lock(),
+                _held: self.local[(addr >> PAGE_SHIFT) % STRIPES].lock(),
             },
         }
     }

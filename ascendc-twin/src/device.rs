@@ -192,6 +192,34 @@ impl Device {
     /// if `flags` (as [`Device::alloc_sync`] makes) and of data memory if not; dropping the
     /// handle leaves the memory to its owner.
     pub fn import(&self, addr: u64, len: usize, flags: bool) -> Result<GmBuffer, TwinError> {
+        let want = if flags { GmKind::Sync } else { GmKind::Data };
+        let (rank, kind) = self.imported(addr, len)?;
+        let bad = |why: String| {
+            TwinError::Config(format!(
+                "cannot import {len} bytes at {addr:#x} of rank {}: {why}",
+                self.inner.rank
+            ))
+        };
+        if rank != self.inner.rank {
+            return Err(bad(format!("it is rank {rank}'s")));
+        }
+        if kind != want {
+            return Err(bad(format!("it is {kind:?} memory, not {want:?}")));
+        }
+        Ok(self.imported_buffer(addr, len, rank))
+    }
+
+    /// A handle to `[addr, addr + len)` of another process's GM that this process maps (an
+    /// ACL IPC import, which names neither the device nor the kind): it must lie inside one
+    /// live allocation; the handle has that allocation's device.
+    pub fn import_any(&self, addr: u64, len: usize) -> Result<GmBuffer, TwinError> {
+        let (rank, _) = self.imported(addr, len)?;
+        Ok(self.imported_buffer(addr, len, rank))
+    }
+
+    /// The device and kind of the live allocation of another process that holds `[addr,
+    /// addr + len)`.
+    fn imported(&self, addr: u64, len: usize) -> Result<(u32, GmKind), TwinError> {
         let twin = &self.inner.twin;
         let bad = |why: &str| {
             TwinError::Config(format!(
@@ -205,23 +233,21 @@ impl Device {
         // The owner's table as it is now: an allocation it freed and made again since this
         // process last looked may differ in kind.
         twin.mem.mirror_holding(addr as usize);
-        let want = if flags { GmKind::Sync } else { GmKind::Data };
         match twin.mem.region(addr as usize, len.max(1)) {
-            Some((_, _, rank, kind)) if rank == self.inner.rank && kind == want => {}
-            Some((_, _, rank, kind)) if rank == self.inner.rank => {
-                return Err(bad(&format!("it is {kind:?} memory, not {want:?}")))
-            }
-            Some((_, _, rank, _)) => return Err(bad(&format!("it is rank {rank}'s"))),
-            None => return Err(bad("no live allocation holds it")),
+            Some((_, _, rank, kind)) => Ok((rank, kind)),
+            None => Err(bad("no live allocation holds it")),
         }
-        Ok(GmBuffer {
+    }
+
+    fn imported_buffer(&self, addr: u64, len: usize, rank: u32) -> GmBuffer {
+        GmBuffer {
             ptr: addr as *mut u8,
             len,
-            rank: self.inner.rank,
-            twin: twin.clone(),
+            rank,
+            twin: self.inner.twin.clone(),
             host: parking_lot::RwLock::new(()),
             owned: false,
-        })
+        }
     }
 
     /// Allocates `bytes` of zeroed GM data memory on this device (page aligned).
@@ -406,12 +432,21 @@ impl Device {
         let launch = Arc::new(LaunchShared::new(name, inner.rank, block_dim, pool));
         let knobs = &twin.knobs;
         let check_hazards = knobs.hazards.load(std::sync::atomic::Ordering::Relaxed);
-        let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed);
+        // An open space shared with other processes checks no races (see Twin::with_space).
+        let check_races = knobs.races.load(std::sync::atomic::Ordering::Relaxed)
+            && twin.space.as_ref().is_none_or(|s| !s.is_shared());
         if let Err(reason) = twin.start_launch(&launch, check_hazards, check_races) {
             self.release_cores(&taken);
             return Err(refused(reason));
         }
-        let lazy_on = knobs.lazy.load(std::sync::atomic::Ordering::Relaxed);
+        // An open space shared with other processes stages eagerly: its kernels' flags may lie
+        // in memory not marked as flags, before whose stores a block would not materialise
+        // its snapshots (see Twin::with_space).
+        let lazy_on = knobs.lazy.load(std::sync::atomic::Ordering::Relaxed)
+            && twin
+                .space
+                .as_ref()
+                .is_none_or(|s| !s.is_open() || !s.is_shared());
         let jitter_us = knobs.jitter_us.load(std::sync::atomic::Ordering::Relaxed);
         let stream_after = knobs
             .stream_after

@@ -75,7 +75,9 @@ pub use error::{FaultKind, KernelFault, TwinError};
 pub use kernel::{ArgBlock, GmAddr, Kernel, ParamInfo, SignatureFn};
 pub use knobs::{TwinConfig, DEFAULT_WATCHDOG, STREAM_AFTER_MAX};
 pub use sched::{in_host_task, HostSignal};
-pub use shared::{Exchange, Space, DEFAULT_WINDOW_BYTES, MAX_PROCS};
+pub use shared::{
+    Exchange, Grant, Space, DEFAULT_WINDOW_BYTES, GRANTS, GRANT_PIDS, MAX_PROCS, NODE_WINDOW_BYTES,
+};
 pub use traffic::{GmTraffic, TRACKED_CORES, TRACKED_DEVICES};
 pub use twin::{CheckedLaunches, Twin};
 

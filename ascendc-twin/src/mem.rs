@@ -164,14 +164,15 @@ impl Memory {
     }
 
     /// Allocates `bytes` (at least 1) of zeroed, page-aligned GM of `kind` for `rank`.
-    /// In a multi-process job only the process's own rank allocates (in its window).
+    /// In a multi-process job only the process's own rank allocates (in its window); in an
+    /// open space ([`Space::open`]) every device of the process allocates in its window.
     pub fn alloc(&self, bytes: usize, rank: u32, kind: GmKind) -> Option<*mut u8> {
         let len = bytes.max(1);
         let ptr = if let Some(space) = &self.space {
-            if rank != space.rank() {
+            if rank != space.rank() && !space.is_open() {
                 return None;
             }
-            space.alloc(len, kind)?
+            space.alloc(len, kind, rank)?
         } else if len >= MAP_THRESHOLD {
             // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
             let p = unsafe {
@@ -311,10 +312,10 @@ impl Memory {
         }
         for e in entries {
             let region = match old.get(&e.addr) {
-                Some(r) if r.len == e.len && r.kind == e.kind => r.clone(),
+                Some(r) if r.len == e.len && r.kind == e.kind && r.rank == e.rank => r.clone(),
                 _ => Region {
                     len: e.len,
-                    rank: p,
+                    rank: e.rank,
                     kind: e.kind,
                     sync: Arc::default(),
                     meta: Arc::default(),
@@ -399,12 +400,15 @@ impl Memory {
     }
 
     /// Live allocations and their bytes (for leak checks and diagnostics).
-    /// In a multi-process job: this rank's (not the peers' it mirrors).
+    /// In a multi-process job: this process's (not the peers' it mirrors).
     pub fn usage(&self) -> (usize, usize) {
         let map = self.map.read();
-        let me = self.space.as_ref().map(|s| s.rank());
-        let own = map.values().filter(|r| me.is_none_or(|m| r.rank == m));
-        own.fold((0, 0), |(n, b), r| (n + 1, b + r.len))
+        let own = map.iter().filter(|(&a, _)| {
+            self.space
+                .as_ref()
+                .is_none_or(|s| s.window_of(a) == Some(s.rank()))
+        });
+        own.fold((0, 0), |(n, b), (_, r)| (n + 1, b + r.len))
     }
 }
 

@@ -157,9 +157,16 @@ impl Twin {
     /// The pipe-hazard checker, the census, the bounds checks of every access (peers'
     /// allocations are mirrored from their windows' tables) and the abort of this process's
     /// launches work as in one process.
+    ///
+    /// With an open space ([`Space::open`](crate::Space::open), a process of no job: acl-twin's),
+    /// every device allocates in the process's window, and the GM race checker works as in one
+    /// process until the space is shared ([`Space::is_shared`](crate::Space::is_shared): it
+    /// granted a range to other processes or attached one of theirs); launches that start
+    /// afterwards check no races, and stage GM -> UB copies eagerly (their kernels, anyone's,
+    /// may keep flags in memory not marked as flags).
     pub fn with_space(config: TwinConfig, space: Arc<crate::shared::Space>) -> Twin {
         let mut config = config;
-        config.race_check = false;
+        config.race_check &= space.is_open();
         let twin = Twin::build(config, Some(space.clone()));
         twin.inner.pool.shared().set_space(space);
         twin
@@ -172,7 +179,10 @@ impl Twin {
             // Twins with fewer workers than CPUs start at different CPUs (a test suite's twins
             // of two workers each would all crowd onto the first two otherwise).
             // The processes of a job (one twin each) start at different CPUs by rank.
-            let index = space.as_ref().map_or(id as usize, |s| s.rank() as usize);
+            let index = match &space {
+                Some(s) if !s.is_open() => s.rank() as usize,
+                _ => id as usize,
+            };
             let first_cpu = index.wrapping_mul(config.workers.max(1));
             let pool = Pool::new(
                 config.workers,
@@ -229,7 +239,7 @@ impl Twin {
     /// for launches that start afterwards.
     /// A twin of a multi-process job ([`Twin::with_space`]) keeps it off.
     pub fn set_race_check(&self, on: bool) {
-        let on = on && self.inner.space.is_none();
+        let on = on && self.inner.space.as_ref().is_none_or(|s| s.is_open());
         self.inner.knobs.races.store(on, Ordering::Relaxed);
     }
 
