@@ -128,6 +128,17 @@ impl Communicator {
         self.job.as_deref().map(JobLink::peers)
     }
 
+    /// The name of the backend this rank runs on (`twin`, `acl`, ...), as
+    /// [`crate::World::backend_name`].
+    pub fn backend_name(&self) -> &'static str {
+        self.launcher.world.backend.name()
+    }
+
+    /// What the backend runs on, for people, as [`crate::World::backend_description`].
+    pub fn backend_description(&self) -> String {
+        self.launcher.world.backend.description()
+    }
+
     /// HCCL buffer bytes of every rank.
     pub fn buffer_bytes(&self) -> usize {
         self.launcher.world.hccl_bytes

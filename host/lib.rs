@@ -34,6 +34,7 @@
 
 pub mod backend;
 mod batch;
+mod board;
 pub mod bootstrap;
 mod buffer;
 mod check;

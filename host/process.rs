@@ -2,13 +2,19 @@
 //! ([`Communicator::from_rank`], [`Communicator::from_env`]), as programs run on NPUs (mpirun,
 //! torchrun).
 //!
-//! The ranks meet through the bootstrap (`bootstrap/`), then join a multi-process twin
-//! ([`ascendc_twin::Space`]): every rank's GM in a memory file each process maps at the same
-//! address, so a kernel reaches a peer's HCCL buffer and flags as in one process. Each rank
-//! allocates its HCCL buffer and sync area in its own window and imports its peers' (their
-//! addresses travel over the bootstrap), as HCCL exchanges IPC handles.
+//! The ranks meet through the bootstrap (`bootstrap/`), then get their devices:
+//! - on the twin, they join a multi-process twin ([`ascendc_twin::Space`]): every rank's GM in
+//!   a memory file each process maps at the same address, so a kernel reaches a peer's HCCL
+//!   buffer and flags as in one process;
+//! - through ACL, each takes the runtime's device `local_rank % devices`, as hccl_test does.
 //!
-//! A monitor thread watches the peers' processes (a pidfd each). A peer that ends without
+//! Each rank allocates its HCCL buffer and sync area on its own device, exports them to its
+//! peers ([`crate::backend::Backend::export`]: ACL's IPC keys, whitelisted for the peers'
+//! processes; on the twin the address) and imports theirs, the handles travelling over the
+//! bootstrap, as HCCL exchanges IPC names.
+//!
+//! A monitor thread watches the peers' processes (a pidfd each; their pids and whether they
+//! left in order are on the job's board, `board.rs`). A peer that ends without
 //! leaving the job in order (killed, crashed, or exited without dropping its communicator)
 //! stops this rank at once: its running launches fail with an error naming the rank, and
 //! later calls return [`Error::CommFailed`] with cause
@@ -19,9 +25,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::acl::AclBackend;
 use crate::backend::dynamic::{DynBackend, Memory};
 use crate::backend::twin::TwinBackend;
 use crate::backend::MemKind;
+use crate::board::Board;
 use crate::bootstrap::{join, LaunchEnv, Peers, UniqueId};
 use crate::communicator::{Communicator, JobLink};
 use crate::config::{BackendChoice, Config, MAX_RANKS};
@@ -48,11 +56,11 @@ fn connect_timeout() -> Result<Duration> {
     }
 }
 
-/// What a rank of a multi-process job keeps beside its communicator: its peers, its process's
-/// share of the twin, the monitor of the other processes.
+/// What a rank of a multi-process job keeps beside its communicator: its peers, the job's
+/// board, the monitor of the other processes.
 struct Job {
     peers: Peers,
-    twin: Arc<TwinBackend>,
+    board: Arc<Board>,
     monitor: Option<Monitor>,
 }
 
@@ -62,17 +70,19 @@ impl JobLink for Job {
     }
 
     fn leave(&mut self) {
-        self.twin.leave_job();
+        self.board.leave();
         if let Some(m) = self.monitor.take() {
             m.stop();
         }
     }
 }
 
-/// The rank `rank` of `size` of the job `id` names, on the devices `config` asks for.
+/// The rank `rank` of `size` of the job `id` names, on the devices `config` asks for
+/// (through ACL: the runtime's device `local_rank % devices`).
 pub(crate) fn from_rank(
     rank: u32,
     size: u32,
+    local_rank: u32,
     id: &UniqueId,
     config: Config,
 ) -> Result<Communicator> {
@@ -88,37 +98,45 @@ pub(crate) fn from_rank(
         )));
     }
     config.check(size as usize)?;
-    match config.resolved_backend()? {
-        BackendChoice::Acl => {
-            return Err(Error::Config(
-                "one process per rank runs on the CPU twin only so far: the ACL backend does not yet map its peers' memory between processes (AIV_BACKEND=twin, or World::new with every rank in one process)".into(),
-            ))
-        }
-        BackendChoice::Twin | BackendChoice::Auto => {}
-    }
+    let choice = config.resolved_backend()?;
     let peers = join(rank, size, id, connect_timeout()?)?;
-    let twin = Arc::new(TwinBackend::join_job(
-        rank,
-        size,
-        config.cores,
-        config.resolved_buffer_bytes()? + crate::plan::PUSH_REGION_BYTES,
-        &mut |b| peers.all_gather(b).map_err(|e| e.to_string()),
-    )?);
-    let backend: Arc<dyn DynBackend> = twin.clone();
+    let acl = match choice {
+        BackendChoice::Acl => Some(AclBackend::for_process(rank, size, local_rank)?),
+        BackendChoice::Auto => AclBackend::auto_process(rank, size, local_rank).transpose()?,
+        BackendChoice::Twin => None,
+    };
+    let backend: Arc<dyn DynBackend> = match acl {
+        Some(a) => Arc::new(a),
+        None => Arc::new(TwinBackend::join_job(
+            rank,
+            size,
+            config.cores,
+            config.resolved_buffer_bytes()? + crate::plan::PUSH_REGION_BYTES,
+            &mut |b| peers.all_gather(b).map_err(|e| e.to_string()),
+        )?),
+    };
+    let board = Arc::new(Board::join(&peers)?);
     let settings = Settings::check(&backend, size as usize, &config)?;
     let (hccl, sync) = settings.alloc_areas(&backend, rank, &config)?;
 
-    // Every rank's areas: addresses over the bootstrap, each peer's imported.
-    let mut mine = hccl.addr().to_le_bytes().to_vec();
-    mine.extend_from_slice(&sync.addr().to_le_bytes());
+    // Every rank's areas: exported to the peers' processes, the handles over the bootstrap,
+    // each peer's imported.
+    let ids = peers.all_gather(&backend.process_id()?.to_le_bytes())?;
+    let importers = ids
+        .iter()
+        .enumerate()
+        .filter(|&(p, _)| p as u32 != rank)
+        .map(|(_, b)| {
+            b.get(..4)
+                .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
+                .ok_or_else(|| malformed("process ids"))
+        })
+        .collect::<Result<Vec<u32>>>()?;
+    let (hccl_handle, sync_handle) = (hccl.export(&importers)?, sync.export(&importers)?);
+    let mut mine = (hccl_handle.len() as u32).to_le_bytes().to_vec();
+    mine.extend_from_slice(&hccl_handle);
+    mine.extend_from_slice(&sync_handle);
     let all = peers.all_gather(&mine)?;
-    let field = |b: &[u8], at: usize, n: usize| -> Result<u64> {
-        let mut w = [0u8; 8];
-        w[..n].copy_from_slice(b.get(at..at + n).ok_or_else(|| {
-            Error::Bootstrap(BootstrapError::Io("a rank sent malformed addresses".into()))
-        })?);
-        Ok(u64::from_le_bytes(w))
-    };
     let (hccl_len, sync_len) = (hccl.len(), sync.len());
     let mut hccls = Vec::with_capacity(size as usize);
     let mut syncs = Vec::with_capacity(size as usize);
@@ -129,34 +147,33 @@ pub(crate) fn from_rank(
             let (h, s) = own.take().expect("own areas once");
             hccls.push(h);
             syncs.push(s);
-        } else {
-            hccls.push(Memory::import(
-                &backend,
-                p,
-                field(b, 0, 8)?,
-                hccl_len,
-                MemKind::Data,
-            )?);
-            syncs.push(Memory::import(
-                &backend,
-                p,
-                field(b, 8, 8)?,
-                sync_len,
-                MemKind::Flags,
-            )?);
+            continue;
         }
+        let n = b
+            .get(..4)
+            .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")) as usize)
+            .filter(|&n| 4 + n <= b.len())
+            .ok_or_else(|| malformed("memory handles"))?;
+        let (h, s) = b[4..].split_at(n);
+        hccls.push(Memory::import(&backend, p, h, hccl_len, MemKind::Data)?);
+        syncs.push(Memory::import(&backend, p, s, sync_len, MemKind::Flags)?);
     }
     let shared = settings.shared(backend, &config, hccls, syncs, Some(rank));
     let mut comm = Communicator::of_world(&shared, rank, size)?;
     // Nobody launches before every rank has imported every area.
     peers.barrier()?;
-    let monitor = Monitor::start(rank, size, &twin, &comm.launcher, &comm.streams)?;
+    let monitor = Monitor::start(rank, size, &board, &comm.launcher, &comm.streams)?;
     comm.job = Some(Box::new(Job {
         peers,
-        twin,
+        board,
         monitor: Some(monitor),
     }));
     Ok(comm)
+}
+
+/// A rank sent bytes that do not parse as `what`.
+fn malformed(what: &str) -> Error {
+    Error::Bootstrap(BootstrapError::Io(format!("a rank sent malformed {what}")))
 }
 
 /// The rank of the launcher's variables ([`LaunchEnv::from_env`]).
@@ -166,7 +183,13 @@ pub(crate) fn from_env(config: Config) -> Result<Communicator> {
             "no launcher's rank and world size are set (AIV_RANK/AIV_WORLD_SIZE, torchrun's RANK/WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE)".into(),
         ))
     })?;
-    from_rank(env.rank, env.world_size, env.unique_id(), config)
+    from_rank(
+        env.rank,
+        env.world_size,
+        env.local_rank,
+        env.unique_id(),
+        config,
+    )
 }
 
 /// The thread that watches the other processes of the job.
@@ -180,7 +203,7 @@ impl Monitor {
     fn start(
         me: u32,
         size: u32,
-        twin: &Arc<TwinBackend>,
+        board: &Arc<Board>,
         launcher: &Arc<Launcher>,
         streams: &Arc<Streams>,
     ) -> Result<Monitor> {
@@ -198,15 +221,15 @@ impl Monitor {
         // A peer already gone counts as ended now.
         let watched: Vec<(u32, Watch)> = (0..size)
             .filter(|&p| p != me)
-            .map(|p| (p, watch_of(twin.job_pid(p))))
+            .map(|p| (p, watch_of(Some(board.pid(p)))))
             .collect();
-        let twin = twin.clone();
+        let board = board.clone();
         let launcher = Arc::downgrade(launcher);
         let streams = Arc::downgrade(streams);
         let thread = std::thread::Builder::new()
             .name(format!("aiv-rank{me}-monitor"))
             .spawn(move || {
-                if let Some(gone) = watch(watched, &stop_read, &twin) {
+                if let Some(gone) = watch(watched, &stop_read, &board) {
                     if let (Some(l), Some(s)) = (launcher.upgrade(), streams.upgrade()) {
                         let cause = Error::Stopped(StopCause::RankGone { rank: gone });
                         l.world.abort(&cause.to_string());
@@ -230,8 +253,8 @@ impl Monitor {
 enum Watch {
     /// A pidfd: readable once the process has ended.
     Fd(OwnedFd),
-    /// No pidfd (a kernel before 5.3, or no descriptor left): the twin looks at the process
-    /// every [`POLL_PERIOD`].
+    /// No pidfd (a kernel before 5.3, or no descriptor left): the process is looked at every
+    /// [`POLL_PERIOD`].
     Poll,
     /// The process has ended.
     Ended,
@@ -259,15 +282,15 @@ fn watch_of(pid: Option<u32>) -> Watch {
 
 /// Waits until a watched process ends without having left the job (returns its rank) or `stop`
 /// is written (returns None). Processes that left in order are watched no more.
-fn watch(mut watched: Vec<(u32, Watch)>, stop: &OwnedFd, twin: &TwinBackend) -> Option<u32> {
+fn watch(mut watched: Vec<(u32, Watch)>, stop: &OwnedFd, board: &Board) -> Option<u32> {
     loop {
         for w in watched.iter_mut() {
-            if matches!(w.1, Watch::Poll) && twin.job_peer_ended(w.0) {
+            if matches!(w.1, Watch::Poll) && board.has_ended(w.0) {
                 w.1 = Watch::Ended;
             }
         }
         if let Some(&(p, _)) = watched.iter().find(|(_, w)| matches!(w, Watch::Ended)) {
-            if !twin.left_job(p) {
+            if !board.has_left(p) {
                 return Some(p);
             }
             watched.retain(|(q, _)| *q != p);
@@ -324,15 +347,20 @@ impl Communicator {
     /// `HCCL_CONNECT_TIMEOUT` seconds, default 120; a rank that does not come is named on every
     /// rank that did) and each has mapped its peers' memory.
     ///
-    /// The ranks run on the CPU twin, one process per rank, all on one host: every rank's GM
-    /// lies in shared memory every process maps ([`ascendc_twin::Space`];
-    /// [`ascendc_twin::Twin::with_space`] says what the checkers cover across processes). A
-    /// peer process that ends without dropping its communicator (killed, crashed) stops this
+    /// The ranks run one process per rank, all on one host, on the backend `config` picks
+    /// ([`Config::backend`], `AIV_BACKEND`; `auto` takes ACL where a device runtime is found):
+    /// - on the CPU twin, every rank's GM lies in shared memory every process maps
+    ///   ([`ascendc_twin::Space`]; [`ascendc_twin::Twin::with_space`] says what the checkers
+    ///   cover across processes);
+    /// - through ACL, rank `rank` uses the runtime's device `rank % devices` (from
+    ///   [`Communicator::from_env`], `local_rank % devices`), and maps its peers' HCCL buffers
+    ///   and sync areas with ACL's IPC calls (CANN 8.2+). Verified on acl-twin only.
+    ///   [`Communicator::register`] is refused through ACL: a window's address is announced
+    ///   to peers, and an NPU need not map it at the same address in every process.
+    ///
+    /// A peer process that ends without dropping its communicator (killed, crashed) stops this
     /// rank at once with an error naming it. Dropping the communicator leaves the job: work
     /// still queued is stopped as a dropped [`crate::World`]'s is.
-    ///
-    /// The ACL backend is refused for now: it does not yet map peers' memory between
-    /// processes.
     ///
     /// ```no_run
     /// use aiv_comm::{bootstrap::UniqueId, Communicator, Config, DataType, ReduceOp};
@@ -359,7 +387,8 @@ impl Communicator {
         id: &UniqueId,
         config: Config,
     ) -> Result<Communicator> {
-        from_rank(rank, world_size, id, config)
+        // One host: the rank is the local rank.
+        from_rank(rank, world_size, rank, id, config)
     }
 
     /// This process's rank of the job its launcher started ([`LaunchEnv::from_env`]: aiv-comm's

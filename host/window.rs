@@ -28,6 +28,9 @@ impl Communicator {
     /// ([`Error::CommFailed`]) but still deregisters.
     /// Buffers of one rank must not overlap (a view of a registered allocation that does not
     /// overlap the registered range is another window). Peers need not register anything.
+    /// Refused ([`Error::Config`]) for ranks that are processes on the ACL backend: peers
+    /// read a window at the address its rank announces, which an NPU's IPC import need not
+    /// share.
     ///
     /// ```
     /// use aiv_comm::{DataType, World};
@@ -48,6 +51,13 @@ impl Communicator {
     /// ```
     pub fn register(&self, buf: &DeviceBuffer) -> Result<()> {
         self.check_usable()?;
+        if self.job.is_some() && self.launcher.world.backend.name() == "acl" {
+            // The kernels announce a window's address to the peers, which read it there; an
+            // NPU's IPC import need not map memory at the same address in every process.
+            return Err(Error::Config(
+                "window memory is not supported for ranks that are processes on the ACL backend: peers could not read the address a window announces".into(),
+            ));
+        }
         self.check_owner("window buffer", buf, true)?;
         if buf.is_empty() {
             return Err(Error::InvalidArgument(

@@ -1166,6 +1166,28 @@ fn a_job_of_rank_processes_runs_the_sweep_and_rank_0_prints_it() {
 }
 
 #[test]
+fn a_job_of_rank_processes_runs_through_acl_as_on_the_twin() {
+    // acl-twin's libascendcl.so is on the loader path Cargo gives tests (and their children).
+    let args = quick(&["all_reduce", "-b", "1K", "-e", "256K", "-f", "16"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut acl = args.clone();
+    acl.extend(["--backend", "acl"]);
+    let job = aiv_perf_job(3, &acl, &[]);
+    for (r, (code, out)) in job.iter().enumerate() {
+        assert_eq!(*code, 0, "rank {r}: {out}");
+    }
+    let out = &job[0].1;
+    assert!(
+        out.contains("through ACL (Ascend910B-acl-twin")
+            && out.contains("one process per rank (AIV_*)"),
+        "{out}"
+    );
+    let twin = aiv_perf_job(3, &args, &[]);
+    assert_eq!(timeless(&data_rows(out)), timeless(&data_rows(&twin[0].1)));
+    assert_eq!(data_rows(out).len(), 3, "{out}");
+}
+
+#[test]
 fn a_wrong_element_on_a_rank_process_is_counted_by_rank_0() {
     let args = quick(&["all_reduce", "-b", "4K", "-e", "4K"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

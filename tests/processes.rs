@@ -5,6 +5,10 @@
 //! `cargo test` covers this without mpirun: a test re-executes this test binary once per rank
 //! (the ignored `rank_body` test, which runs the body named by `AIV_PROC_BODY`), each process
 //! finding its rank and the job's id in `AIV_RANK`, `AIV_WORLD_SIZE` and `AIV_UNIQUE_ID`.
+//!
+//! The `acl_` tests run the same rank programs through the ACL backend on acl-twin (Cargo puts
+//! its `libascendcl.so` on the loader path of tests, and the rank processes inherit it): the
+//! ranks' memory is then shared with ACL's IPC calls.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -125,6 +129,9 @@ fn rank_body() {
     };
     match body.as_str() {
         "every_call" => match every_call(&comm) {
+            Ok(v) if std::env::var("AIV_BACKEND").as_deref() != Ok(comm.backend_name()) => {
+                println!("RESULT ran on {} ({v:?})", comm.backend_name());
+            }
             Ok(v) => {
                 for (call, d) in v {
                     println!("RESULT {call} = {d}");
@@ -167,6 +174,13 @@ fn rank_body() {
                 .unwrap();
             drop(comm);
         }
+        "register" => {
+            let x = comm.alloc_from(&[1.0f32; 64]).unwrap();
+            match comm.register(&x) {
+                Ok(()) => println!("RESULT registered"),
+                Err(e) => println!("RESULT {e}"),
+            }
+        }
         "leaves" => {
             comm.barrier().unwrap();
             comm.synchronize().unwrap();
@@ -197,11 +211,24 @@ fn job_id() -> UniqueId {
     UniqueId::from_bytes(&UniqueId::new().unwrap().to_bytes()).unwrap()
 }
 
-/// Starts rank `rank` of `size` of job `id` running `body`.
+/// Starts rank `rank` of `size` of job `id` running `body` on the twin.
 fn spawn(rank: u32, size: u32, id: &UniqueId, body: &str, timeout_s: Option<u32>) -> Child {
+    spawn_on("twin", rank, size, id, body, timeout_s)
+}
+
+/// Starts rank `rank` of `size` of job `id` running `body` on `backend` (`AIV_BACKEND`).
+fn spawn_on(
+    backend: &str,
+    rank: u32,
+    size: u32,
+    id: &UniqueId,
+    body: &str,
+    timeout_s: Option<u32>,
+) -> Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["--ignored", "--exact", "rank_body", "--nocapture"])
         .env(BODY, body)
+        .env("AIV_BACKEND", backend)
         .env("AIV_RANK", rank.to_string())
         .env("AIV_WORLD_SIZE", size.to_string())
         .env("AIV_UNIQUE_ID", id.to_hex())
@@ -221,10 +248,19 @@ fn shm_entries() -> usize {
 
 #[test]
 fn every_call_across_processes_gives_the_bits_of_one_process() {
+    every_call_on("twin");
+}
+
+#[test]
+fn acl_every_call_across_processes_gives_the_bits_of_one_process() {
+    every_call_on("acl");
+}
+
+fn every_call_on(backend: &str) {
     let n = 3;
     let id = job_id();
     let children: Vec<Child> = (0..n)
-        .map(|r| spawn(r, n, &id, "every_call", None))
+        .map(|r| spawn_on(backend, r, n, &id, "every_call", None))
         .collect();
     let got: Vec<Vec<String>> = children
         .into_iter()
@@ -240,12 +276,21 @@ fn every_call_across_processes_gives_the_bits_of_one_process() {
 
 #[test]
 fn a_killed_rank_is_named_by_its_peers_and_leaves_nothing_behind() {
+    killed_rank_on("twin");
+}
+
+#[test]
+fn acl_a_killed_rank_is_named_by_its_peers_and_leaves_nothing_behind() {
+    killed_rank_on("acl");
+}
+
+fn killed_rank_on(backend: &str) {
     let shm = shm_entries();
     let id = job_id();
-    let mut victim = spawn(2, 3, &id, "victim", None);
+    let mut victim = spawn_on(backend, 2, 3, &id, "victim", None);
     let survivors: Vec<Child> = [0, 1]
         .iter()
-        .map(|&r| spawn(r, 3, &id, "survivor", None))
+        .map(|&r| spawn_on(backend, r, 3, &id, "survivor", None))
         .collect();
     let mut out = BufReader::new(victim.stdout.take().unwrap());
     let mut line = String::new();
@@ -278,9 +323,38 @@ fn a_killed_rank_is_named_by_its_peers_and_leaves_nothing_behind() {
 
 #[test]
 fn a_rank_that_leaves_in_order_stops_no_one_and_is_named_when_needed() {
+    leaver_on("twin");
+}
+
+#[test]
+fn acl_a_rank_that_leaves_in_order_stops_no_one_and_is_named_when_needed() {
+    leaver_on("acl");
+}
+
+#[test]
+fn acl_window_memory_is_refused_and_the_twin_takes_it() {
+    for (backend, want) in [
+        ("acl", "window memory is not supported"),
+        ("twin", "registered"),
+    ] {
+        let id = job_id();
+        let ranks: Vec<Child> = (0..2)
+            .map(|r| spawn_on(backend, r, 2, &id, "register", None))
+            .collect();
+        for c in ranks {
+            let res = results(&c.wait_with_output().unwrap());
+            assert!(
+                res.len() == 1 && res[0].contains(want),
+                "{backend}: {res:?}"
+            );
+        }
+    }
+}
+
+fn leaver_on(backend: &str) {
     let id = job_id();
-    let leaver = spawn(1, 2, &id, "leaves", None);
-    let stayer = spawn(0, 2, &id, "stays", None);
+    let leaver = spawn_on(backend, 1, 2, &id, "leaves", None);
+    let stayer = spawn_on(backend, 0, 2, &id, "stays", None);
     assert!(leaver.wait_with_output().unwrap().status.success());
     let res = results(&stayer.wait_with_output().unwrap());
     assert_eq!(res.len(), 1, "{res:?}");

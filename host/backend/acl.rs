@@ -71,7 +71,11 @@ thread_local! {
 struct Shared {
     acl: Acl,
     path: LaunchPath,
-    /// The binary loaded on each device.
+    /// The runtime's device of each of the backend's devices (ranks): itself in one process;
+    /// in a job of processes ([`AclBackend::for_process`]) the rank's device for every rank
+    /// (a peer's memory is imported into it).
+    physical: Vec<u32>,
+    /// The binary loaded on each device (0: none, a peer's device in a job of processes).
     binaries: Vec<usize>,
     /// Kernels looked up so far, by device and name.
     functions: Mutex<HashMap<(u32, &'static str), usize>>,
@@ -110,8 +114,9 @@ impl Shared {
         }
     }
 
-    /// Makes `device` the calling thread's current device.
+    /// Makes `device`'s runtime device the calling thread's current device.
     fn set_device(&self, device: u32) -> Result<()> {
+        let device = self.physical[device as usize];
         if CURRENT.with(|c| c.get()) == Some(device) {
             return Ok(());
         }
@@ -170,6 +175,11 @@ impl Shared {
         let name = CString::new(kernel.name()).map_err(|_| {
             Error::InvalidArgument(format!("kernel name {:?} has a NUL", kernel.name()))
         })?;
+        if self.binaries[device as usize] == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "device {device} is another process's: this process launches on its own rank's only"
+            )));
+        }
         let mut f: aclrtFuncHandle = std::ptr::null_mut();
         // SAFETY: a live binary handle, a NUL-terminated name, an out-pointer to our slot.
         let code = unsafe {
@@ -198,7 +208,7 @@ impl Shared {
 impl Drop for Shared {
     fn drop(&mut self) {
         for (d, &b) in self.binaries.iter().enumerate() {
-            if self.set_device(d as u32).is_ok() {
+            if b != 0 && self.set_device(d as u32).is_ok() {
                 // SAFETY: a binary this backend loaded; nothing launches from it any more
                 // (every handle that could holds this Shared).
                 unsafe { (self.acl.api.aclrtBinaryUnLoad)(b as aclrtBinHandle) };
@@ -240,6 +250,26 @@ impl AclBackend {
     /// `devices` devices of an opened runtime ([`Acl::open`] picks a library, or hides some of
     /// its functions, as a test might).
     pub fn with_runtime(acl: Acl, devices: u32) -> Result<AclBackend> {
+        AclBackend::build(acl, devices, None)
+    }
+
+    /// Rank `rank` of a job of `size` ranks, each a process of its own on this host: the
+    /// runtime's device `local_rank % devices` (as hccl_test picks it), on which this rank
+    /// allocates and launches, and into which its peers' memory is imported
+    /// ([`Backend::import`], ACL's IPC calls).
+    pub(crate) fn for_process(rank: u32, size: u32, local_rank: u32) -> Result<AclBackend> {
+        let acl = Acl::load().map_err(|e| Error::Runtime {
+            call: "loading libascendcl.so",
+            code: 0,
+            message: e.to_string(),
+        })?;
+        AclBackend::build(acl, size, Some((rank, local_rank)))
+    }
+
+    /// `devices` devices, one per rank: all in this process (`process` None), or rank `r` of
+    /// a job of processes on the runtime's device `local_rank % count` (`process`
+    /// `Some((r, local_rank))`).
+    fn build(acl: Acl, devices: u32, process: Option<(u32, u32)>) -> Result<AclBackend> {
         let path = acl.api.launch_path().map_err(|(f, v)| Error::Runtime {
             call: f,
             code: 0,
@@ -259,12 +289,22 @@ impl AclBackend {
         if code != ACL_SUCCESS {
             return Err(runtime_error(&acl, "aclrtGetDeviceCount", code));
         }
-        if count < devices {
-            return Err(Error::Config(format!(
-                "{devices} ranks need {devices} devices, the ACL runtime `{}` has {count}",
-                acl.library()
-            )));
-        }
+        let physical: Vec<u32> = match process {
+            None if count < devices => {
+                return Err(Error::Config(format!(
+                    "{devices} ranks need {devices} devices, the ACL runtime `{}` has {count}",
+                    acl.library()
+                )))
+            }
+            None => (0..devices).collect(),
+            Some(_) if count == 0 => {
+                return Err(Error::Config(format!(
+                    "the ACL runtime `{}` has no device",
+                    acl.library()
+                )))
+            }
+            Some((_, local)) => vec![local % count; devices as usize],
+        };
         let binary = match (&acl.twin, NPU_BINARY) {
             (Some(_), _) => TWIN_BINARY,
             (None, Some(npu)) => npu,
@@ -302,15 +342,24 @@ impl AclBackend {
         let mut shared = Shared {
             acl,
             path,
-            binaries: Vec::new(),
+            physical,
+            binaries: vec![0; devices as usize],
             functions: Mutex::new(HashMap::new()),
             launches: Mutex::new(Launches::default()),
             idle: Condvar::new(),
             launch_timeout_us: AtomicU64::new(0),
         };
-        for d in 0..devices {
+        let own: Vec<u32> = match process {
+            None => (0..devices).collect(),
+            Some((rank, _)) => vec![rank],
+        };
+        for d in own {
             shared.set_device(d)?;
-            shared.enable_peers(d, devices)?;
+            if process.is_none() {
+                // In a job of processes peers' memory comes by IPC import (which enables the
+                // access itself on 8.3+).
+                shared.enable_peers(d, devices)?;
+            }
             let mut h: aclrtBinHandle = std::ptr::null_mut();
             // SAFETY: a NUL-terminated path, null or live options, an out-pointer to our slot.
             let code = unsafe { load(cpath.as_ptr(), options_ptr, &mut h) };
@@ -321,7 +370,7 @@ impl AclBackend {
                     message: format!("{binary}: {}", shared.acl.api.recent_error()),
                 });
             }
-            shared.binaries.push(h as usize);
+            shared.binaries[d as usize] = h as usize;
         }
         Ok(AclBackend {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -337,6 +386,21 @@ impl AclBackend {
         match Acl::load() {
             Ok(acl) if acl.twin.is_none() && AclBackend::has_devices(&acl, devices) => {
                 Some(AclBackend::with_runtime(acl, devices))
+            }
+            _ => None,
+        }
+    }
+
+    /// [`AclBackend::auto`] for rank `rank` of a job of processes
+    /// ([`AclBackend::for_process`]): a device runtime with at least one device.
+    pub(crate) fn auto_process(
+        rank: u32,
+        size: u32,
+        local_rank: u32,
+    ) -> Option<Result<AclBackend>> {
+        match Acl::load() {
+            Ok(acl) if acl.twin.is_none() && AclBackend::has_devices(&acl, 1) => {
+                Some(AclBackend::build(acl, size, Some((rank, local_rank))))
             }
             _ => None,
         }
@@ -394,17 +458,41 @@ impl AclBackend {
 /// Device memory of the ACL backend.
 pub struct AclMemory {
     addr: u64,
+    len: usize,
     device: u32,
+    /// An import of another process's memory: its key (closed, not freed, on drop).
+    imported: Option<CString>,
+    /// Keys this memory was exported under (closed before it is freed).
+    exports: Mutex<Vec<CString>>,
     shared: Arc<Shared>,
 }
 
 impl Drop for AclMemory {
     fn drop(&mut self) {
-        if self.shared.set_device(self.device).is_ok() {
-            // SAFETY: memory this backend allocated, freed once (the host frees it only when
-            // no launch uses it: the trait's contract).
-            unsafe { (self.shared.acl.api.aclrtFree)(self.addr as *mut c_void) };
+        if self.shared.set_device(self.device).is_err() {
+            return;
         }
+        let api = &self.shared.acl.api;
+        if let Some(key) = &self.imported {
+            if let Some(close) = api.aclrtIpcMemClose {
+                // SAFETY: a key this process imported, closed once.
+                unsafe { close(key.as_ptr()) };
+            }
+            return;
+        }
+        // Importers should close first (the documented order); each process closes its
+        // imports when its communicator drops, which this process cannot wait for: the
+        // exporter's close is assumed not to pull the memory from under a live import
+        // (acl-twin keeps imports mapped; UNTESTED on an NPU).
+        for key in self.exports.lock().drain(..) {
+            if let Some(close) = api.aclrtIpcMemClose {
+                // SAFETY: a key this process exported, closed once.
+                unsafe { close(key.as_ptr()) };
+            }
+        }
+        // SAFETY: memory this backend allocated, freed once (the host frees it only when no
+        // launch uses it: the trait's contract).
+        unsafe { (api.aclrtFree)(self.addr as *mut c_void) };
     }
 }
 
@@ -493,7 +581,10 @@ unsafe impl Backend for AclBackend {
         }
         let mem = AclMemory {
             addr: p as u64,
+            len: bytes.max(1),
             device,
+            imported: None,
+            exports: Mutex::new(Vec::new()),
             shared: s.clone(),
         };
         // ACL leaves new memory as it was: zero it, as the trait promises.
@@ -504,6 +595,115 @@ unsafe impl Backend for AclBackend {
             s.check("aclTwinMarkSync", code)?;
         }
         Ok(mem)
+    }
+
+    fn process_id(&self) -> Result<u32> {
+        let s = &self.shared;
+        let Some(tgid) = s.acl.api.aclrtDeviceGetBareTgid else {
+            return Ok(std::process::id());
+        };
+        let mut pid = 0i32;
+        // SAFETY: writes one i32.
+        let code = unsafe { tgid(&mut pid) };
+        s.check("aclrtDeviceGetBareTgid", code)?;
+        Ok(pid as u32)
+    }
+
+    fn export(&self, mem: &AclMemory, importers: &[u32]) -> Result<Vec<u8>> {
+        let s = &self.shared;
+        let missing = |f: &'static str| Error::Runtime {
+            call: f,
+            code: 0,
+            message: format!(
+                "`{}` has no `{f}`: ranks as processes need CANN 8.2 or later",
+                s.acl.library()
+            ),
+        };
+        let get = s
+            .acl
+            .api
+            .aclrtIpcMemGetExportKey
+            .ok_or_else(|| missing("aclrtIpcMemGetExportKey"))?;
+        let set = s
+            .acl
+            .api
+            .aclrtIpcMemSetImportPid
+            .ok_or_else(|| missing("aclrtIpcMemSetImportPid"))?;
+        s.set_device(mem.device)?;
+        let mut key = [0u8; ACL_IPC_KEY_LEN];
+        // SAFETY: a whole allocation of this backend and a key buffer of the documented size;
+        // flags 0 (the PID whitelist is set below, as 8.2 requires).
+        let code = unsafe {
+            get(
+                mem.addr as *mut c_void,
+                mem.len,
+                key.as_mut_ptr().cast(),
+                key.len(),
+                0,
+            )
+        };
+        s.check("aclrtIpcMemGetExportKey", code)?;
+        let n = key.iter().position(|&b| b == 0).unwrap_or(key.len());
+        let key = CString::new(&key[..n]).expect("cut at the first NUL");
+        let mut pids: Vec<i32> = importers.iter().map(|&p| p as i32).collect();
+        if !pids.is_empty() {
+            // SAFETY: a key just made and `pids.len()` pids.
+            let code = unsafe { set(key.as_ptr(), pids.as_mut_ptr(), pids.len()) };
+            s.check("aclrtIpcMemSetImportPid", code)?;
+        }
+        let bytes = key.as_bytes().to_vec();
+        mem.exports.lock().push(key);
+        Ok(bytes)
+    }
+
+    fn import(&self, device: u32, handle: &[u8], bytes: usize, kind: MemKind) -> Result<AclMemory> {
+        let s = &self.shared;
+        let import = s
+            .acl
+            .api
+            .aclrtIpcMemImportByKey
+            .ok_or_else(|| Error::Runtime {
+                call: "aclrtIpcMemImportByKey",
+                code: 0,
+                message: format!(
+                "`{}` has no `aclrtIpcMemImportByKey`: ranks as processes need CANN 8.2 or later",
+                s.acl.library()
+            ),
+            })?;
+        let key = CString::new(handle)
+            .map_err(|_| Error::Config("an IPC key with a NUL in it".into()))?;
+        s.set_device(device)?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // Peer access with the import (8.3+); 8.2 reserves the flag (must be 0) and needs
+        // peer-to-peer enabled otherwise (HCCL calls rtEnableP2P, which is not done here:
+        // UNTESTED on an NPU).
+        // SAFETY: an out-pointer to our slot and a NUL-terminated key.
+        let mut code = unsafe {
+            import(
+                &mut p,
+                key.as_ptr(),
+                ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS,
+            )
+        };
+        if code == ACL_ERROR_INVALID_PARAM {
+            // SAFETY: as above.
+            code = unsafe { import(&mut p, key.as_ptr(), 0) };
+        }
+        s.check("aclrtIpcMemImportByKey", code)?;
+        if let (MemKind::Flags, Some(t)) = (kind, s.acl.twin) {
+            // acl-twin: the peer's flags are flags here too (its race checker and staging).
+            // SAFETY: the imported range, `bytes` long.
+            let code = unsafe { (t.aclTwinMarkSync)(p, bytes) };
+            s.check("aclTwinMarkSync", code)?;
+        }
+        Ok(AclMemory {
+            addr: p as u64,
+            len: bytes,
+            device,
+            imported: Some(key),
+            exports: Mutex::new(Vec::new()),
+            shared: s.clone(),
+        })
     }
 
     fn addr(&self, mem: &AclMemory) -> u64 {

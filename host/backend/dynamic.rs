@@ -22,7 +22,15 @@ pub(crate) trait DynBackend: Send + Sync {
     fn devices(&self) -> u32;
     fn cores(&self, device: u32) -> u32;
     fn alloc(&self, device: u32, bytes: usize, kind: MemKind) -> Result<(Handle, u64)>;
-    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<Handle>;
+    fn process_id(&self) -> Result<u32>;
+    fn export(&self, mem: &Handle, importers: &[u32]) -> Result<Vec<u8>>;
+    fn import(
+        &self,
+        device: u32,
+        handle: &[u8],
+        bytes: usize,
+        kind: MemKind,
+    ) -> Result<(Handle, u64)>;
     fn write(&self, mem: &Handle, offset: usize, data: &[u8]) -> Result<()>;
     fn read(&self, mem: &Handle, offset: usize, out: &mut [u8]) -> Result<()>;
     fn fill(&self, mem: &Handle, offset: usize, len: usize, value: u8) -> Result<()>;
@@ -72,8 +80,22 @@ impl<B: Backend> DynBackend for B {
         let addr = Backend::addr(self, &m);
         Ok((Box::new(m), addr))
     }
-    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<Handle> {
-        Ok(Box::new(Backend::import(self, device, addr, bytes, kind)?))
+    fn process_id(&self) -> Result<u32> {
+        Backend::process_id(self)
+    }
+    fn export(&self, mem: &Handle, importers: &[u32]) -> Result<Vec<u8>> {
+        Backend::export(self, downcast::<B::Memory>(mem), importers)
+    }
+    fn import(
+        &self,
+        device: u32,
+        handle: &[u8],
+        bytes: usize,
+        kind: MemKind,
+    ) -> Result<(Handle, u64)> {
+        let m = Backend::import(self, device, handle, bytes, kind)?;
+        let addr = Backend::addr(self, &m);
+        Ok((Box::new(m), addr))
     }
     fn write(&self, mem: &Handle, offset: usize, data: &[u8]) -> Result<()> {
         Backend::write(self, downcast::<B::Memory>(mem), offset, data)
@@ -142,16 +164,22 @@ impl Memory {
         })
     }
 
-    /// `bytes` at `addr` of `device`'s memory, allocated by another process of the job
+    /// A handle by which the processes `importers` may import this memory
+    /// ([`Backend::export`]).
+    pub fn export(&self, importers: &[u32]) -> Result<Vec<u8>> {
+        self.backend.export(&self.raw, importers)
+    }
+
+    /// `bytes` of `device`'s memory that another process of the job exported as `handle`
     /// ([`Backend::import`]).
     pub fn import(
         backend: &Arc<dyn DynBackend>,
         device: u32,
-        addr: u64,
+        handle: &[u8],
         bytes: usize,
         kind: MemKind,
     ) -> Result<Memory> {
-        let raw = backend.import(device, addr, bytes, kind)?;
+        let (raw, addr) = backend.import(device, handle, bytes, kind)?;
         Ok(Memory {
             backend: backend.clone(),
             raw,

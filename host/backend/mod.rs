@@ -199,14 +199,37 @@ pub unsafe trait Backend: Send + Sync + 'static {
     /// Allocates `bytes` of zeroed GM of `kind` on `device`.
     fn alloc(&self, device: u32, bytes: usize, kind: MemKind) -> Result<Self::Memory>;
 
-    /// `bytes` of `device`'s GM at device address `addr`, which another process of the job
-    /// allocated and announced (`kind` as it was allocated): the memory of a peer mapped into
-    /// this process, as an IPC import is on an NPU. Dropping the handle leaves the memory to
-    /// its owner. By default refused: a backend of one process has every device's memory.
-    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<Self::Memory> {
-        let _ = kind;
+    /// The id of this process other processes whitelist when they export memory to it (ACL's
+    /// `aclrtDeviceGetBareTgid`; the process id by default).
+    fn process_id(&self) -> Result<u32> {
+        Ok(std::process::id())
+    }
+
+    /// A handle (bytes) by which the processes `importers` ([`Backend::process_id`] of each)
+    /// may [`Backend::import`] `mem`, a whole allocation of this process, as an IPC export is
+    /// on an NPU. The export lasts as long as `mem`. By default refused: a backend of one
+    /// process has every device's memory.
+    fn export(&self, mem: &Self::Memory, importers: &[u32]) -> Result<Vec<u8>> {
+        let _ = (mem, importers);
         Err(crate::Error::Config(format!(
-            "the {} backend cannot import {bytes} bytes at {addr:#x} of device {device}: it runs in one process",
+            "the {} backend cannot export memory to other processes",
+            self.name()
+        )))
+    }
+
+    /// The `bytes` (of `kind`, as allocated) of `device`'s memory that another process of the
+    /// job exported as `handle` ([`Backend::export`]), mapped into this process. Dropping the
+    /// handle closes the import and leaves the memory to its owner. By default refused.
+    fn import(
+        &self,
+        device: u32,
+        handle: &[u8],
+        bytes: usize,
+        kind: MemKind,
+    ) -> Result<Self::Memory> {
+        let _ = (handle, kind);
+        Err(crate::Error::Config(format!(
+            "the {} backend cannot import {bytes} bytes of device {device}: it runs in one process",
             self.name()
         )))
     }

@@ -72,28 +72,6 @@ impl TwinBackend {
         Ok(b)
     }
 
-    /// Says to the other processes of the job that this rank leaves in order.
-    pub(crate) fn leave_job(&self) {
-        if let Some(s) = &self.space {
-            s.leave();
-        }
-    }
-
-    /// The pid of rank `p`'s process in a job (None outside a job).
-    pub(crate) fn job_pid(&self, p: u32) -> Option<u32> {
-        self.space.as_ref().map(|s| s.pid(p))
-    }
-
-    /// Whether rank `p`'s process in a job has ended, zombies included (false outside a job).
-    pub(crate) fn job_peer_ended(&self, p: u32) -> bool {
-        self.space.as_ref().is_some_and(|s| s.has_ended(p))
-    }
-
-    /// Whether rank `p` of the job left it in order (false outside a job).
-    pub(crate) fn left_job(&self, p: u32) -> bool {
-        self.space.as_ref().is_some_and(|s| s.has_left(p))
-    }
-
     /// The twin (its knobs, checkers, counters and watchdog).
     pub fn twin(&self) -> &Twin {
         &self.twin
@@ -165,7 +143,25 @@ unsafe impl Backend for TwinBackend {
         .map_err(from_twin)
     }
 
-    fn import(&self, device: u32, addr: u64, bytes: usize, kind: MemKind) -> Result<GmBuffer> {
+    /// The handle is the address: every process of a job maps every window at the same one.
+    fn export(&self, mem: &GmBuffer, _importers: &[u32]) -> Result<Vec<u8>> {
+        if self.space.is_none() {
+            return Err(Error::Config(
+                "only a twin of a job of processes exports memory".into(),
+            ));
+        }
+        Ok((mem.addr() as u64).to_le_bytes().to_vec())
+    }
+
+    fn import(&self, device: u32, handle: &[u8], bytes: usize, kind: MemKind) -> Result<GmBuffer> {
+        let addr = <[u8; 8]>::try_from(handle)
+            .map(u64::from_le_bytes)
+            .map_err(|_| {
+                Error::Config(format!(
+                    "a twin memory handle is 8 bytes, not {}",
+                    handle.len()
+                ))
+            })?;
         self.dev(device)
             .import(addr, bytes, kind == MemKind::Flags)
             .map_err(from_twin)

@@ -2012,14 +2012,14 @@ impl Ranks {
     fn backend_name(&self) -> &'static str {
         match self {
             Ranks::World(w) => w.backend_name(),
-            Ranks::Process(_) => "twin",
+            Ranks::Process(c) => c.backend_name(),
         }
     }
 
     fn backend_description(&self) -> String {
         match self {
             Ranks::World(w) => w.backend_description(),
-            Ranks::Process(_) => "the CPU twin".into(),
+            Ranks::Process(c) => c.backend_description(),
         }
     }
 
@@ -2428,7 +2428,12 @@ fn print_header(o: &Opts, world: &Ranks) {
     };
     let on = match (world, &o.launch) {
         (Ranks::Process(_), Some(l)) => format!(
-            "on the CPU twin, one process per rank ({}){}",
+            "{}, one process per rank ({}){}",
+            if world.twin().is_some() {
+                "on the CPU twin".to_string()
+            } else {
+                format!("through {}", world.backend_description())
+            },
             l.launcher,
             o.npus_per_node
                 .map_or_else(String::new, |p| format!(", -p {p} NPUs per node"))
