@@ -78,28 +78,7 @@ fn two_processes_share_device_memory_through_ipc_as_documented() {
 
 #[test]
 fn a_c_program_against_the_documented_api_gets_the_documented_results() {
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("acl_program");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let lib = library_dir();
-    let kernels = kernel_binary(&tmp);
-    let exe = tmp.join("acl_program");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acl_program.c");
-    let status = Command::new(&cc)
-        .args(["-std=c11", "-Wall", "-Werror", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg(format!("-L{}", lib.display()))
-        .arg("-lascendcl")
-        .status()
-        .unwrap_or_else(|e| panic!("running the C compiler `{cc}`: {e}"));
-    assert!(status.success(), "the C program does not compile");
-    let out = Command::new(&exe)
-        .arg(&kernels)
-        .env("LD_LIBRARY_PATH", &lib)
-        .env("ACL_TWIN_DEVICES", "4")
-        .output()
-        .expect("the C program runs");
+    let out = run_c_program("acl_program");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -278,17 +278,11 @@ impl Space {
                     "rank {p}'s GM window is {theirs} bytes, this rank's {window}: every rank of a job needs the same HCCL buffer size"
                 )));
             }
-            let path = format!("/proc/{ppid}/fd/{pfd}\0");
-            // SAFETY: a NUL-terminated path; the result is checked.
-            let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDWR | libc::O_CLOEXEC) };
-            if fd < 0 {
-                return Err(TwinError::Config(format!(
-                    "cannot open rank {p}'s GM (process {ppid}): {} (the ranks of a job must run as one user on one host)",
-                    std::io::Error::last_os_error()
-                )));
-            }
-            // SAFETY: a new descriptor this function owns.
-            let f = unsafe { OwnedFd::from_raw_fd(fd) };
+            let f = open_window(ppid, pfd).map_err(|e| {
+                TwinError::Config(format!(
+                    "cannot open rank {p}'s GM (process {ppid}): {e} (the ranks of a job must run as one user on one host)"
+                ))
+            })?;
             space.map(p as u32, f.as_raw_fd())?;
             let h = space.header(p as u32);
             if h.magic.load(Ordering::Acquire) != MAGIC || h.pid.load(Ordering::Relaxed) != ppid {
@@ -412,17 +406,11 @@ impl Space {
                 )))
             };
         }
-        let path = format!("/proc/{pid}/fd/{fd}\0");
-        // SAFETY: a NUL-terminated path; the result is checked.
-        let raw = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if raw < 0 {
-            return Err(TwinError::Config(format!(
-                "cannot open the device memory of process {pid}: {} (it must run as this user on this host, and still run)",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: a new descriptor this function owns.
-        let f = unsafe { OwnedFd::from_raw_fd(raw) };
+        let f = open_window(pid, fd as u32).map_err(|e| {
+            TwinError::Config(format!(
+                "cannot open the device memory of process {pid}: {e} (it must run as this user on this host, and still run)"
+            ))
+        })?;
         // SAFETY: a zeroed stat is valid; fstat writes at most its size.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: a valid descriptor and a stat to write.
@@ -1013,6 +1001,18 @@ fn alive(pid: u32) -> bool {
             .and_then(|(_, rest)| rest.split_whitespace().next())
             .is_some_and(|state| state == "Z" || state == "X")
     })
+}
+
+/// Opens descriptor `fd` of process `pid` (its window file) for this process, through `/proc`.
+fn open_window(pid: u32, fd: u32) -> std::io::Result<OwnedFd> {
+    let path = format!("/proc/{pid}/fd/{fd}\0");
+    // SAFETY: a NUL-terminated path; the result is checked.
+    let raw = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor this function owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// A new window file of `window` bytes: a `memfd`, owner-only.
