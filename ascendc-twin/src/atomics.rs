@@ -3,10 +3,12 @@
 //!
 //! Many blocks of many ranks may reduce into the same GM range at once. Each 4 KiB page of GM is
 //! guarded by one of [`STRIPES`] striped locks of the twin; a store takes the lock of each page it
-//! touches, one page at a time, and reads/modifies/writes the elements with relaxed atomic
-//! accesses (so that concurrent pollers reading flags with atomic loads stay defined). The locks
-//! make each element's update indivisible with respect to every other atomic store, which is what
-//! the hardware guarantees; nothing is serialised globally.
+//! touches, one page at a time, and reduces with compare-and-swaps of the aligned 8-byte words it
+//! touches (the one width of every atomic GM access, so concurrent pollers reading flags with
+//! atomic loads stay defined), after a release fence (a reduced flag publishes the block's
+//! earlier writes, as a plain flag store does). The locks make each element's update
+//! indivisible with respect to every other atomic store, which is what the hardware guarantees;
+//! nothing is serialised globally.
 //!
 //! Numerics. The public AscendC docs say which types each mode supports and nothing about
 //! rounding, NaN, signed zero or overflow, so the twin assumes, and every rank gets the same bits
@@ -19,7 +21,7 @@
 //! * every NaN result is the canonical quiet NaN (positive, payload 0): a NaN's payload would
 //!   otherwise depend on which operand came first.
 
-use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 use half::{bf16, f16};
 use parking_lot::Mutex;
@@ -215,24 +217,35 @@ pub(crate) unsafe fn reduce_store(
     src: *const u8,
     len: usize,
 ) {
+    // Release this block's earlier writes by the stores below: a poller that sees a reduced
+    // flag (a RecordNv1 count) sees what the block wrote before it, as after a plain flag store.
+    fence(Ordering::Release);
     let mut off = 0usize;
     while off < len {
         let addr = dst as usize + off;
         let page_end = ((addr >> PAGE_SHIFT) + 1) << PAGE_SHIFT;
         let n = (page_end - addr).min(len - off);
         let _guard = stripes.lock(addr);
+        // SAFETY (both arms): forwarded from the caller; [addr, addr+n) is a sub-range of dst
+        // and src+off..src+off+n a sub-range of src.
         if len > BULK {
-            // SAFETY: as below; bulk ranges are data, never flags that pollers read atomically.
-            unsafe { reduce_bulk(op, ty, addr, src.add(off), n) };
+            // Bulk ranges are data, never flags that pollers read atomically; the partial words
+            // at their ends go atomically, as another block may store into their other bytes.
+            let (head, tail) = crate::mem::partial_words(addr, n);
+            let mid = n - head - tail;
+            // SAFETY: as above, for three consecutive sub-ranges.
+            unsafe {
+                let s = src.add(off);
+                reduce_run(op, ty, addr, s, head);
+                reduce_bulk(op, ty, addr + head, s.add(head), mid);
+                reduce_run(op, ty, addr + head + mid, s.add(head + mid), tail);
+            }
         } else {
-            // SAFETY: forwarded from the caller; [addr, addr+n) is a sub-range of dst and
-            // src+off..src+off+n a sub-range of src.
+            // SAFETY: as above.
             unsafe { reduce_run(op, ty, addr, src.add(off), n) };
         }
         off += n;
     }
-    // Make the reduced values visible before any later flag store of this block.
-    fence(Ordering::Release);
 }
 
 /// Stores longer than this reduce with plain (vectorisable) loads and stores under the page lock;
@@ -379,50 +392,70 @@ unsafe fn reduce_bulk_portable(
     }
 }
 
+/// `op` of one element of `ty` at `d` with the element at `s` (native byte order), in place.
+#[inline]
+fn combine_in_place(op: AtomicOp, ty: AtomicType, d: &mut [u8], s: &[u8]) {
+    match ty {
+        AtomicType::F32 | AtomicType::I32 => {
+            let (a, b) = (
+                u32::from_ne_bytes(d.try_into().expect("4 bytes")),
+                u32::from_ne_bytes(s.try_into().expect("4 bytes")),
+            );
+            let r = if ty == AtomicType::F32 {
+                combine_f32(op, f32::from_bits(a), f32::from_bits(b)).to_bits()
+            } else {
+                combine_int!(op, a as i32, b as i32) as u32
+            };
+            d.copy_from_slice(&r.to_ne_bytes());
+        }
+        AtomicType::F16 | AtomicType::Bf16 | AtomicType::I16 => {
+            let (a, b) = (
+                u16::from_ne_bytes(d.try_into().expect("2 bytes")),
+                u16::from_ne_bytes(s.try_into().expect("2 bytes")),
+            );
+            let r = match ty {
+                AtomicType::F16 => combine_f16(op, a, b),
+                AtomicType::Bf16 => combine_bf16(op, a, b),
+                _ => combine_int!(op, a as i16, b as i16) as u16,
+            };
+            d.copy_from_slice(&r.to_ne_bytes());
+        }
+        AtomicType::I8 => d[0] = combine_int!(op, d[0] as i8, s[0] as i8) as u8,
+    }
+}
+
+/// Reduces element-wise with atomic compare-and-swaps of the aligned 8-byte words the run
+/// touches: the width of every other atomic GM access ([`crate::mem`]), so pollers reading the
+/// words race with nothing undefined; a word's bytes outside the run stay as they are.
+///
 /// # Safety
 /// As [`reduce_store`], for one run inside a single locked page.
 unsafe fn reduce_run(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8, n: usize) {
-    match ty {
-        AtomicType::F32 | AtomicType::I32 => {
-            for i in 0..n / 4 {
-                // SAFETY: addr is 4-aligned (checked by the caller) and inside GM.
-                let cell = unsafe { &*((addr + 4 * i) as *const AtomicU32) };
-                // SAFETY: src+4i..src+4i+4 is inside the source.
-                let s = unsafe { std::ptr::read_unaligned(src.add(4 * i) as *const u32) };
-                let d = cell.load(Ordering::Relaxed);
-                let r = if ty == AtomicType::F32 {
-                    combine_f32(op, f32::from_bits(d), f32::from_bits(s)).to_bits()
-                } else {
-                    combine_int!(op, d as i32, s as i32) as u32
-                };
-                cell.store(r, Ordering::Relaxed);
+    let size = ty.size();
+    let (start, end) = (addr, addr + n);
+    let mut w = start & !7;
+    while w < end {
+        let (lo, hi) = (start.max(w), end.min(w + 8));
+        // SAFETY: w is 8-aligned and a word of GM the run touches (GM is whole words, see
+        // crate::mem); AtomicU64 has u64's layout.
+        let cell = unsafe { &*(w as *const AtomicU64) };
+        // SAFETY: [lo, hi) is inside the run, so src + (lo - start) .. + (hi - lo) is inside
+        // the source.
+        let part = unsafe { std::slice::from_raw_parts(src.add(lo - start), hi - lo) };
+        // Elements are aligned to their size (checked by the caller), so none straddles words.
+        let reduce = |old: u64| {
+            let mut b = old.to_ne_bytes();
+            for (d, s) in b[lo - w..hi - w]
+                .chunks_exact_mut(size)
+                .zip(part.chunks_exact(size))
+            {
+                combine_in_place(op, ty, d, s);
             }
-        }
-        AtomicType::F16 | AtomicType::Bf16 | AtomicType::I16 => {
-            for i in 0..n / 2 {
-                // SAFETY: addr is 2-aligned (checked by the caller) and inside GM.
-                let cell = unsafe { &*((addr + 2 * i) as *const AtomicU16) };
-                // SAFETY: src+2i..src+2i+2 is inside the source.
-                let s = unsafe { std::ptr::read_unaligned(src.add(2 * i) as *const u16) };
-                let d = cell.load(Ordering::Relaxed);
-                let r = match ty {
-                    AtomicType::F16 => combine_f16(op, d, s),
-                    AtomicType::Bf16 => combine_bf16(op, d, s),
-                    _ => combine_int!(op, d as i16, s as i16) as u16,
-                };
-                cell.store(r, Ordering::Relaxed);
-            }
-        }
-        AtomicType::I8 => {
-            for i in 0..n {
-                // SAFETY: addr+i is inside GM.
-                let cell = unsafe { &*((addr + i) as *const AtomicU8) };
-                // SAFETY: src+i is inside the source.
-                let s = unsafe { *src.add(i) } as i8;
-                let d = cell.load(Ordering::Relaxed) as i8;
-                cell.store(combine_int!(op, d, s) as u8, Ordering::Relaxed);
-            }
-        }
+            Some(u64::from_ne_bytes(b))
+        };
+        // Relaxed: reduce_store's fence releases; the page lock orders reduces of one word.
+        let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, reduce);
+        w += 8;
     }
 }
 
@@ -548,6 +581,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The counting cell's store/poll pair, as `RecordNv1` and `Wait1vN` use it: a block writes
+    /// data, then adds 1 to lane 0 of a 32-byte cell with an atomic-add store; a poller reads the
+    /// whole cell (as its DataCopy does) and, once it sees the count, reads the data. Under Miri
+    /// (`cargo +nightly miri test -p ascendc-twin --lib memory_model`) this checks the memory
+    /// model itself: the data read must happen after the data write (no data race), and the
+    /// cell must be accessed with one atomic width (no mixed-size race).
+    #[test]
+    fn memory_model_a_poller_that_sees_a_count_sees_the_data_written_before_it() {
+        let stripes = Stripes::default();
+        // Words 0-3: the cell; word 4: the data.
+        let mut gm = vec![0u64; 5];
+        let base = gm.as_mut_ptr() as usize;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: word 4 of gm; the poller reads it only after the count (the rule).
+                unsafe { ((base + 32) as *mut u64).write(42) };
+                let one = [1i32, 0, 0, 0, 0, 0, 0, 0];
+                // SAFETY: the cell is gm's first 32 bytes, 8-aligned; `one` is 32 bytes.
+                unsafe {
+                    reduce_store(
+                        &stripes,
+                        AtomicOp::Add,
+                        AtomicType::I32,
+                        base as *mut u8,
+                        one.as_ptr().cast(),
+                        32,
+                    )
+                };
+            });
+            s.spawn(|| {
+                let mut cell = [0i32; 8];
+                loop {
+                    // SAFETY: gm's first 32 bytes into a 32-byte buffer.
+                    unsafe { crate::mem::read(cell.as_mut_ptr().cast(), base as *const u8, 32) };
+                    if cell[0] == 1 {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+                // SAFETY: word 4 of gm, written before the count that was seen.
+                assert_eq!(unsafe { ((base + 32) as *const u64).read() }, 42);
+            });
+        });
+        assert_eq!(gm[0], 1);
     }
 
     #[test]

@@ -7,12 +7,21 @@
 //!
 //! Concurrency. Flag polls race with flag stores by design. To keep that defined in Rust, small
 //! accesses (at most [`SMALL_ACCESS`] bytes: flag cells, rows of flags, scalars, ragged tails)
-//! are done as atomic word loads (acquire, ascending addresses) and stores (release, *descending*
-//! addresses, so a reader that sees the first word of a 32-byte cell new sees the rest of the
-//! cell new too: the tag in lane 0 is stored last and read first). Bulk copies are plain
-//! `memcpy`: they are data-race free only when the kernel orders them against every conflicting
+//! are done as atomic accesses of the aligned 8-byte words they touch: loads acquire, in
+//! ascending addresses; stores release, in *descending* addresses, so a reader that sees the
+//! first word of a 32-byte cell new sees the rest of the cell new too (the tag in lanes 0-1 is
+//! stored last and read first). A store that covers only part of a word merges its bytes into
+//! the word with a compare-and-swap. Every atomic access of GM, atomic reduces included
+//! ([`crate::atomics`]), has this one width, as Rust's memory model requires of atomic accesses
+//! that race (a 4-byte store racing with an 8-byte load is undefined). Bulk copies are plain
+//! `memcpy` between atomic accesses of their first and last words when those are partly
+//! outside the copy (so a copy and a small access of different bytes of one word do not race);
+//! bulk copies are data-race free only when the kernel orders them against every conflicting
 //! access of other blocks (by flags), which is what the GM race checker verifies before each
 //! such copy; with the checker off, a racy kernel makes the twin itself racy.
+//!
+//! Allocations are page aligned and their memory extends to a multiple of 8 bytes, so the
+//! words an access touches are always the twin's memory.
 //!
 //! Kinds: memory allocated as [`GmKind::Sync`] (sync areas, flag regions) holds flags; every
 //! other allocation holds data. The race checker classifies accesses by this kind, never by
@@ -20,7 +29,7 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::BTreeMap;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -190,7 +199,9 @@ impl Memory {
             }
             p as *mut u8
         } else {
-            let layout = Layout::from_size_align(len, GM_ALIGN).ok()?;
+            // Rounded up to whole 8-byte words: atomic accesses touch whole words.
+            let layout =
+                Layout::from_size_align(len.checked_next_multiple_of(8)?, GM_ALIGN).ok()?;
             // SAFETY: the layout has a non-zero size.
             let p = unsafe { alloc_zeroed(layout) };
             if p.is_null() {
@@ -258,8 +269,8 @@ impl Memory {
             // SAFETY: the caller guarantees ptr/len come from the mmap in `alloc`.
             unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
         } else {
-            let layout =
-                Layout::from_size_align(len, GM_ALIGN).expect("layout was valid at allocation");
+            let layout = Layout::from_size_align(len.next_multiple_of(8), GM_ALIGN)
+                .expect("layout was valid at allocation");
             // SAFETY: the caller guarantees ptr/bytes come from `alloc` with this layout.
             unsafe { dealloc(ptr, layout) };
         }
@@ -417,18 +428,32 @@ impl Memory {
 /// Reads `len` bytes of GM at `src` into `dst`.
 ///
 /// # Safety
-/// `src..src+len` must be inside a live GM allocation and `dst..dst+len` valid for writes and
-/// not overlapping it; a bulk read (more than [`SMALL_ACCESS`] bytes) must not race with a write
-/// of the same bytes.
+/// `src..src+len` must be inside a live GM allocation (whose words it touches are GM too, see
+/// the module docs) and `dst..dst+len` valid for writes and not overlapping it; a bulk read
+/// (more than [`SMALL_ACCESS`] bytes) must not race with a write of the same bytes.
 pub(crate) unsafe fn read(dst: *mut u8, src: *const u8, len: usize) {
     if len <= SMALL_ACCESS {
         // SAFETY: forwarded from the caller.
         unsafe { atomic_read(dst, src, len) };
     } else {
-        // SAFETY: forwarded from the caller.
-        unsafe { copy_bulk(dst, src, len) };
+        let (head, tail) = partial_words(src as usize, len);
+        let mid = len - head - tail;
+        // SAFETY: forwarded from the caller, for three consecutive sub-ranges of both.
+        unsafe {
+            atomic_read(dst, src, head);
+            copy_bulk(dst.add(head), src.add(head), mid);
+            atomic_read(dst.add(head + mid), src.add(head + mid), tail);
+        }
         fence(Ordering::Acquire);
     }
+}
+
+/// The bytes of `[addr, addr + len)` in its first and last 8-byte words when those words
+/// reach outside it: `(head, tail)`, with `head + tail <= len`. The bytes between lie in whole
+/// words.
+pub(crate) fn partial_words(addr: usize, len: usize) -> (usize, usize) {
+    let head = (addr.wrapping_neg() % 8).min(len);
+    (head, (len - head) % 8)
 }
 
 /// `copy_nonoverlapping(src, dst, len)` for bulk copies, at full speed whatever the distance
@@ -468,16 +493,37 @@ pub(crate) unsafe fn equals(data: &[u8], gm: *const u8) -> bool {
 /// Writes `len` bytes from `src` into GM at `dst`.
 ///
 /// # Safety
-/// `dst..dst+len` must be inside a live GM allocation and `src..src+len` valid for reads and
-/// not overlapping it; a bulk write must not race with any other access of the same bytes.
+/// `dst..dst+len` must be inside a live GM allocation (whose words it touches are GM too, see
+/// the module docs) and `src..src+len` valid for reads and not overlapping it; a bulk write
+/// must not race with any other access of the same bytes.
 pub(crate) unsafe fn write(dst: *mut u8, src: *const u8, len: usize) {
     if len <= SMALL_ACCESS {
         // SAFETY: forwarded from the caller.
         unsafe { atomic_write(dst, src, len) };
     } else {
-        fence(Ordering::Release);
         // SAFETY: forwarded from the caller.
-        unsafe { copy_bulk(dst, src, len) };
+        unsafe { write_bulk(dst, src, len, copy_bulk) };
+    }
+}
+
+/// A bulk write: `copy` for the whole words, atomic stores for the partial words at the ends.
+///
+/// # Safety
+/// As [`write()`], and `copy` must be safe to call on whole-word sub-ranges of both.
+unsafe fn write_bulk(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    copy: unsafe fn(*mut u8, *const u8, usize),
+) {
+    fence(Ordering::Release);
+    let (head, tail) = partial_words(dst as usize, len);
+    let mid = len - head - tail;
+    // SAFETY: forwarded from the caller, for three consecutive sub-ranges of both.
+    unsafe {
+        atomic_write(dst.add(head + mid), src.add(head + mid), tail);
+        copy(dst.add(head), src.add(head), mid);
+        atomic_write(dst, src, head);
     }
 }
 
@@ -518,9 +564,13 @@ pub(crate) unsafe fn write_streaming(dst: *mut u8, src: *const u8, len: usize) {
         unsafe { write(dst, src, len) };
         return;
     }
-    fence(Ordering::Release);
+    /// The streaming copy, as [`write_bulk`] takes it.
+    unsafe fn streaming(dst: *mut u8, src: *const u8, len: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { simd_copy(dst, src, len, true) }
+    }
     // SAFETY: forwarded from the caller.
-    unsafe { simd_copy(dst, src, len, true) };
+    unsafe { write_bulk(dst, src, len, streaming) };
 }
 
 /// Copies `len` bytes 64 at a time with 16-byte loads and stores (x86_64): unaligned stores,
@@ -575,67 +625,72 @@ unsafe fn simd_copy(dst: *mut u8, src: *const u8, len: usize, _streaming: bool) 
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
 }
 
-/// Word-wise atomic acquire loads, ascending addresses (8-byte words where aligned).
+/// The aligned 8-byte word of GM at `w`.
 ///
 /// # Safety
-/// `src..src+len` must be valid for reads (GM), `dst..dst+len` for writes.
+/// `w` must be 8-aligned and its 8 bytes GM (or other memory only accessed atomically while
+/// others may access it) for `'a`.
+unsafe fn word<'a>(w: usize) -> &'a AtomicU64 {
+    // SAFETY: forwarded from the caller; AtomicU64 has u64's size and (8-byte) alignment.
+    unsafe { &*(w as *const AtomicU64) }
+}
+
+/// Atomic acquire loads of the 8-byte words `src..src+len` touches, ascending addresses.
+///
+/// # Safety
+/// `src..src+len` must be inside a live GM allocation (its words are GM, see the module docs),
+/// `dst..dst+len` valid for writes.
 pub(crate) unsafe fn atomic_read(dst: *mut u8, src: *const u8, len: usize) {
-    let mut i = 0;
-    while i < len {
-        let p = src as usize + i;
-        if p.is_multiple_of(8) && len - i >= 8 {
-            // SAFETY: p is 8-aligned, inside the range; AtomicU64 has u64's layout.
-            let v = unsafe { (*(p as *const AtomicU64)).load(Ordering::Acquire) };
-            // SAFETY: dst+i..dst+i+8 is inside the destination.
-            unsafe { std::ptr::write_unaligned(dst.add(i) as *mut u64, v) };
-            i += 8;
-        } else if p.is_multiple_of(4) && len - i >= 4 {
-            // SAFETY: as above, for 4 bytes.
-            let v = unsafe { (*(p as *const AtomicU32)).load(Ordering::Acquire) };
-            // SAFETY: as above.
-            unsafe { std::ptr::write_unaligned(dst.add(i) as *mut u32, v) };
-            i += 4;
-        } else {
-            // SAFETY: p is inside the range; AtomicU8 has u8's layout.
-            let v = unsafe { (*(p as *const AtomicU8)).load(Ordering::Acquire) };
-            // SAFETY: dst+i is inside the destination.
-            unsafe { *dst.add(i) = v };
-            i += 1;
-        }
+    let (start, end) = (src as usize, src as usize + len);
+    let mut w = start & !7;
+    while w < end {
+        // SAFETY: w is 8-aligned and a word the range touches.
+        let v = unsafe { word(w) }.load(Ordering::Acquire).to_ne_bytes();
+        let (lo, hi) = (start.max(w), end.min(w + 8));
+        // SAFETY: [lo, hi) is inside the range, so dst + (lo - start) .. + (hi - lo) is inside
+        // the destination.
+        unsafe {
+            std::ptr::copy_nonoverlapping(v.as_ptr().add(lo - w), dst.add(lo - start), hi - lo)
+        };
+        w += 8;
     }
 }
 
-/// Word-wise atomic release stores, *descending* addresses (8-byte words where aligned): the
-/// first word of the range is stored last (see the module docs).
+/// Atomic release stores of the 8-byte words `dst..dst+len` touches, *descending* addresses:
+/// the first word of the range is stored last (see the module docs). A word the range covers
+/// only partly is merged with a compare-and-swap, leaving its other bytes as they are.
 ///
 /// # Safety
-/// `dst..dst+len` must be valid for writes (GM), `src..src+len` for reads.
+/// `dst..dst+len` must be inside a live GM allocation (its words are GM, see the module docs),
+/// `src..src+len` valid for reads.
 pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
-    let mut end = len;
-    while end > 0 {
-        let p = dst as usize + end;
-        if p.is_multiple_of(8) && end >= 8 {
-            let i = end - 8;
-            // SAFETY: src+i..src+end is inside the source.
-            let v = unsafe { std::ptr::read_unaligned(src.add(i) as *const u64) };
-            // SAFETY: p - 8 is 8-aligned and inside the GM range.
-            unsafe { (*((p - 8) as *const AtomicU64)).store(v, Ordering::Release) };
-            end = i;
-        } else if p.is_multiple_of(4) && end >= 4 {
-            let i = end - 4;
-            // SAFETY: as above, for 4 bytes.
-            let v = unsafe { std::ptr::read_unaligned(src.add(i) as *const u32) };
-            // SAFETY: as above.
-            unsafe { (*((p - 4) as *const AtomicU32)).store(v, Ordering::Release) };
-            end = i;
+    if len == 0 {
+        return;
+    }
+    let (start, end) = (dst as usize, dst as usize + len);
+    let mut w = (end - 1) & !7;
+    loop {
+        let (lo, hi) = (start.max(w), end.min(w + 8));
+        // SAFETY: w is 8-aligned and a word the range touches.
+        let cell = unsafe { word(w) };
+        // SAFETY: [lo, hi) is inside the range, so src + (lo - start) .. + (hi - lo) is inside
+        // the source.
+        let part = unsafe { std::slice::from_raw_parts(src.add(lo - start), hi - lo) };
+        if hi - lo == 8 {
+            let v = u64::from_ne_bytes(part.try_into().expect("8 bytes"));
+            cell.store(v, Ordering::Release);
         } else {
-            let i = end - 1;
-            // SAFETY: src+i is inside the source.
-            let v = unsafe { *src.add(i) };
-            // SAFETY: p - 1 is inside the GM range.
-            unsafe { (*((p - 1) as *const AtomicU8)).store(v, Ordering::Release) };
-            end = i;
+            let merge = |old: u64| {
+                let mut b = old.to_ne_bytes();
+                b[lo - w..hi - w].copy_from_slice(part);
+                Some(u64::from_ne_bytes(b))
+            };
+            let _ = cell.fetch_update(Ordering::Release, Ordering::Relaxed, merge);
         }
+        if w <= start {
+            break;
+        }
+        w -= 8;
     }
 }
 
@@ -648,17 +703,110 @@ mod tests {
         let src: Vec<u8> = (0..100u8).collect();
         for off in 0..9 {
             for len in 0..40 {
-                let mut gm = vec![0u8; 128];
-                // SAFETY: both ranges are inside their vectors.
-                unsafe { atomic_write(gm.as_mut_ptr().add(off), src.as_ptr(), len) };
-                assert_eq!(&gm[off..off + len], &src[..len]);
-                assert!(gm[..off].iter().chain(&gm[off + len..]).all(|&b| b == 0));
+                // Whole words, as GM is (the accesses touch the words around the range).
+                let mut words = vec![0u64; 16];
+                let gm = words.as_mut_ptr() as *mut u8;
+                // SAFETY: both ranges are inside their vectors, the words around gm's too.
+                unsafe { atomic_write(gm.add(off), src.as_ptr(), len) };
+                // SAFETY: words' 128 bytes, not accessed otherwise while this lives.
+                let bytes = unsafe { std::slice::from_raw_parts(gm, 128) };
+                assert_eq!(&bytes[off..off + len], &src[..len]);
+                assert!(bytes[..off]
+                    .iter()
+                    .chain(&bytes[off + len..])
+                    .all(|&b| b == 0));
                 let mut back = vec![0u8; len];
                 // SAFETY: as above.
-                unsafe { atomic_read(back.as_mut_ptr(), gm.as_ptr().add(off), len) };
+                unsafe { atomic_read(back.as_mut_ptr(), gm.add(off), len) };
                 assert_eq!(&back[..], &src[..len]);
             }
         }
+    }
+
+    #[test]
+    fn partial_words_leave_whole_words_between() {
+        for addr in 0..24usize {
+            for len in 0..40usize {
+                let (head, tail) = partial_words(addr, len);
+                assert!(head + tail <= len, "{addr} {len}");
+                let mid = len - head - tail;
+                // The middle is whole words; head and tail each stay inside one word.
+                assert!(
+                    mid % 8 == 0 && (mid == 0 || (addr + head) % 8 == 0),
+                    "{addr} {len}"
+                );
+                assert!(head < 8 && tail < 8, "{addr} {len}");
+                if head > 0 {
+                    assert_eq!(addr / 8, (addr + head - 1) / 8, "{addr} {len}");
+                }
+                if tail > 0 {
+                    assert_eq!((addr + len - tail) % 8, 0, "{addr} {len}");
+                }
+            }
+        }
+    }
+
+    /// A flag stored with 4 bytes (a `WriteGmByPassDCache<int32_t>`) into a cell a poller reads
+    /// 32 bytes at a time: once the poller sees the flag it sees the data written before it, and
+    /// both sides access the cell with one atomic width. A memory-model check under Miri (see
+    /// the atomics module's `memory_model_` test).
+    #[test]
+    fn memory_model_a_four_byte_flag_store_and_a_cell_poll_agree() {
+        // Words 0-3: the cell (the flag in its second lane); word 4: the data.
+        let mut gm = vec![0u64; 5];
+        let base = gm.as_mut_ptr() as usize;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: word 4 of gm; the poller reads it only after the flag (the rule).
+                unsafe { ((base + 32) as *mut u64).write(42) };
+                // SAFETY: 4 bytes inside gm's cell, from a 4-byte value.
+                unsafe { write((base + 4) as *mut u8, 1u32.to_le_bytes().as_ptr(), 4) };
+            });
+            s.spawn(|| {
+                let mut cell = [0u32; 8];
+                loop {
+                    // SAFETY: gm's first 32 bytes into a 32-byte buffer.
+                    unsafe { read(cell.as_mut_ptr().cast(), base as *const u8, 32) };
+                    if cell[1] == 1 {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+                // SAFETY: word 4 of gm, written before the flag that was seen.
+                assert_eq!(unsafe { ((base + 32) as *const u64).read() }, 42);
+            });
+        });
+        assert_eq!(gm[0], 1 << 32);
+    }
+
+    /// A bulk copy that ends inside a word, a small store into the rest of that word and of the
+    /// next, and a bulk read that starts inside that next word, all at once: correct kernels
+    /// (no byte is accessed by two of them), so the twin itself must not race either, whatever
+    /// width its atomic accesses use. A memory-model check under Miri.
+    #[test]
+    fn memory_model_bulk_copies_and_a_small_store_may_share_words() {
+        // [0, n): the bulk write; [n, n + 8): the small store; [n + 8, 2n + 8): the bulk read.
+        // n is 4 more than a multiple of 8, so each neighbour pair shares a word.
+        let n = SMALL_ACCESS + 4;
+        let mut gm = vec![0u64; (2 * n + 8) / 8];
+        let base = gm.as_mut_ptr() as usize;
+        let bulk = vec![7u8; n];
+        std::thread::scope(|s| {
+            // SAFETY: gm's first n bytes, from n bytes; no other thread accesses them.
+            s.spawn(|| unsafe { write(base as *mut u8, bulk.as_ptr(), n) });
+            // SAFETY: gm's bytes n..n+8, which no other thread accesses.
+            s.spawn(|| unsafe { write((base + n) as *mut u8, [9u8; 8].as_ptr(), 8) });
+            s.spawn(|| {
+                let mut back = vec![1u8; n];
+                // SAFETY: gm's last n bytes, which no other thread accesses.
+                unsafe { read(back.as_mut_ptr(), (base + n + 8) as *const u8, n) };
+                assert!(back.iter().all(|&b| b == 0));
+            });
+        });
+        // SAFETY: the threads are done; gm holds 2n + 8 bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, 2 * n + 8) };
+        assert!(bytes[..n].iter().all(|&b| b == 7));
+        assert!(bytes[n..n + 8].iter().all(|&b| b == 9));
     }
 
     #[test]
