@@ -202,12 +202,38 @@ pub enum BootstrapError {
         /// How long.
         waited_ms: u64,
     },
+    /// The ranks of the job picked different backends (e.g. one `AIV_BACKEND=acl`, one
+    /// `twin`, or `auto` finding a device on some ranks only): they cannot share memory.
+    #[error(
+        "the ranks of this job picked different backends ({}): give every rank the same AIV_BACKEND or Config::backend",
+        describe_backends(.backends)
+    )]
+    MixedBackends {
+        /// Each rank's backend, by rank ([`crate::Communicator::backend_name`]).
+        backends: Vec<String>,
+    },
     /// A local socket call failed (not a peer's doing).
     #[error("a local socket call failed: {0}")]
     Io(String),
     /// The launcher's variables are missing or wrong (see [`crate::bootstrap::LaunchEnv`]).
     #[error("launch environment: {0}")]
     Environment(String),
+}
+
+/// `backends` (one per rank) as runs of ranks: "rank 0: acl; ranks 1-2: twin".
+fn describe_backends(backends: &[String]) -> String {
+    let mut runs: Vec<(usize, usize, &str)> = Vec::new();
+    for (r, b) in backends.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, end, name)) if *name == b.as_str() => *end = r,
+            _ => runs.push((r, r, b)),
+        }
+    }
+    let run = |&(first, last, name): &(usize, usize, &str)| match first == last {
+        true => format!("rank {first}: {name}"),
+        false => format!("ranks {first}-{last}: {name}"),
+    };
+    runs.iter().map(run).collect::<Vec<_>>().join("; ")
 }
 
 /// Everything that can go wrong in aiv-comm. Argument errors are returned before anything is

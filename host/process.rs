@@ -105,6 +105,17 @@ pub(crate) fn from_rank(
         BackendChoice::Auto => AclBackend::auto_process(rank, size, local_rank).transpose()?,
         BackendChoice::Twin => None,
     };
+    // Every rank must have picked the same backend, or the exchanges below mean nothing.
+    let name = if acl.is_some() { "acl" } else { "twin" };
+    let names = peers.all_gather(name.as_bytes())?;
+    if names.iter().any(|n| n.as_slice() != name.as_bytes()) {
+        let backends = names
+            .iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned());
+        return Err(Error::Bootstrap(BootstrapError::MixedBackends {
+            backends: backends.collect(),
+        }));
+    }
     let backend: Arc<dyn DynBackend> = match acl {
         Some(a) => Arc::new(a),
         None => Arc::new(TwinBackend::join_job(

@@ -351,6 +351,28 @@ fn acl_window_memory_is_refused_and_the_twin_takes_it() {
     }
 }
 
+/// Ranks of one job that pick different backends (one `AIV_BACKEND=acl`, one `twin`) cannot
+/// share memory: every rank says so, naming each rank's backend, instead of failing later.
+#[test]
+fn acl_ranks_on_different_backends_are_told_so() {
+    let id = job_id();
+    let ranks: Vec<Child> = [("acl", 0), ("twin", 1), ("twin", 2)]
+        .iter()
+        .map(|&(backend, r)| spawn_on(backend, r, 3, &id, "every_call", None))
+        .collect();
+    for (r, c) in ranks.into_iter().enumerate() {
+        let res = results(&c.wait_with_output().unwrap());
+        assert_eq!(res.len(), 1, "rank {r}: {res:?}");
+        assert!(
+            res[0].starts_with("join failed")
+                && res[0].contains("different backends")
+                && res[0].contains("rank 0: acl")
+                && res[0].contains("ranks 1-2: twin"),
+            "rank {r}: {res:?}"
+        );
+    }
+}
+
 fn leaver_on(backend: &str) {
     let id = job_id();
     let leaver = spawn_on(backend, 1, 2, &id, "leaves", None);
