@@ -60,6 +60,33 @@ fn a_program_gives_the_same_bits_on_the_twin_and_through_acl_on_either_launch_pa
 }
 
 #[test]
+fn the_description_names_the_soc_and_the_cann_version_the_runtime_reports() {
+    let twin = all_reduce(&World::sim_with(2, config()).unwrap());
+    let described = |hidden: &[&str]| {
+        let b = AclBackend::with_runtime(common::acl_twin_hiding(hidden), 2).unwrap();
+        let w = World::with_backend(2, config(), b).unwrap();
+        // The backend works whatever the version calls say.
+        assert_eq!(all_reduce(&w), twin, "{hidden:?}");
+        w.backend_description()
+    };
+    let version = common::acl_twin_version();
+    // CANN 8.5+: aclsysGetVersionStr; 8.2-8.3: the deprecated aclsysGetCANNVersion.
+    for hidden in [&[][..], &["aclsysGetVersionStr"][..]] {
+        let d = described(hidden);
+        assert!(
+            d.starts_with(&format!("ACL (Ascend910B-acl-twin, CANN {version}, ")),
+            "{hidden:?}: {d}"
+        );
+    }
+    // Neither: said, not an error.
+    let d = described(&["aclsysGetVersionStr", "aclsysGetCANNVersion"]);
+    assert!(
+        d.starts_with("ACL (Ascend910B-acl-twin, CANN version unknown, "),
+        "{d}"
+    );
+}
+
+#[test]
 fn a_runtime_without_a_needed_function_is_refused_naming_it_and_the_cann_version() {
     for (hidden, missing) in [
         (&["aclrtBinaryLoadFromFile"][..], "aclrtBinaryLoadFromFile"),

@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+mod common;
+
 /// Runs aiv-perf with `args` and the environment `env`; returns (exit code, stdout, stderr).
 fn aiv_perf_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_aiv-perf"));
@@ -1011,6 +1013,10 @@ fn acl_twin_dir() -> String {
 #[test]
 fn every_subcommand_runs_through_acl_on_acl_twin_with_right_results() {
     let lib = acl_twin_dir();
+    let header = format!(
+        "through ACL (Ascend910B-acl-twin, CANN {}, ",
+        common::acl_twin_version()
+    );
     let env = [("LD_LIBRARY_PATH", lib.as_str())];
     for &(coll, in_place) in SUBCOMMANDS {
         let a = quick(&[
@@ -1030,8 +1036,8 @@ fn every_subcommand_runs_through_acl_on_acl_twin_with_right_results() {
         let (code, out, err) = aiv_perf_env(&a, &env);
         assert_eq!(code, 0, "{coll}: {out}\n{err}");
         assert!(
-            out.contains("through ACL (Ascend910B-acl-twin"),
-            "{coll}: the header names the backend: {out}"
+            out.contains(&header),
+            "{coll}: the header names the backend, SoC and runtime version: {out}"
         );
         let rows = data_rows(&out);
         assert_eq!(rows.len(), 2, "{coll}: {out}");
@@ -1167,19 +1173,23 @@ fn a_job_of_rank_processes_runs_the_sweep_and_rank_0_prints_it() {
 
 #[test]
 fn a_job_of_rank_processes_runs_through_acl_as_on_the_twin() {
-    // acl-twin's libascendcl.so is on the loader path Cargo gives tests (and their children).
+    // This build's acl-twin, from deps/: the loader path Cargo gives tests also has the copy in
+    // target/<profile>/, which only `cargo build` refreshes.
+    let lib = acl_twin_dir();
     let args = quick(&["all_reduce", "-b", "1K", "-e", "256K", "-f", "16"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut acl = args.clone();
     acl.extend(["--backend", "acl"]);
-    let job = aiv_perf_job(3, &acl, &[]);
+    let job = aiv_perf_job(3, &acl, &[("LD_LIBRARY_PATH", lib.as_str())]);
     for (r, (code, out)) in job.iter().enumerate() {
         assert_eq!(*code, 0, "rank {r}: {out}");
     }
     let out = &job[0].1;
     assert!(
-        out.contains("through ACL (Ascend910B-acl-twin")
-            && out.contains("one process per rank (AIV_*)"),
+        out.contains(&format!(
+            "through ACL (Ascend910B-acl-twin, CANN {}, ",
+            common::acl_twin_version()
+        )) && out.contains("one process per rank (AIV_*)"),
         "{out}"
     );
     let twin = aiv_perf_job(3, &args, &[]);

@@ -11,7 +11,17 @@
 //! stream is the device's default stream); events; device and pinned-host memory; synchronous
 //! and asynchronous copies and memsets; binaries and kernels ([`binary`] says what a binary
 //! is here); the launch calls of CANN 8.2+ ([`launch`] says what it assumes where the docs are
-//! silent); IPC export/import, within the process and between processes of one user ([`ipc`]).
+//! silent); IPC export/import, within the process and between processes of one user ([`ipc`]);
+//! the package version queries (`aclsysGetVersionStr`, `aclsysGetCANNVersion`).
+//!
+//! **Its version.** acl-twin is not a CANN release and does not claim one: asked for the
+//! version of the runtime package (`aclsysGetVersionStr("runtime")`, `aclsysGetCANNVersion`
+//! with `ACL_PKG_NAME_RUNTIME`) or of CANN as a whole (`ACL_PKG_NAME_CANN`) it reports its own,
+//! [`VERSION`]: "acl-twin " and this crate's version (e.g. "acl-twin 0.1.0"; in the parts of
+//! `aclCANNPackageVersion`, the crate's major, minor and patch numbers, release "0", the
+//! documented filler for a part there is none of). Every other package (compiler, HCCL,
+//! driver, ...) is not installed: `ACL_ERROR_INVALID_FILE`, the code pyACL's page documents
+//! for that. The queries need no `aclInit` (the documentation asks for none).
 //!
 //! A bad argument (a null pointer, `count > destMax`, a freed or foreign pointer or handle, an
 //! unknown kernel, a device out of range, arguments of the wrong size) returns its error
@@ -123,6 +133,98 @@ pub extern "C" fn aclGetRecentErrMsg() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn aclrtGetSocName() -> *const c_char {
     SOC_NAME.as_ptr()
+}
+
+/// The version acl-twin reports for the runtime package and for CANN (see the crate docs).
+pub const VERSION: &str = concat!("acl-twin ", env!("CARGO_PKG_VERSION"));
+
+/// Copies `text` into the C string field `field`, cut to fit, NUL-terminated.
+fn set_field(field: &mut [c_char], text: &str) {
+    let n = text.len().min(field.len() - 1);
+    for (d, &b) in field.iter_mut().zip(&text.as_bytes()[..n]) {
+        *d = b as c_char;
+    }
+    field[n] = 0;
+}
+
+/// `aclsysGetVersionStr`: for `runtime` (the package `libascendcl.so` is part of), acl-twin's
+/// [`VERSION`]; any other package is not installed (`ACL_ERROR_INVALID_FILE`).
+///
+/// # Safety
+/// As the ACL documentation states for this function: `pkgName` a NUL-terminated string,
+/// `versionStr` a buffer of `ACL_PKG_VERSION_MAX_SIZE` bytes (only the version and its NUL
+/// are written).
+#[no_mangle]
+pub unsafe extern "C" fn aclsysGetVersionStr(
+    pkgName: *mut c_char,
+    versionStr: *mut c_char,
+) -> aclError {
+    call("aclsysGetVersionStr", || {
+        // SAFETY: non-null names are NUL-terminated (the function's contract).
+        let name = unsafe { c_str(pkgName, "pkgName") }?;
+        non_null(versionStr, "versionStr")?;
+        if name != RUNTIME_PACKAGE {
+            return fail(
+                ACL_ERROR_INVALID_FILE,
+                format!(
+                    "package `{}` is not installed (acl-twin is the `runtime` package only)",
+                    name.to_string_lossy()
+                ),
+            );
+        }
+        // SAFETY: non-null, the caller's buffer of ACL_PKG_VERSION_MAX_SIZE bytes, of which
+        // the version and its NUL (fewer) are written.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(
+                versionStr,
+                (VERSION.len() + 1).min(ACL_PKG_VERSION_MAX_SIZE),
+            )
+        };
+        set_field(out, VERSION);
+        Ok(())
+    })
+}
+
+/// `aclsysGetCANNVersion` (deprecated since CANN 8.5 for `aclsysGetVersionStr`): for
+/// `ACL_PKG_NAME_CANN` and `ACL_PKG_NAME_RUNTIME`, acl-twin's [`VERSION`] and its parts; any
+/// other package is not installed (`ACL_ERROR_INVALID_FILE`, as documented), a value that is
+/// no `aclCANNPackageName` is `ACL_ERROR_INVALID_PARAM`.
+///
+/// # Safety
+/// As the ACL documentation states for this function: `version` points to an
+/// `aclCANNPackageVersion`.
+#[no_mangle]
+pub unsafe extern "C" fn aclsysGetCANNVersion(
+    name: aclCANNPackageName,
+    version: *mut aclCANNPackageVersion,
+) -> aclError {
+    call("aclsysGetCANNVersion", || {
+        non_null(version, "version")?;
+        match name {
+            ACL_PKG_NAME_CANN | ACL_PKG_NAME_RUNTIME => {}
+            ACL_PKG_NAME_COMPILER..=ACL_PKG_NAME_DRIVER => {
+                return fail(
+                    ACL_ERROR_INVALID_FILE,
+                    format!("package {name} is not installed (acl-twin is the runtime only)"),
+                )
+            }
+            _ => {
+                return fail(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!("name {name} is not an aclCANNPackageName"),
+                )
+            }
+        }
+        let mut v = aclCANNPackageVersion::default();
+        set_field(&mut v.version, VERSION);
+        set_field(&mut v.majorVersion, env!("CARGO_PKG_VERSION_MAJOR"));
+        set_field(&mut v.minorVersion, env!("CARGO_PKG_VERSION_MINOR"));
+        set_field(&mut v.releaseVersion, "0");
+        set_field(&mut v.patchVersion, env!("CARGO_PKG_VERSION_PATCH"));
+        // SAFETY: non-null, the caller's aclCANNPackageVersion.
+        unsafe { version.write(v) };
+        Ok(())
+    })
 }
 
 /// `aclrtGetDeviceCount`.

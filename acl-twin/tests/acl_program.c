@@ -22,11 +22,33 @@ typedef struct { uint32_t addrOffset; uint32_t dataOffset; } aclrtPlaceHolderInf
 typedef union { uint8_t schemMode; uint32_t rsv[4]; } aclrtLaunchKernelAttrValue;
 typedef struct { int id; aclrtLaunchKernelAttrValue value; } aclrtLaunchKernelAttr;
 typedef struct { aclrtLaunchKernelAttr *attrs; size_t numAttrs; } aclrtLaunchKernelCfg;
+typedef enum {
+    ACL_PKG_NAME_CANN,
+    ACL_PKG_NAME_RUNTIME,
+    ACL_PKG_NAME_COMPILER,
+    ACL_PKG_NAME_HCCL,
+    ACL_PKG_NAME_TOOLKIT,
+    ACL_PKG_NAME_OPP,
+    ACL_PKG_NAME_OPP_KERNEL,
+    ACL_PKG_NAME_DRIVER
+} aclCANNPackageName;
+/* Every part a NUL-terminated string: 128 bytes for the whole version and the reserved tail,
+ * 64 for each of the four parts. */
+typedef struct {
+    char version[128];
+    char majorVersion[64];
+    char minorVersion[64];
+    char releaseVersion[64];
+    char patchVersion[64];
+    char reserved[128];
+} aclCANNPackageVersion;
 
 aclError aclInit(const char *configPath);
 aclError aclFinalize(void);
 const char *aclGetRecentErrMsg(void);
 aclError aclrtGetDeviceCount(uint32_t *count);
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
+aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version);
 aclError aclrtSetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t *deviceId);
 aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId);
@@ -78,6 +100,7 @@ enum {
     INVALID_PARAM = 100000,
     UNINITIALIZE = 100001,
     REPEAT_INITIALIZE = 100002,
+    INVALID_FILE = 100003,
     RT_PARAM_INVALID = 107000,
     RT_INVALID_DEVICEID = 107001,
     RT_CONTEXT_NULL = 107002,
@@ -122,6 +145,35 @@ int main(int argc, char **argv)
     EXPECT(aclrtGetDeviceCount(&count), OK);
     CHECK(count >= 2);
     EXPECT(aclrtGetDeviceCount(NULL), INVALID_PARAM);
+
+    /* The runtime package's version, as a string (8.5+) and in parts (deprecated). acl-twin
+     * reports its own, "acl-twin <crate version>"; the Rust side checks the line printed. */
+    char runtime_pkg[] = "runtime", driver_pkg[] = "driver";
+    char ver[128]; /* ACL_PKG_VERSION_MAX_SIZE */
+    memset(ver, 0, sizeof ver);
+    EXPECT(aclsysGetVersionStr(runtime_pkg, ver), OK);
+    CHECK(strncmp(ver, "acl-twin ", 9) == 0);
+    printf("runtime version: %s\n", ver);
+    EXPECT(aclsysGetVersionStr(NULL, ver), INVALID_PARAM);
+    const char *vmsg = aclGetRecentErrMsg();
+    CHECK(vmsg != NULL && strstr(vmsg, "pkgName") != NULL);
+    EXPECT(aclsysGetVersionStr(runtime_pkg, NULL), INVALID_PARAM);
+    EXPECT(aclsysGetVersionStr(driver_pkg, ver), INVALID_FILE); /* not installed */
+    aclCANNPackageVersion pv;
+    memset(&pv, 0x55, sizeof pv);
+    EXPECT(aclsysGetCANNVersion(ACL_PKG_NAME_RUNTIME, &pv), OK);
+    CHECK(strcmp(pv.version, ver) == 0);
+    CHECK(strcmp(pv.releaseVersion, "0") == 0); /* none: "0", as documented */
+    CHECK(pv.reserved[0] == 0);
+    printf("runtime version parts: %s.%s.%s\n", pv.majorVersion, pv.minorVersion, pv.patchVersion);
+    memset(&pv, 0, sizeof pv);
+    EXPECT(aclsysGetCANNVersion(ACL_PKG_NAME_CANN, &pv), OK);
+    CHECK(strcmp(pv.version, ver) == 0);
+    EXPECT(aclsysGetCANNVersion(ACL_PKG_NAME_RUNTIME, NULL), INVALID_PARAM);
+    vmsg = aclGetRecentErrMsg();
+    CHECK(vmsg != NULL && strstr(vmsg, "version") != NULL);
+    EXPECT(aclsysGetCANNVersion(ACL_PKG_NAME_DRIVER, &pv), INVALID_FILE); /* not installed */
+    EXPECT(aclsysGetCANNVersion((aclCANNPackageName)99, &pv), INVALID_PARAM);
 
     /* Memory needs a device on the thread. */
     void *d = NULL;

@@ -86,4 +86,11 @@ fn a_c_program_against_the_documented_api_gets_the_documented_results() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("all checks passed"), "{stdout}");
+    // The version it reports is acl-twin's own, this crate's.
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        stdout.contains(&format!("runtime version: acl-twin {version}\n"))
+            && stdout.contains(&format!("runtime version parts: {version}\n")),
+        "{stdout}"
+    );
 }

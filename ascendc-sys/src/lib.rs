@@ -140,6 +140,70 @@ pub const ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION: u64 = 1;
 /// `aclrtIpcMemImportByKey` flag: enable peer access on import (8.3 and later).
 pub const ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS: u64 = 1;
 
+/// `aclCANNPackageName`: the package `aclsysGetCANNVersion` reports on. `ACL_PKG_NAME_CANN`
+/// is CANN as a whole, the others one package of it.
+/// <https://www.hiascend.com/document/detail/en/canncommercial/850/API/appdevgapi/aclcppdevg_03_1790.html>
+pub type aclCANNPackageName = c_int;
+/// `aclCANNPackageName`: CANN as a whole.
+pub const ACL_PKG_NAME_CANN: aclCANNPackageName = 0;
+/// `aclCANNPackageName`: the runtime package (the one `libascendcl.so` belongs to).
+pub const ACL_PKG_NAME_RUNTIME: aclCANNPackageName = 1;
+/// `aclCANNPackageName`: the compiler package.
+pub const ACL_PKG_NAME_COMPILER: aclCANNPackageName = 2;
+/// `aclCANNPackageName`: HCCL.
+pub const ACL_PKG_NAME_HCCL: aclCANNPackageName = 3;
+/// `aclCANNPackageName`: the toolkit.
+pub const ACL_PKG_NAME_TOOLKIT: aclCANNPackageName = 4;
+/// `aclCANNPackageName`: the operator package (OPP).
+pub const ACL_PKG_NAME_OPP: aclCANNPackageName = 5;
+/// `aclCANNPackageName`: the operator kernels package.
+pub const ACL_PKG_NAME_OPP_KERNEL: aclCANNPackageName = 6;
+/// `aclCANNPackageName`: the NPU driver.
+pub const ACL_PKG_NAME_DRIVER: aclCANNPackageName = 7;
+
+/// Bytes of a whole version string (`aclsysGetVersionStr`'s buffer, `aclCANNPackageVersion`'s
+/// `version` and `reserved`), terminating NUL included.
+pub const ACL_PKG_VERSION_MAX_SIZE: usize = 128;
+/// Bytes of each part of an `aclCANNPackageVersion`, terminating NUL included.
+pub const ACL_PKG_VERSION_PARTS_MAX_SIZE: usize = 64;
+/// The name aiv-comm asks `aclsysGetVersionStr` for the runtime's version by (not an ACL
+/// constant): the documentation names packages as their directories under
+/// `<CANN>/share/info/`, and CANN 8.5 and later install the runtime's as `runtime`.
+pub const RUNTIME_PACKAGE: &std::ffi::CStr = c"runtime";
+
+/// `aclCANNPackageVersion` (512 bytes): a package's version, each field a NUL-terminated
+/// string; a part that cannot be found is "0".
+/// <https://www.hiascend.com/document/detail/en/canncommercial/850/API/appdevgapi/aclcppdevg_03_1791.html>
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct aclCANNPackageVersion {
+    /// The whole version, e.g. `8.2.RC1`.
+    pub version: [c_char; ACL_PKG_VERSION_MAX_SIZE],
+    /// Major version.
+    pub majorVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    /// Minor version.
+    pub minorVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    /// Release number ("0" if none).
+    pub releaseVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    /// Patch number ("0" if none).
+    pub patchVersion: [c_char; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+    /// Reserved.
+    pub reserved: [c_char; ACL_PKG_VERSION_MAX_SIZE],
+}
+
+impl Default for aclCANNPackageVersion {
+    fn default() -> Self {
+        aclCANNPackageVersion {
+            version: [0; ACL_PKG_VERSION_MAX_SIZE],
+            majorVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            minorVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            releaseVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            patchVersion: [0; ACL_PKG_VERSION_PARTS_MAX_SIZE],
+            reserved: [0; ACL_PKG_VERSION_MAX_SIZE],
+        }
+    }
+}
+
 /// `aclrtTimeoutUs`: a 64-bit microsecond count as two 32-bit halves.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -326,6 +390,12 @@ api! {
         /// `aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)`: the ACL
         /// interface version (not CANN's release number).
         ["8.0"] aclrtGetVersion: fn(*mut i32, *mut i32, *mut i32) -> aclError;
+        /// `aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion
+        /// *version)`: the version of package `name`; an error if it is not installed (100003,
+        /// `ACL_ERROR_INVALID_FILE`, says pyACL's page). Documented in 8.2.RC1 to 9.x; marked
+        /// deprecated from 8.5 on, for `aclsysGetVersionStr`.
+        /// <https://www.hiascend.com/document/detail/en/canncommercial/850/API/appdevgapi/aclcppdevg_03_1789.html>
+        ["8.2"] aclsysGetCANNVersion: fn(aclCANNPackageName, *mut aclCANNPackageVersion) -> aclError;
         /// `aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t
         /// peerDeviceId)`.
         ["8.0"] aclrtDeviceCanAccessPeer: fn(*mut i32, i32, i32) -> aclError;
@@ -368,6 +438,12 @@ api! {
         /// `aclError aclrtBinaryLoadFromData(const void *data, size_t length, const
         /// aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)`.
         ["8.2"] aclrtBinaryLoadFromData: fn(*const c_void, usize, *const aclrtBinaryLoadOptions, *mut aclrtBinHandle) -> aclError;
+        /// `aclError aclsysGetVersionStr(char *pkgName, char *versionStr)`: the version of the
+        /// package named `pkgName` (its directory under `<CANN>/share/info/`, e.g.
+        /// [`RUNTIME_PACKAGE`]) as its `version.info` gives it, into a buffer of
+        /// [`ACL_PKG_VERSION_MAX_SIZE`] bytes; non-zero on failure.
+        /// <https://www.hiascend.com/document/detail/zh/canncommercial/900/API/runtimeapi/aclcppdevg_03_2096.html>
+        ["8.5"] aclsysGetVersionStr: fn(*mut c_char, *mut c_char) -> aclError;
         /// `aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t
         /// numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t
         /// argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum)`.
@@ -429,6 +505,39 @@ impl Api {
         }
     }
 
+    /// The version of CANN the library belongs to, as it reports it: `aclsysGetVersionStr` of
+    /// the runtime package ([`RUNTIME_PACKAGE`], CANN 8.5 and later), else the deprecated
+    /// `aclsysGetCANNVersion` of the runtime package, then of CANN as a whole (8.2 and later).
+    /// `None` if the library has neither call or every attempt fails (a failure's error text is
+    /// consumed, so that it is not taken for a later call's).
+    pub fn cann_version(&self) -> Option<String> {
+        if let Some(get) = self.aclsysGetVersionStr {
+            let mut name = RUNTIME_PACKAGE.to_bytes_with_nul().to_vec();
+            let mut out = [0 as c_char; ACL_PKG_VERSION_MAX_SIZE];
+            // SAFETY: a NUL-terminated name (read only, for the call) and an output buffer of
+            // the size the documentation asks for.
+            let code = unsafe { get(name.as_mut_ptr().cast(), out.as_mut_ptr()) };
+            if code != ACL_SUCCESS {
+                self.recent_error();
+            } else if let Some(v) = text_of(&out) {
+                return Some(v);
+            }
+        }
+        if let Some(get) = self.aclsysGetCANNVersion {
+            for package in [ACL_PKG_NAME_RUNTIME, ACL_PKG_NAME_CANN] {
+                let mut v = aclCANNPackageVersion::default();
+                // SAFETY: writes one aclCANNPackageVersion, ours.
+                let code = unsafe { get(package, &mut v) };
+                if code != ACL_SUCCESS {
+                    self.recent_error();
+                } else if let Some(v) = text_of(&v.version) {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
     /// The calling thread's latest error text (`aclGetRecentErrMsg`), empty if none.
     pub fn recent_error(&self) -> String {
         // SAFETY: the function takes no argument and returns null or a NUL-terminated string
@@ -442,6 +551,18 @@ impl Api {
             }
         }
     }
+}
+
+/// The text of a fixed-size string field up to its first NUL (or its end), trimmed; `None`
+/// if empty.
+fn text_of(field: &[c_char]) -> Option<String> {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    let text = String::from_utf8_lossy(&bytes).trim().to_string();
+    (!text.is_empty()).then_some(text)
 }
 
 /// Why a library could not be used.
@@ -572,6 +693,11 @@ mod tests {
         assert_eq!(std::mem::size_of::<aclrtPlaceHolderInfo>(), 8);
         assert_eq!(std::mem::size_of::<aclrtLaunchKernelCfg>(), 16);
         assert_eq!(std::mem::size_of::<aclrtBinaryLoadOption>(), 20);
+        assert_eq!(std::mem::size_of::<aclCANNPackageVersion>(), 512);
+        assert_eq!(
+            std::mem::offset_of!(aclCANNPackageVersion, reserved),
+            128 + 4 * 64
+        );
     }
 
     #[test]

@@ -34,6 +34,11 @@
 //!   reads the ABORT cell the host sets before it aborts the backend (`WorldShared::abort`;
 //!   a synchronous `aclrtMemcpy` while kernels of other streams run: that it lands while they
 //!   run is assumed, UNTESTED on an NPU); [`Backend::wait_until_idle`] waits for them.
+//! - **Description** ([`Backend::description`], the header of `aiv-perf`): "ACL (SoC, CANN
+//!   version, library, launch path)": the SoC from `aclrtGetSocName`, the version from
+//!   `aclsysGetVersionStr` of the runtime package (CANN 8.5+), else the deprecated
+//!   `aclsysGetCANNVersion` (8.2+); "SoC unknown" / "CANN version unknown" where the runtime
+//!   lacks the call or it fails, never an error.
 //! - **Errors.** A failed launch is an [`Error::Fault`] whose detail is the runtime's status
 //!   code and `aclGetRecentErrMsg` text; other failed calls are [`Error::Runtime`].
 //! - The ACL runtime is initialised (`aclInit`) once per process and never finalised: other
@@ -439,6 +444,13 @@ impl AclBackend {
         }
     }
 
+    /// The CANN version the runtime reports ([`Api::cann_version`]: `aclsysGetVersionStr`,
+    /// else the deprecated `aclsysGetCANNVersion`), `None` if it has neither call or they
+    /// fail. acl-twin reports its own version (`acl-twin <version>`), not a CANN release.
+    pub fn cann_version(&self) -> Option<String> {
+        self.shared.acl.api.cann_version()
+    }
+
     /// True if the runtime is acl-twin (the CPU twin behind the ACL API).
     pub fn is_twin(&self) -> bool {
         self.shared.acl.twin.is_some()
@@ -547,8 +559,10 @@ unsafe impl Backend for AclBackend {
             LaunchPath::ArgsBuilder => "argument-builder launches (CANN 8.2/8.3)",
         };
         format!(
-            "ACL ({}, {}, {path})",
+            "ACL ({}, {}, {}, {path})",
             self.soc_name().unwrap_or_else(|| "SoC unknown".into()),
+            self.cann_version()
+                .map_or_else(|| "CANN version unknown".into(), |v| format!("CANN {v}")),
             self.library()
         )
     }

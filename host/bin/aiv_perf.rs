@@ -770,8 +770,9 @@ options:
                             (libascendcl.so on the loader's path; acl-twin's runs the twin
                             behind it); auto (default; AIV_BACKEND) is ACL when a device
                             runtime (not acl-twin) loads with enough devices, else the twin.
-                            The header names the backend; the
-                            twin's own figures (dmabw, cores, census) print N/A through ACL
+                            The header names the backend (through ACL: the SoC and CANN
+                            version the runtime reports); the twin's own figures (dmabw,
+                            cores, census) print N/A through ACL
       --json                one JSON object on stdout instead of the table
   -h, --help                this help (anywhere on the command line)
 

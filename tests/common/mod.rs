@@ -72,6 +72,19 @@ pub fn acl_twin_hiding(hidden: &[&str]) -> ascendc_sys::Acl {
         .unwrap_or_else(|e| panic!("{e} (build acl-twin: cargo build -p acl-twin --tests)"))
 }
 
+/// The version acl-twin reports as the runtime's (`aclsysGetVersionStr`): its crate version,
+/// read from its manifest (aiv-comm's tests do not link acl-twin's crate).
+pub fn acl_twin_version() -> String {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/acl-twin/Cargo.toml");
+    let text = std::fs::read_to_string(manifest).expect("acl-twin's Cargo.toml");
+    let v = text
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .expect("acl-twin's [package] version");
+    format!("acl-twin {v}")
+}
+
 /// A world of `ranks` with `config` on `backend`.
 pub fn make_world(
     backend: Backend,
