@@ -91,6 +91,22 @@ impl GmAddr {
     }
 }
 
+/// Where the binaries of a kernel library are (`ascendc-build` writes them into each of its
+/// kernel statics): a runtime that loads kernels by name from a binary (the ACL runtime: an
+/// NPU, or acl-twin) loads the library's binary and finds the kernel in it.
+///
+/// The paths are the build's output files, as the build script saw them: a program runs its
+/// kernels through ACL where it was built (or where those files were copied to the same paths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelBinaries {
+    /// The library's name (`ascendc_build::Build::compile`'s argument).
+    pub library: &'static str,
+    /// The kernels linked into a shared object for acl-twin (`ascendc_build::Build::twin_binary`).
+    pub twin: Option<&'static str>,
+    /// The device binary for the NPU's vector cores (`ascendc_build::Build::npu`).
+    pub npu: Option<&'static str>,
+}
+
 /// A kernel compiled for the twin with a generated trampoline (see the `ascendc-build` crate,
 /// which writes one `static` of this type per kernel it is told to build).
 #[derive(Clone, Copy)]
@@ -98,6 +114,7 @@ pub struct Kernel {
     name: &'static str,
     entry: KernelFn,
     signature: SignatureFn,
+    binaries: Option<&'static KernelBinaries>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -122,7 +139,23 @@ impl Kernel {
             name,
             entry,
             signature,
+            binaries: None,
         }
+    }
+
+    /// This kernel, with the binaries of its library: what a runtime that loads kernels by
+    /// name from a binary (ACL's `aclrtBinaryLoadFromFile` + `aclrtBinaryGetFunction`) loads it
+    /// from. `ascendc-build`'s statics carry them.
+    pub const fn with_binaries(self, binaries: &'static KernelBinaries) -> Kernel {
+        Kernel {
+            binaries: Some(binaries),
+            ..self
+        }
+    }
+
+    /// The binaries of the kernel's library, if it was built with them ([`Kernel::with_binaries`]).
+    pub fn binaries(&self) -> Option<&'static KernelBinaries> {
+        self.binaries
     }
 
     /// The kernel's name.

@@ -72,7 +72,7 @@ pub use device::{
 };
 pub use dma::POISON;
 pub use error::{FaultKind, KernelFault, TwinError};
-pub use kernel::{ArgBlock, GmAddr, Kernel, ParamInfo, SignatureFn};
+pub use kernel::{ArgBlock, GmAddr, Kernel, KernelBinaries, ParamInfo, SignatureFn};
 pub use knobs::{TwinConfig, DEFAULT_WATCHDOG, STREAM_AFTER_MAX};
 pub use sched::{in_host_task, HostSignal};
 pub use shared::{

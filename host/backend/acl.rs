@@ -23,12 +23,16 @@
 //! - **Peers.** Every device is given access to every other device's memory
 //!   (`aclrtDeviceEnablePeerAccess`, documented for the threads of one process), since a
 //!   kernel reads and writes its peers' HCCL buffers and flags directly.
-//! - **Kernels** come from one binary loaded on every device: on acl-twin, the twin build of
-//!   aiv-comm's kernels (`libaiv_kernels.twin.so`, built by `build.rs`); on an NPU, the device
-//!   binary a build with the `npu` feature embeds. A kernel is found by its name
-//!   ([`ascendc_twin::Kernel::name`]); one missing from the binary is an error naming it.
-//! - **Flags.** On acl-twin, sync areas are marked as flag memory (`aclTwinMarkSync`) for its
-//!   race checker, as the twin backend's `alloc_sync` does; on an NPU nothing is needed.
+//! - **Kernels** are found by name ([`ascendc_twin::Kernel::name`]) in their library's binary.
+//!   aiv-comm's own binary is loaded on every device at start: on acl-twin, the twin build of
+//!   its kernels (`libaiv_kernels.twin.so`, built by `build.rs`); on an NPU, the device binary
+//!   a build with the `npu` feature embeds. A user's kernel built with `ascendc-build` names
+//!   its library's binaries ([`ascendc_twin::Kernel::binaries`]: the twin shared object, and
+//!   the device ELF where `Build::npu` ran), and the backend loads that binary on a device at
+//!   the first launch of one of its kernels there, so the same program launches its own
+//!   kernels on the twin and through ACL. A kernel made without `ascendc-build` is looked for
+//!   in aiv-comm's binary. A library without the binary this runtime needs, a binary that does
+//!   not load, or a kernel missing from it is an error saying which.
 //! - **Abort** cannot kill a running ACL kernel: it makes later launches fail at once
 //!   ([`crate::FaultKind::PeerAborted`]), and running ones stop at their next long wait, which
 //!   reads the ABORT cell the host sets before it aborts the backend (`WorldShared::abort`;
@@ -80,10 +84,14 @@ struct Shared {
     /// in a job of processes ([`AclBackend::for_process`]) the rank's device for every rank
     /// (a peer's memory is imported into it).
     physical: Vec<u32>,
-    /// The binary loaded on each device (0: none, a peer's device in a job of processes).
+    /// aiv-comm's binary, loaded on each device (0: none, a peer's device in a job of
+    /// processes).
     binaries: Vec<usize>,
-    /// Kernels looked up so far, by device and name.
-    functions: Mutex<HashMap<(u32, &'static str), usize>>,
+    /// Binaries of users' kernel libraries, loaded on first launch of one of their kernels:
+    /// by device and path.
+    libraries: Mutex<HashMap<(u32, &'static str), usize>>,
+    /// Kernels looked up so far, by device, binary and name.
+    functions: Mutex<HashMap<(u32, usize, &'static str), usize>>,
     /// The first abort reason, and the launches running now: one lock, so that a launch is
     /// either refused by an abort or counted before `abort` returns (`wait_until_idle` then
     /// waits for it).
@@ -171,35 +179,122 @@ impl Shared {
         Ok(())
     }
 
+    /// Loads the binary at `path` on `device` (the current one).
+    fn load_binary(&self, device: u32, path: &str) -> Result<usize> {
+        let load = self
+            .acl
+            .api
+            .aclrtBinaryLoadFromFile
+            .expect("launch_path checked it");
+        let cpath =
+            CString::new(path).map_err(|_| Error::Config("binary path has a NUL".into()))?;
+        // A device binary is loaded as a vector-core ELF (assumed from the documented magic
+        // values; UNTESTED: no NPU here). acl-twin's binaries take no options.
+        let mut magic = aclrtBinaryLoadOption {
+            type_: ACL_RT_BINARY_LOAD_OPT_MAGIC,
+            value: aclrtBinaryLoadOptionValue {
+                magic: ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE,
+            },
+        };
+        let mut options = aclrtBinaryLoadOptions {
+            options: &mut magic,
+            numOpt: 1,
+        };
+        let options_ptr: *mut aclrtBinaryLoadOptions = if self.acl.twin.is_some() {
+            std::ptr::null_mut()
+        } else {
+            &mut options
+        };
+        self.set_device(device)?;
+        let mut h: aclrtBinHandle = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated path, null or live options, an out-pointer to our slot.
+        let code = unsafe { load(cpath.as_ptr(), options_ptr, &mut h) };
+        if code != ACL_SUCCESS {
+            return Err(Error::Runtime {
+                call: "aclrtBinaryLoadFromFile",
+                code,
+                message: format!("{path}: {}", self.acl.api.recent_error()),
+            });
+        }
+        Ok(h as usize)
+    }
+
+    /// The binary holding `kernel` on `device`: aiv-comm's, or the kernel's own library's
+    /// (loaded on first use; [`Kernel::binaries`], which `ascendc-build`'s statics carry).
+    fn binary_of(&self, device: u32, kernel: &'static Kernel) -> Result<usize> {
+        let own = self.binaries[device as usize];
+        if own == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "device {device} is another process's: this process launches on its own rank's only"
+            )));
+        }
+        let Some(b) = kernel.binaries() else {
+            // Made without ascendc-build (`Kernel::from_trampoline`): aiv-comm's binary is the
+            // only place to look.
+            return Ok(own);
+        };
+        let path = match (self.acl.twin.is_some(), b.twin, b.npu) {
+            (true, Some(p), _) | (false, _, Some(p)) => p,
+            (true, None, _) => {
+                return Err(Error::Config(format!(
+                    "kernel `{}`: its library `{}` was built without a twin binary, which acl-twin loads: leave ascendc_build::Build::twin_binary on",
+                    kernel.name(),
+                    b.library
+                )))
+            }
+            (false, _, None) => {
+                return Err(Error::Config(format!(
+                    "kernel `{}`: its library `{}` was built without NPU kernels: call ascendc_build::Build::npu in its build.rs where CANN's bisheng is installed (ASCEND_HOME_PATH set)",
+                    kernel.name(),
+                    b.library
+                )))
+            }
+        };
+        if Some(path) == self.own_binary() {
+            return Ok(own);
+        }
+        let mut libraries = self.libraries.lock();
+        if let Some(&h) = libraries.get(&(device, path)) {
+            return Ok(h);
+        }
+        let h = self.load_binary(device, path)?;
+        libraries.insert((device, path), h);
+        Ok(h)
+    }
+
+    /// The path of aiv-comm's binary on this runtime, if it has one.
+    fn own_binary(&self) -> Option<&'static str> {
+        match self.acl.twin {
+            Some(_) => Some(TWIN_BINARY),
+            None => NPU_BINARY,
+        }
+    }
+
     /// The function handle of `kernel` on `device`.
     fn function(&self, device: u32, kernel: &'static Kernel) -> Result<usize> {
-        let key = (device, kernel.name());
+        let binary = self.binary_of(device, kernel)?;
+        let key = (device, binary, kernel.name());
         if let Some(&f) = self.functions.lock().get(&key) {
             return Ok(f);
         }
         let name = CString::new(kernel.name()).map_err(|_| {
             Error::InvalidArgument(format!("kernel name {:?} has a NUL", kernel.name()))
         })?;
-        if self.binaries[device as usize] == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "device {device} is another process's: this process launches on its own rank's only"
-            )));
-        }
         let mut f: aclrtFuncHandle = std::ptr::null_mut();
         // SAFETY: a live binary handle, a NUL-terminated name, an out-pointer to our slot.
         let code = unsafe {
-            (self.acl.api.aclrtBinaryGetFunction)(
-                self.binaries[device as usize] as aclrtBinHandle,
-                name.as_ptr(),
-                &mut f,
-            )
+            (self.acl.api.aclrtBinaryGetFunction)(binary as aclrtBinHandle, name.as_ptr(), &mut f)
         };
         if code != ACL_SUCCESS {
+            let whose = match kernel.binaries() {
+                Some(b) => format!("the binary of its library `{}`", b.library),
+                None => "aiv-comm's binary (the kernel was made without ascendc-build, so its own binary is unknown)".into(),
+            };
             return Err(Error::Runtime {
                 call: "aclrtBinaryGetFunction",
                 code,
                 message: format!(
-                    "kernel `{}` is not in the binary aiv-comm loaded (only aiv-comm's own kernels are, on this backend): {}",
+                    "kernel `{}` is not in {whose}: {}",
                     kernel.name(),
                     self.acl.api.recent_error()
                 ),
@@ -212,8 +307,19 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        for (d, &b) in self.binaries.iter().enumerate() {
-            if b != 0 && self.set_device(d as u32).is_ok() {
+        let own = self
+            .binaries
+            .iter()
+            .enumerate()
+            .map(|(d, &b)| (d as u32, b));
+        let libraries: Vec<(u32, usize)> = self
+            .libraries
+            .lock()
+            .iter()
+            .map(|(&(d, _), &b)| (d, b))
+            .collect();
+        for (d, b) in own.chain(libraries) {
+            if b != 0 && self.set_device(d).is_ok() {
                 // SAFETY: a binary this backend loaded; nothing launches from it any more
                 // (every handle that could holds this Shared).
                 unsafe { (self.acl.api.aclrtBinaryUnLoad)(b as aclrtBinHandle) };
@@ -310,45 +416,19 @@ impl AclBackend {
             }
             Some((_, local)) => vec![local % count; devices as usize],
         };
-        let binary = match (&acl.twin, NPU_BINARY) {
-            (Some(_), _) => TWIN_BINARY,
-            (None, Some(npu)) => npu,
-            (None, None) => {
-                return Err(Error::Runtime {
-                    call: "loading aiv-comm's kernels",
-                    code: 0,
-                    message: "aiv-comm was built without NPU kernels: rebuild it with `--features npu` where CANN's bisheng is installed (ASCEND_HOME_PATH set)".into(),
-                })
-            }
-        };
-        let load = acl
-            .api
-            .aclrtBinaryLoadFromFile
-            .expect("launch_path checked it");
-        let cpath =
-            CString::new(binary).map_err(|_| Error::Config("binary path has a NUL".into()))?;
-        // A device binary is loaded as a vector-core ELF (assumed from the documented magic
-        // values; UNTESTED: no NPU here). acl-twin's binaries take no options.
-        let mut magic = aclrtBinaryLoadOption {
-            type_: ACL_RT_BINARY_LOAD_OPT_MAGIC,
-            value: aclrtBinaryLoadOptionValue {
-                magic: ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE,
-            },
-        };
-        let mut options = aclrtBinaryLoadOptions {
-            options: &mut magic,
-            numOpt: 1,
-        };
-        let options_ptr: *mut aclrtBinaryLoadOptions = if acl.twin.is_some() {
-            std::ptr::null_mut()
-        } else {
-            &mut options
-        };
+        if acl.twin.is_none() && NPU_BINARY.is_none() {
+            return Err(Error::Runtime {
+                call: "loading aiv-comm's kernels",
+                code: 0,
+                message: "aiv-comm was built without NPU kernels: rebuild it with `--features npu` where CANN's bisheng is installed (ASCEND_HOME_PATH set)".into(),
+            });
+        }
         let mut shared = Shared {
             acl,
             path,
             physical,
             binaries: vec![0; devices as usize],
+            libraries: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             launches: Mutex::new(Launches::default()),
             idle: Condvar::new(),
@@ -365,17 +445,9 @@ impl AclBackend {
                 // access itself on 8.3+).
                 shared.enable_peers(d, devices)?;
             }
-            let mut h: aclrtBinHandle = std::ptr::null_mut();
-            // SAFETY: a NUL-terminated path, null or live options, an out-pointer to our slot.
-            let code = unsafe { load(cpath.as_ptr(), options_ptr, &mut h) };
-            if code != ACL_SUCCESS {
-                return Err(Error::Runtime {
-                    call: "aclrtBinaryLoadFromFile",
-                    code,
-                    message: format!("{binary}: {}", shared.acl.api.recent_error()),
-                });
-            }
-            shared.binaries[d as usize] = h as usize;
+            let binary = shared.own_binary().expect("checked above");
+            let h = shared.load_binary(d, binary)?;
+            shared.binaries[d as usize] = h;
         }
         Ok(AclBackend {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),

@@ -1,8 +1,9 @@
 //! The user's kernel runs on the twin with its checkers on and gives the right answer, on a
 //! bare device and on every rank of a World (ordered with the rank's collectives).
 
-use aiv_comm::{BufferAccess, DataType, ReduceOp, World};
-use ascendc_twin::{args, DeviceConfig, Twin};
+use aiv_comm::backend::acl::AclBackend;
+use aiv_comm::{BufferAccess, Config, DataType, ReduceOp, World};
+use ascendc_twin::{args, DeviceConfig, Kernel, KernelBinaries, Twin};
 use custom_kernel_example::{kernels, tiling};
 
 #[test]
@@ -38,14 +39,13 @@ fn accumulate_adds_x_into_y_on_a_device() {
     }
 }
 
-#[test]
-fn the_kernel_runs_on_every_rank_ordered_with_a_collective() {
-    let world = World::sim(2).unwrap();
+/// On every rank of `world`: y = AllReduce(x), then y += x with the user's kernel on the same
+/// stream. Each rank's y.
+fn reduce_then_accumulate(world: &World) -> Vec<Vec<f32>> {
     let n = 4096u32;
     let res = world.run(|c| -> aiv_comm::Result<Vec<f32>> {
         let x = c.alloc_from(&vec![c.rank() as f32 + 1.0; n as usize])?;
         let y = c.alloc_from(&vec![0.5f32; n as usize])?;
-        // y = AllReduce(x) ... then y += x with the user's kernel, on the same stream.
         c.all_reduce(&x, &y, n as usize, DataType::F32, ReduceOp::Sum)?;
         let t = tiling(n, 4, 256);
         // SAFETY: reads n floats of x, adds into n floats of y (both claimed).
@@ -59,13 +59,81 @@ fn the_kernel_runs_on_every_rank_ordered_with_a_collective() {
         };
         y.to_vec::<f32>()
     });
+    res.into_iter().map(|v| v.unwrap()).collect()
+}
+
+#[test]
+fn the_kernel_runs_on_every_rank_ordered_with_a_collective() {
+    let res = reduce_then_accumulate(&World::sim(2).unwrap());
     for (r, v) in res.into_iter().enumerate() {
-        let v = v.unwrap();
         // 1 + 2 from the AllReduce, plus this rank's own x.
         assert!(
             v.iter().all(|&e| e == 3.0 + r as f32 + 1.0),
             "rank {r}: {:?}",
             &v[..4]
         );
+    }
+}
+
+/// The same program through the ACL backend, as on an NPU (here on acl-twin, the ACL runtime
+/// over the twin): the user's kernel is loaded from its own library's binary and gives the
+/// twin's bits.
+#[test]
+fn the_kernel_runs_through_acl_as_on_the_twin() {
+    // acl-twin's libascendcl.so, which Cargo builds next to this test (a dev-dependency).
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().join("libascendcl.so");
+    let acl = ascendc_sys::Acl::open(lib.to_str().unwrap(), &[]).unwrap();
+    let backend = AclBackend::with_runtime(acl, 2).unwrap();
+    let world = World::with_backend(2, Config::default(), backend).unwrap();
+    assert_eq!(world.backend_name(), "acl");
+    let twin = reduce_then_accumulate(&World::sim(2).unwrap());
+    assert_eq!(reduce_then_accumulate(&world), twin);
+}
+
+/// The kernel as a library built without a twin binary would give it.
+static NO_TWIN_BINARY: Kernel = kernels::accumulate_custom.with_binaries(&KernelBinaries {
+    library: "example_kernels",
+    twin: None,
+    npu: None,
+});
+/// The kernel as a library whose twin binary is gone would give it.
+static MISSING_BINARY: Kernel = kernels::accumulate_custom.with_binaries(&KernelBinaries {
+    library: "example_kernels",
+    twin: Some("/nonexistent/libexample_kernels.twin.so"),
+    npu: None,
+});
+
+/// A kernel whose binary the runtime cannot load is an error that says why, never a crash.
+#[test]
+fn a_kernel_without_a_loadable_binary_is_a_clear_error_through_acl() {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().join("libascendcl.so");
+    for (kernel, want) in [
+        (&NO_TWIN_BINARY, "built without a twin binary"),
+        (&MISSING_BINARY, "/nonexistent/libexample_kernels.twin.so"),
+    ] {
+        let acl = ascendc_sys::Acl::open(lib.to_str().unwrap(), &[]).unwrap();
+        let world = World::with_backend(
+            1,
+            Config::default(),
+            AclBackend::with_runtime(acl, 1).unwrap(),
+        )
+        .unwrap();
+        let got = world.run(|c| -> aiv_comm::Result<()> {
+            let x = c.alloc_from(&[1.0f32; 64])?;
+            // SAFETY: reads 64 floats of x and adds them into x (claimed for writing).
+            unsafe {
+                c.stream().launch(
+                    kernel,
+                    1,
+                    args![x.gm(0), x.gm(0), 64u32, tiling(64, 1, 64)],
+                    &[BufferAccess::Write(&x)],
+                )?
+            };
+            c.synchronize()
+        });
+        let e = got[0].as_ref().unwrap_err().to_string();
+        assert!(e.contains(want), "{want}: {e}");
     }
 }
