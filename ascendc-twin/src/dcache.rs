@@ -8,14 +8,19 @@
 //! writing different bytes of one line can overwrite each other). Kernels that poll flags with
 //! GetValue without DataCacheCleanAndInvalid therefore hang on the twin as on hardware.
 //!
-//! GM race checker: on flag memory, a line fill acquires and a write-back releases; on data
-//! memory, each GetValue is checked as a read of its bytes and each write-back as a write of
-//! the whole line. Sync census (census.rs): the same fills join and write-backs raise.
+//! GM race checker: a line fill acquires and a write-back releases (the AscendC docs' way of
+//! synchronising through GM with the scalar unit), on flag memory and data memory alike; on
+//! data memory each GetValue is also checked as a synchronising read of its bytes and each
+//! write-back as a synchronising write of the whole line, which DMA accesses and other
+//! write-backs of the same bytes must be ordered with (race.rs, `Kind::Sync`). The bypass
+//! accesses are synchronising in the same way. Sync census (census.rs): on flag memory, fills
+//! join and write-backs raise.
 
 use crate::block::{BlockCtx, CacheLine};
 use crate::census::Op;
 use crate::error::FaultKind;
 use crate::mem;
+use crate::race::Kind;
 
 const LINE: usize = 64;
 
@@ -66,7 +71,7 @@ pub(crate) fn scalar(
     }
     if !found.sync && !store {
         if let Some(rc) = ctx.race.as_mut() {
-            rc.access(&ctx.twin.race, found.base, addr, size, false, false)
+            rc.access(&ctx.twin.race, found.base, addr, size, false, Kind::Sync)
                 .map_err(|reason| FaultKind::GmRace { reason })?;
         }
     }
@@ -89,10 +94,10 @@ pub(crate) fn scalar(
                 span: (from, n),
             },
         );
+        if let Some(rc) = ctx.race.as_mut() {
+            rc.acquire(&ctx.twin.race, from, n);
+        }
         if found.sync {
-            if let Some(rc) = ctx.race.as_mut() {
-                rc.acquire(&ctx.twin.race, from, n);
-            }
             if let Some(c) = ctx.census.as_mut() {
                 c.acquire(std::iter::once((from, n)));
             }
@@ -131,17 +136,17 @@ pub(crate) fn bypass(
         c.access(found.sync, op, std::iter::once((addr, size)));
     }
     if let Some(rc) = ctx.race.as_mut() {
-        match (found.sync, store) {
-            (true, false) => {}
-            (true, true) => rc.release(&ctx.twin.race, addr, size),
-            (false, _) => rc
-                .access(&ctx.twin.race, found.base, addr, size, store, false)
-                .map_err(|reason| FaultKind::GmRace { reason })?,
+        if !found.sync {
+            rc.access(&ctx.twin.race, found.base, addr, size, store, Kind::Sync)
+                .map_err(|reason| FaultKind::GmRace { reason })?;
+        }
+        if store {
+            rc.release(&ctx.twin.race, addr, size);
         }
     }
     if store {
         let meta = found.meta();
-        if found.sync && ctx.twin.space.is_some() {
+        if ctx.twin.space.is_some() {
             crate::lazy::before_release(&mut ctx.lazy);
         }
         ctx.twin.before_write(Some(meta), addr, size);
@@ -152,10 +157,10 @@ pub(crate) fn bypass(
     }
     // SAFETY: as above.
     unsafe { mem::atomic_read(value.as_mut_ptr(), addr as *const u8, size) };
+    if let Some(rc) = ctx.race.as_mut() {
+        rc.acquire(&ctx.twin.race, addr, size);
+    }
     if found.sync {
-        if let Some(rc) = ctx.race.as_mut() {
-            rc.acquire(&ctx.twin.race, addr, size);
-        }
         if let Some(c) = ctx.census.as_mut() {
             c.acquire(std::iter::once((addr, size)));
         }
@@ -191,15 +196,14 @@ pub(crate) fn flush(ctx: &mut BlockCtx, addr: Option<usize>) -> Result<(), Fault
             c.access(found.sync, Op::Store, std::iter::once((from, n)));
         }
         if let Some(rc) = ctx.race.as_mut() {
-            if found.sync {
-                rc.release(&ctx.twin.race, from, n);
-            } else {
-                rc.access(&ctx.twin.race, found.base, from, n, true, false)
+            if !found.sync {
+                rc.access(&ctx.twin.race, found.base, from, n, true, Kind::Sync)
                     .map_err(|reason| FaultKind::GmRace { reason })?;
             }
+            rc.release(&ctx.twin.race, from, n);
         }
         let meta = found.meta();
-        if found.sync && ctx.twin.space.is_some() {
+        if ctx.twin.space.is_some() {
             crate::lazy::before_release(&mut ctx.lazy);
         }
         ctx.twin.before_write(Some(meta), from, n);

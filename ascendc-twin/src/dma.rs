@@ -290,7 +290,10 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     // GM race checker: flag memory is synchronisation (stores release before they land, loads
     // acquire after the data is read, below); every access to data memory is checked first, so
     // a racy copy is reported before it happens.
-    let atomic = ctx.atomic.is_some();
+    let kind = match ctx.atomic {
+        Some(_) => crate::race::Kind::Atomic,
+        None => crate::race::Kind::Plain,
+    };
     if let Some(rc) = ctx.race.as_mut() {
         let shadow = &ctx.twin.race;
         for b in &bursts {
@@ -299,7 +302,7 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
                 (true, true) => {}
                 (true, false) => rc.release(shadow, a, b.len),
                 (false, _) => rc
-                    .access(shadow, found.base, a, b.len, !load, atomic)
+                    .access(shadow, found.base, a, b.len, !load, kind)
                     .map_err(|reason| FaultKind::GmRace { reason })?,
             }
         }

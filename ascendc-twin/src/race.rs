@@ -16,7 +16,17 @@
 //! * every access to data memory, whatever its size (DataCopy/DataCopyPad bodies and tails,
 //!   scalar GetValue/SetValue), is checked: a read must be ordered after the last writes of the
 //!   bytes, a write after their last reads and writes. Atomic stores (SetAtomicAdd/Max/Min) need
-//!   no order among themselves.
+//!   no order among themselves;
+//! * scalar GM accesses that reach GM (ReadGmByPassDCache / WriteGmByPassDCache, a GetValue's
+//!   line fill after DataCacheCleanAndInvalid or on first touch, a dirty line's write-back) are
+//!   the AscendC docs' ways of synchronising through GM, so on data memory too they are
+//!   synchronisation ([`Kind::Sync`]): a sync store releases into the cells it touches and a
+//!   sync load that reads GM acquires, as on flag memory. They are still checked against every
+//!   DMA access (a DataCopy racing with a poll or a flag store is a race), and two sync stores of
+//!   the same bytes still need an order (a lost update; two cores' write-backs of one 64-byte
+//!   line overwrite each other); only a sync load and a sync store of the same bytes (a poll
+//!   seeing a flag change) need none. A flag kept in an ordinary buffer, written and polled as
+//!   the docs say, is therefore no race, and what it orders is checked through it.
 //!
 //! Host copies into and out of GM are not tracked (the host orders them with the streams).
 
@@ -66,6 +76,25 @@ struct Acc {
     who: u16,
     clock: u32,
     atomic: bool,
+    /// A scalar synchronising access ([`Kind::Sync`]).
+    sync: bool,
+}
+
+/// What kind of access a data-memory access is (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A DMA read or write (DataCopy, DataCopyPad).
+    Plain,
+    /// A DMA store in an atomic mode (SetAtomicAdd/Max/Min).
+    Atomic,
+    /// A scalar access that reaches GM: a bypass read or write, a line fill, a write-back.
+    Sync,
+}
+
+/// Whether an earlier access `e` and a later one `me` (a write or not) of the same bytes, not
+/// ordered by any flag, are allowed: two atomic stores, or a sync load and a sync store.
+fn may_overlap(e: Acc, e_write: bool, me: Acc, write: bool) -> bool {
+    (write && e_write && me.atomic && e.atomic) || (write != e_write && me.sync && e.sync)
 }
 
 /// The recorded accesses of a run of GM bytes. The lists are held inline for the common
@@ -461,7 +490,7 @@ impl RaceCtx {
         }
     }
 
-    /// A bulk data access to `[addr, addr + len)`, which lies in the allocation whose first
+    /// A data access of `kind` to `[addr, addr + len)`, which lies in the allocation whose first
     /// byte is `origin`; returns a description of the race if it is not ordered after the
     /// conflicting earlier accesses.
     pub fn access(
@@ -471,7 +500,7 @@ impl RaceCtx {
         addr: usize,
         len: usize,
         write: bool,
-        atomic: bool,
+        kind: Kind,
     ) -> Result<(), String> {
         if len == 0 {
             return Ok(());
@@ -480,7 +509,8 @@ impl RaceCtx {
         let me = Acc {
             who: self.me as u16,
             clock: self.vc[self.me],
-            atomic,
+            atomic: kind == Kind::Atomic,
+            sync: kind == Kind::Sync,
         };
         let vc = &self.vc;
         // Granule by granule (a segment never crosses one), each under its shard's lock.
@@ -584,7 +614,7 @@ fn access_piece(
             let seg = &mut g[i].1;
             if seg.end == end {
                 check(addr, seg, me, vc, write)?;
-                record(seg, me, write);
+                record(seg, me, vc, write);
                 return Ok(());
             }
         }
@@ -598,9 +628,10 @@ fn access_piece(
     for (start, seg) in &g[lo..hi] {
         check(*start, seg, me, vc, write)?;
     }
-    if write && !me.atomic {
-        // A plain write leaves one state over the whole range: keep one segment, so the
-        // shadow does not fragment as buffers are rewritten piece by piece.
+    if write && !me.atomic && !me.sync {
+        // A plain write leaves one state over the whole range (it is ordered after every
+        // earlier access): keep one segment, so the shadow does not fragment as buffers are
+        // rewritten piece by piece.
         let one = (
             addr,
             Seg {
@@ -621,7 +652,7 @@ fn access_piece(
     let (mut i, mut cursor) = (lo, addr);
     while cursor < end {
         if g.get(i).is_some_and(|(start, _)| *start == cursor) {
-            record(&mut g[i].1, me, write);
+            record(&mut g[i].1, me, vc, write);
             cursor = g[i].1.end;
         } else {
             let next = g.get(i).map_or(end, |(start, _)| (*start).min(end));
@@ -630,7 +661,7 @@ fn access_piece(
                 s.gaps_before += usize::from(next < end);
             }
             let mut gap = Seg::empty(next);
-            record(&mut gap, me, write);
+            record(&mut gap, me, vc, write);
             g.insert(i, (cursor, gap));
             cursor = next;
         }
@@ -644,7 +675,7 @@ fn access_piece(
 fn check(start: usize, seg: &Seg, me: Acc, vc: &[u32], write: bool) -> Result<(), Race> {
     for w in &seg.writes {
         let unordered = w.who != me.who && at(vc, w.who) < w.clock;
-        if unordered && !(write && me.atomic && w.atomic) {
+        if unordered && !may_overlap(*w, true, me, write) {
             return Err(Race {
                 start,
                 end: seg.end,
@@ -655,7 +686,7 @@ fn check(start: usize, seg: &Seg, me: Acc, vc: &[u32], write: bool) -> Result<()
     }
     if write {
         for r in &seg.reads {
-            if r.who != me.who && at(vc, r.who) < r.clock {
+            if r.who != me.who && at(vc, r.who) < r.clock && !may_overlap(*r, false, me, true) {
                 return Err(Race {
                     start,
                     end: seg.end,
@@ -668,10 +699,13 @@ fn check(start: usize, seg: &Seg, me: Acc, vc: &[u32], write: bool) -> Result<()
     Ok(())
 }
 
-/// Records access `me` (checked) in segment `seg`.
-fn record(seg: &mut Seg, me: Acc, write: bool) {
+/// Records access `me` (checked) of a block that knows `vc` in segment `seg`.
+fn record(seg: &mut Seg, me: Acc, vc: &[u32], write: bool) {
     if write {
-        seg.reads.clear();
+        // The reads the write is ordered after are over; a sync store keeps the sync loads it
+        // is not ordered after (a later access must still be ordered after them).
+        seg.reads
+            .retain(|r| me.sync && r.who != me.who && at(vc, r.who) < r.clock);
         if me.atomic {
             seg.writes.retain(|w| w.atomic && w.who != me.who);
         } else {
@@ -737,16 +771,19 @@ mod tests {
             for x in addr..addr + len {
                 let (writes, reads) = self.bytes.entry(x).or_default();
                 for w in writes.iter() {
+                    // Written out here, not through `may_overlap`: two atomic stores, or a
+                    // sync load after a sync store, need no order.
                     if w.who != me.who
                         && at(vc, w.who) < w.clock
                         && !(write && me.atomic && w.atomic)
+                        && !(!write && me.sync && w.sync)
                     {
                         return Some((x, w.who, Some(w.atomic)));
                     }
                 }
                 if write {
                     for r in reads.iter() {
-                        if r.who != me.who && at(vc, r.who) < r.clock {
+                        if r.who != me.who && at(vc, r.who) < r.clock && !(me.sync && r.sync) {
                             return Some((x, r.who, None));
                         }
                     }
@@ -755,7 +792,7 @@ mod tests {
             for x in addr..addr + len {
                 let (writes, reads) = self.bytes.get_mut(&x).expect("entered above");
                 if write {
-                    reads.clear();
+                    reads.retain(|r| me.sync && r.who != me.who && at(vc, r.who) < r.clock);
                     if me.atomic {
                         writes.retain(|w| w.atomic && w.who != me.who);
                     } else {
@@ -860,11 +897,11 @@ mod tests {
             } else {
                 (&mut b, &mut a)
             };
-            w.access(&sh, D, D, 64, true, false).unwrap();
+            w.access(&sh, D, D, 64, true, Kind::Plain).unwrap();
             w.release(&sh, F, CELL);
             r.acquire(&sh, F, CELL);
             assert_eq!(
-                r.access(&sh, D, D, 64, false, false),
+                r.access(&sh, D, D, 64, false, Kind::Plain),
                 Ok(()),
                 "rank 0's block {}",
                 if a_releases { "releases" } else { "acquires" }
@@ -910,24 +947,34 @@ mod tests {
                 let sh = RaceShadow::default();
                 let mut a = RaceCtx::start(&sh, 0, 0).unwrap();
                 let mut b = RaceCtx::start(&sh, 0, 1).unwrap();
-                a.access(&sh, origin, base, len, true, false).unwrap();
-                a.access(&sh, other, other, other_len, true, false).unwrap();
+                a.access(&sh, origin, base, len, true, Kind::Plain).unwrap();
+                a.access(&sh, other, other, other_len, true, Kind::Plain)
+                    .unwrap();
                 sh.forget(origin, from, freed);
                 assert!(sh.granules_well_formed());
                 let to = (from + freed).min(base + len);
                 // The freed bytes: nothing recorded, in every granule they cover.
-                assert_eq!(b.access(&sh, origin, from, to - from, false, false), Ok(()));
+                assert_eq!(
+                    b.access(&sh, origin, from, to - from, false, Kind::Plain),
+                    Ok(())
+                );
                 // The bytes before the free, and after it when it ends inside the write.
-                let before = b.access(&sh, origin, base, 32, false, false).unwrap_err();
+                let before = b
+                    .access(&sh, origin, base, 32, false, Kind::Plain)
+                    .unwrap_err();
                 assert!(before.starts_with("reads GM"), "{before}");
                 if to < base + len {
-                    let after = b.access(&sh, origin, to, 32, false, false).unwrap_err();
+                    let after = b
+                        .access(&sh, origin, to, 32, false, Kind::Plain)
+                        .unwrap_err();
                     assert!(after.contains(&format!("{to:#x}..")), "{after}");
                 }
                 // Every granule of the other allocation kept its write.
                 for k in 0..SHARDS {
                     let at = other + k * GRANULE;
-                    let kept = b.access(&sh, other, at, 32, false, false).unwrap_err();
+                    let kept = b
+                        .access(&sh, other, at, 32, false, Kind::Plain)
+                        .unwrap_err();
                     assert!(kept.contains(&format!("{at:#x}..")), "{kept}");
                 }
             }
@@ -942,7 +989,8 @@ mod tests {
         for origin in [5 * GRANULE, 5 * GRANULE + 4096, 5 * GRANULE + GRANULE / 2] {
             let sh = RaceShadow::default();
             let mut a = RaceCtx::start(&sh, 0, 0).unwrap();
-            a.access(&sh, origin, origin, GRANULE, true, false).unwrap();
+            a.access(&sh, origin, origin, GRANULE, true, Kind::Plain)
+                .unwrap();
             let granules: Vec<usize> = sh
                 .shards
                 .iter()
@@ -950,7 +998,7 @@ mod tests {
                 .collect();
             assert_eq!(granules, [origin], "origin {origin:#x}");
             // The next granule starts GRANULE bytes after the origin.
-            a.access(&sh, origin, origin + GRANULE - 32, 64, false, false)
+            a.access(&sh, origin, origin + GRANULE - 32, 64, false, Kind::Plain)
                 .unwrap();
             let n: usize = sh.shards.iter().map(|s| s.lock().map.len()).sum();
             assert_eq!(n, 2);
@@ -1054,14 +1102,15 @@ mod tests {
                 .collect();
             let (others, last) = blocks.split_at_mut(12);
             for (i, b) in others.iter_mut().enumerate() {
-                b.access(&sh, D, D, 256, atomic, atomic).unwrap();
+                let kind = if atomic { Kind::Atomic } else { Kind::Plain };
+                b.access(&sh, D, D, 256, atomic, kind).unwrap();
                 if i < 11 {
                     b.release(&sh, F, CELL);
                 }
             }
             let c = &mut last[0];
             c.acquire(&sh, F, CELL);
-            let err = c.access(&sh, D, D, 256, !atomic, false).unwrap_err();
+            let err = c.access(&sh, D, D, 256, !atomic, Kind::Plain).unwrap_err();
             let want = if atomic {
                 "reads GM 0x200000..0x200100 that rank 0 core 11 reduced into"
             } else {
@@ -1186,6 +1235,12 @@ mod tests {
                             2 | 3 => (true, false),
                             _ => (true, true),
                         };
+                        // One plain access in four is a scalar synchronising one instead.
+                        let kind = match atomic {
+                            true => Kind::Atomic,
+                            false if rng.below(4) == 0 => Kind::Sync,
+                            false => Kind::Plain,
+                        };
                         // The first granule's piece of the access.
                         let key = granule_at(origin, addr);
                         let piece_end = key + GRANULE;
@@ -1203,10 +1258,11 @@ mod tests {
                             who: f[b].me as u16,
                             clock: f[b].vc[f[b].me],
                             atomic,
+                            sync: kind == Kind::Sync,
                         };
                         let ro = oracle.access(me, &f[b].vc, addr, len, write);
-                        let rf = f[b].access(&fast, origin, addr, len, write, atomic);
-                        let rg = g[b].access(&general, origin, addr, len, write, atomic);
+                        let rf = f[b].access(&fast, origin, addr, len, write, kind);
+                        let rg = g[b].access(&general, origin, addr, len, write, kind);
                         if fast
                             .shard(key)
                             .lock()
@@ -1222,8 +1278,7 @@ mod tests {
                         {
                             spilled += 1;
                         }
-                        let what =
-                            format!("block {b} {addr:#x}+{len} write {write} atomic {atomic}");
+                        let what = format!("block {b} {addr:#x}+{len} write {write} {kind:?}");
                         assert_eq!(rf, rg, "{what}");
                         match (&rf, ro) {
                             (Ok(()), None) => {}

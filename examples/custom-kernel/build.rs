@@ -3,5 +3,6 @@ fn main() {
     ascendc_build::Build::new()
         .kernels("kernels/accumulate.cpp", &["accumulate_custom"])
         .kernels("kernels/fused_all_reduce.cpp", &["relu_scale_all_reduce"])
+        .kernels("kernels/flag_handoff.cpp", &["flag_handoff"])
         .compile("example_kernels");
 }
