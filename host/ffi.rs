@@ -2,9 +2,20 @@
 //! bindgen and checked in as host/bindings.rs.
 //!
 //! Regenerate after changing those headers: `cargo build --features regen-bindings` (needs
-//! libclang, e.g. Debian's libclang-dev). The assertions below pin every shared struct's size and
-//! key field offsets, and the layout constants, so a header change without regeneration fails to
-//! compile instead of corrupting kernel arguments.
+//! libclang, e.g. Debian's libclang-dev).
+//!
+//! The ABI is pinned twice, to the same numbers: every shared struct's size and key field
+//! offsets, and the values of the layout constants, flags and the library's enums. The headers
+//! pin the C structs with `AIV_PIN_*` static_asserts, which every compilation of the headers
+//! checks: the twin build of the kernels (build.rs, on every `cargo build`), the ascendc-check
+//! syntax check against the real AscendC headers, bisheng in the `npu` build, and bindgen's
+//! clang when regenerating. The assertions below pin host/bindings.rs (`pin_size!`,
+//! `pin_offset!`, `pin_value!`), and the unit test `pins_match_the_headers` checks that the
+//! two lists are the same. So a header change that moves a pinned number fails the kernels'
+//! build until the header's pin is updated, then that test until the pin here is updated too,
+//! then the Rust build until host/bindings.rs is regenerated. Only pinned numbers are guarded:
+//! a change that keeps every pinned number (an unpinned field moved within its struct, a new
+//! value of a self-test kernel's mode enum) still needs a regeneration nothing enforces.
 
 #[path = "bindings.rs"]
 #[allow(clippy::all, missing_docs)]
@@ -28,57 +39,203 @@ pub mod hccl_kernels {
 use static_assertions::const_assert_eq;
 use std::mem::{offset_of, size_of};
 
-const_assert_eq!(size_of::<AivTwinTestArgs>(), 88);
-const_assert_eq!(offset_of!(AivTwinTestArgs, deadline_cycles), 16);
-const_assert_eq!(offset_of!(AivTwinTestArgs, mode), 24);
-const_assert_eq!(offset_of!(AivTwinTestArgs, ub_bytes), 84);
-const_assert_eq!(size_of::<AivCommArgs>(), 552);
-const_assert_eq!(offset_of!(AivCommArgs, hccl), 256);
-const_assert_eq!(offset_of!(AivCommArgs, timeout_cycles), 520);
-const_assert_eq!(offset_of!(AivCommArgs, diag), 528);
-const_assert_eq!(offset_of!(AivCommArgs, tag), 536);
-const_assert_eq!(offset_of!(AivCommArgs, rank), 544);
-const_assert_eq!(size_of::<AivCollArgs>(), 632);
-const_assert_eq!(offset_of!(AivCollArgs, input), 552);
-const_assert_eq!(offset_of!(AivCollArgs, elem_size), 596);
-const_assert_eq!(offset_of!(AivCollArgs, fp), 600);
-const_assert_eq!(offset_of!(AivCollArgs, root), 624);
-const_assert_eq!(size_of::<AivCollVArgs>(), 1888);
-const_assert_eq!(offset_of!(AivCollVArgs, send_off), 568);
-const_assert_eq!(offset_of!(AivCollVArgs, slot_off), 568 + 4 * 256);
-const_assert_eq!(offset_of!(AivCollVArgs, dtype), 568 + 5 * 256);
-const_assert_eq!(offset_of!(AivCollVArgs, fp), 1864);
-const_assert_eq!(size_of::<AivPushArgs>(), 640);
-const_assert_eq!(offset_of!(AivPushArgs, input), 552);
-const_assert_eq!(offset_of!(AivPushArgs, prev_tag), 600);
-const_assert_eq!(offset_of!(AivPushArgs, fp), 616);
-const_assert_eq!(AIV_PUSH_READY_SLOT + AIV_PUSH_MAX_PARTS, AIV_PAIR_SLOTS);
-const_assert_eq!(size_of::<AivCopyArgs>(), 32);
-const_assert_eq!(size_of::<AivSyncTestArgs>(), 584);
-const_assert_eq!(size_of::<AivHandshakeArgs>(), 584);
+// The kernels' ABI, pinned: the same list, number for number, as the AIV_PIN_* static_asserts at
+// the end of sync/aiv_sync_layout.h, sync/aiv_comm_args.h and kernel/aiv_args.h (the unit test
+// `pins_match_the_headers` below holds the two lists equal). Here the numbers are checked against
+// host/bindings.rs; there, against the C structs, by every compiler that builds the kernels.
+
+/// `sizeof(type) == bytes` of a struct of host/bindings.rs (C: `AIV_PIN_SIZE`).
+macro_rules! pin_size {
+    ($t:ident, $bytes:literal) => {
+        const _: () = assert!(
+            size_of::<$t>() == $bytes,
+            concat!(
+                "sizeof(",
+                stringify!($t),
+                ") in host/bindings.rs is not the pinned ",
+                stringify!($bytes),
+                ": regenerate it, or change the pin here and in the header"
+            )
+        );
+    };
+}
+/// `offsetof(type, field) == bytes` (C: `AIV_PIN_OFFSET`).
+macro_rules! pin_offset {
+    ($t:ident, $f:ident, $bytes:literal) => {
+        const _: () = assert!(
+            offset_of!($t, $f) == $bytes,
+            concat!(
+                "offsetof(",
+                stringify!($t),
+                ", ",
+                stringify!($f),
+                ") in host/bindings.rs is not the pinned ",
+                stringify!($bytes),
+                ": regenerate it, or change the pin here and in the header"
+            )
+        );
+    };
+}
+/// The value of a constant of host/bindings.rs (C: `AIV_PIN_VALUE`).
+macro_rules! pin_value {
+    ($name:ident, $value:literal) => {
+        const _: () = assert!(
+            $name == $value,
+            concat!(
+                stringify!($name),
+                " in host/bindings.rs is not the pinned ",
+                stringify!($value),
+                ": regenerate it, or change the pin here and in the header"
+            )
+        );
+    };
+}
+
+// sync/aiv_sync_layout.h
+pin_value!(AIV_FLAG_BYTES, 32);
+pin_value!(AIV_FLAG_LANES, 8);
+pin_value!(AIV_FLAG_PAYLOAD, 2);
+pin_value!(AIV_PAYLOAD_LANES, 6);
+pin_value!(AIV_MAX_RANKS, 32);
+pin_value!(AIV_MAX_BLOCKS, 48);
+pin_value!(AIV_PAIR_SLOTS, 48);
+pin_value!(AIV_ONE2N_SLOTS, 48);
+pin_value!(AIV_COUNT_SLOTS, 8);
+pin_value!(AIV_LINK_KINDS, 4);
+pin_value!(AIV_SRC_SLOTS, 48);
+pin_value!(AIV_PAIR_OFFSET, 0);
+pin_value!(AIV_ONE2N_OFFSET, 49152); // PAIR: 32 ranks x 48 slots x 32 bytes
+pin_value!(AIV_COUNT_OFFSET, 50688); // + ONE2N: 48 cells
+pin_value!(AIV_BARRIER_OFFSET, 50944); // + COUNT: 8 cells
+pin_value!(AIV_LINK_OFFSET, 52480); // + BARRIER: 48 cells
+pin_value!(AIV_SRC_OFFSET, 56576); // + LINK: 32 ranks x 4 kinds
+pin_value!(AIV_ABORT_OFFSET, 58112); // + SRC: 48 cells
+pin_value!(AIV_SYNC_AREA_BYTES, 58144); // + ABORT: 1 cell
+pin_value!(AIV_ABORT_CHECK_CYCLES, 5000);
+pin_value!(AIV_FP_ANNOUNCED, 1073741824); // 1 << 30
+pin_value!(AIV_DIAG_BYTES, 96);
+pin_value!(AIV_DIAG_AREA_BYTES, 4608); // 48 blocks x 96 bytes
+pin_value!(AIV_DIAG_MAGIC, 1145651527);
+pin_value!(AIV_DIAG_WAIT, 1);
+pin_value!(AIV_DIAG_WAIT_NV1, 2);
+pin_value!(AIV_DIAG_WAIT_1VN, 3);
+pin_value!(AIV_DIAG_BARRIER, 4);
+pin_value!(AIV_DIAG_CHAIN, 5);
+pin_value!(AIV_DIAG_LINK, 6);
+pin_value!(AIV_DIAG_SIZE, 7);
+pin_value!(AIV_DIAG_MISMATCH, 8);
+pin_value!(AIV_DIAG_SOURCE, 9);
+pin_value!(AIV_DIAG_ABORTED, 10);
+pin_value!(AIV_LINK_P2P_DATA, 0);
+pin_value!(AIV_LINK_P2P_DONE, 1);
+pin_value!(AIV_LINK_ACK, 2);
+pin_value!(AIV_LINK_DATA, 3);
+pin_size!(AivDiag, 96);
+pin_offset!(AivDiag, magic, 0);
+pin_offset!(AivDiag, kind, 4);
+pin_offset!(AivDiag, rank, 8);
+pin_offset!(AivDiag, block, 12);
+pin_offset!(AivDiag, peer, 16);
+pin_offset!(AivDiag, cell, 24);
+pin_offset!(AivDiag, expected, 32);
+pin_offset!(AivDiag, observed, 40);
+pin_offset!(AivDiag, waited_cycles, 48);
+pin_offset!(AivDiag, seen, 56);
+pin_offset!(AivDiag, pad, 80);
+
+// sync/aiv_comm_args.h
+pin_size!(AivCommArgs, 552);
+pin_offset!(AivCommArgs, sync, 0);
+pin_offset!(AivCommArgs, hccl, 256);
+pin_offset!(AivCommArgs, hccl_bytes, 512);
+pin_offset!(AivCommArgs, timeout_cycles, 520);
+pin_offset!(AivCommArgs, diag, 528);
+pin_offset!(AivCommArgs, tag, 536);
+pin_offset!(AivCommArgs, rank, 544);
+pin_offset!(AivCommArgs, rank_size, 548);
+
+// kernel/aiv_args.h
+pin_value!(AIV_DT_F32, 0);
+pin_value!(AIV_DT_F16, 1);
+pin_value!(AIV_DT_BF16, 2);
+pin_value!(AIV_DT_I32, 3);
+pin_value!(AIV_DT_I16, 4);
+pin_value!(AIV_DT_I8, 5);
+pin_value!(AIV_OP_NONE, 0);
+pin_value!(AIV_OP_SUM, 1);
+pin_value!(AIV_OP_MAX, 2);
+pin_value!(AIV_OP_MIN, 3);
+pin_value!(AIV_AR_ONE_SHOT, 0);
+pin_value!(AIV_AR_TWO_SHOT, 1);
+pin_value!(AIV_COLL_DETERMINISTIC, 1);
+pin_value!(AIV_COLL_BLOCK_PER_PART, 2);
+pin_value!(AIV_COLL_IN_WINDOW, 4);
+pin_value!(AIV_PUSH_ACK_SLOT, 39);
+pin_value!(AIV_PUSH_READY_SLOT, 40);
+pin_value!(AIV_PUSH_MAX_PARTS, 8);
+pin_value!(AIV_PROBE_WORDS, 1100);
+pin_value!(AIV_PROBE_SLOTS, 16);
+pin_value!(AIV_API_BLOCK_BYTES, 256);
+pin_value!(AIV_API_PIECE, 64);
+pin_value!(AIV_VEC_REGION_BYTES, 32768);
+pin_size!(AivTwinTestArgs, 88);
+pin_offset!(AivTwinTestArgs, deadline_cycles, 16);
+pin_offset!(AivTwinTestArgs, mode, 24);
+pin_offset!(AivTwinTestArgs, ub_bytes, 84);
+pin_size!(AivCopyArgs, 32);
+pin_offset!(AivCopyArgs, bytes, 16);
+pin_offset!(AivCopyArgs, op, 28);
+pin_size!(AivCollArgs, 632);
+pin_offset!(AivCollArgs, comm, 0);
+pin_offset!(AivCollArgs, input, 552);
+pin_offset!(AivCollArgs, dtype, 584);
+pin_offset!(AivCollArgs, elem_size, 596);
+pin_offset!(AivCollArgs, fp, 600);
+pin_offset!(AivCollArgs, root, 624);
+pin_offset!(AivCollArgs, flags, 628);
+pin_size!(AivPushArgs, 640);
+pin_offset!(AivPushArgs, comm, 0);
+pin_offset!(AivPushArgs, input, 552);
+pin_offset!(AivPushArgs, region_off, 584);
+pin_offset!(AivPushArgs, prev_tag, 600);
+pin_offset!(AivPushArgs, fp, 616);
+pin_size!(AivCollVArgs, 1888);
+pin_offset!(AivCollVArgs, comm, 0);
+pin_offset!(AivCollVArgs, send_off, 568);
+pin_offset!(AivCollVArgs, recv_len, 1336);
+pin_offset!(AivCollVArgs, slot_off, 1592);
+pin_offset!(AivCollVArgs, dtype, 1848);
+pin_offset!(AivCollVArgs, flags, 1856);
+pin_offset!(AivCollVArgs, fp, 1864);
+pin_size!(AivP2PArgs, 600);
+pin_offset!(AivP2PArgs, comm, 0);
+pin_offset!(AivP2PArgs, buf, 552);
+pin_offset!(AivP2PArgs, seq, 584);
+pin_offset!(AivP2PArgs, is_send, 596);
+pin_size!(AivSignalArgs, 576);
+pin_offset!(AivSignalArgs, comm, 0);
+pin_offset!(AivSignalArgs, seq, 552);
+pin_offset!(AivSignalArgs, kind, 564);
+pin_offset!(AivSignalArgs, is_wait, 568);
+pin_size!(AivHandshakeArgs, 584);
+pin_offset!(AivHandshakeArgs, comm, 0);
+pin_offset!(AivHandshakeArgs, fp, 552);
+pin_offset!(AivHandshakeArgs, partner, 576);
+pin_size!(AivSyncTestArgs, 584);
+pin_offset!(AivSyncTestArgs, result, 552);
+pin_offset!(AivSyncTestArgs, bytes, 580);
+pin_size!(AivProbeTiling, 8808);
+pin_offset!(AivProbeTiling, cols, 8804);
+pin_size!(AivApiTestArgs, 40);
+pin_offset!(AivApiTestArgs, param, 36);
+pin_size!(AivVecTestArgs, 128);
+pin_offset!(AivVecTestArgs, op, 64);
+pin_offset!(AivVecTestArgs, deq, 120);
+
+// Invariants of the layout itself (also asserted in the headers).
 const_assert_eq!(size_of::<AivDiag>(), AIV_DIAG_BYTES as usize);
-const_assert_eq!(offset_of!(AivDiag, cell), 24);
-const_assert_eq!(offset_of!(AivDiag, expected), 32);
-const_assert_eq!(offset_of!(AivDiag, seen), 56);
-const_assert_eq!(AIV_FLAG_BYTES, 32);
-const_assert_eq!(AIV_FLAG_PAYLOAD, 2);
-const_assert_eq!(AIV_PAYLOAD_LANES, 6);
-const_assert_eq!(AIV_MAX_RANKS, 32);
-const_assert_eq!(AIV_MAX_BLOCKS, 48);
-const_assert_eq!(AIV_ONE2N_OFFSET, 32 * 48 * 32);
-const_assert_eq!(AIV_COUNT_OFFSET, AIV_ONE2N_OFFSET + 48 * 32);
-const_assert_eq!(AIV_BARRIER_OFFSET, AIV_COUNT_OFFSET + 8 * 32);
-const_assert_eq!(AIV_LINK_OFFSET, AIV_BARRIER_OFFSET + 48 * 32);
-const_assert_eq!(AIV_SRC_OFFSET, AIV_LINK_OFFSET + 32 * 4 * 32);
-const_assert_eq!(AIV_ABORT_OFFSET, AIV_SRC_OFFSET + 48 * 32);
-const_assert_eq!(AIV_SYNC_AREA_BYTES, AIV_ABORT_OFFSET + 32);
-const_assert_eq!(AIV_FP_ANNOUNCED, 1 << 30);
-const_assert_eq!(size_of::<AivP2PArgs>(), 600);
-const_assert_eq!(offset_of!(AivP2PArgs, seq), 584);
-const_assert_eq!(size_of::<AivSignalArgs>(), 576);
-const_assert_eq!(AIV_DIAG_AREA_BYTES, 48 * 96);
-const_assert_eq!(size_of::<AivProbeTiling>(), 8808);
-const_assert_eq!(size_of::<AivApiTestArgs>(), 40);
+const_assert_eq!(AIV_SYNC_AREA_BYTES % 32, 0);
+const_assert_eq!(AIV_PUSH_READY_SLOT + AIV_PUSH_MAX_PARTS, AIV_PAIR_SLOTS);
 
 macro_rules! pod {
     ($($t:ty),*) => {$(
@@ -144,3 +301,47 @@ const_assert_eq!(std::mem::offset_of!(AivPushArgs, comm), 0);
 const_assert_eq!(std::mem::offset_of!(AivP2PArgs, comm), 0);
 const_assert_eq!(std::mem::offset_of!(AivSignalArgs, comm), 0);
 const_assert_eq!(std::mem::offset_of!(AivHandshakeArgs, comm), 0);
+
+#[cfg(test)]
+mod tests {
+    /// The pins of `text`: the arguments of each `{prefix}KIND(...)` that starts a line, as
+    /// (kind in lower case, arguments without `struct ` and blanks).
+    fn pins(text: &str, prefix: &str, open: &str) -> Vec<(String, String)> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix(prefix))
+            .map(|l| {
+                let (kind, rest) = l.split_once(open).expect("a pin has arguments");
+                let args = &rest[..rest.find(')').expect("a pin's arguments end")];
+                let args: String = args.replace("struct ", "").split_whitespace().collect();
+                (kind.to_ascii_lowercase(), args)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pins_match_the_headers() {
+        let mut c = Vec::new();
+        for header in [
+            include_str!("../sync/aiv_sync_layout.h"),
+            include_str!("../sync/aiv_comm_args.h"),
+            include_str!("../kernel/aiv_args.h"),
+        ] {
+            c.extend(pins(header, "AIV_PIN_", "("));
+        }
+        let mut rust = pins(include_str!("ffi.rs"), "pin_", "!(");
+        assert!(
+            c.len() > 100 && rust.len() > 100,
+            "{} C pins, {} Rust pins",
+            c.len(),
+            rust.len()
+        );
+        c.sort();
+        rust.sort();
+        let only_c: Vec<_> = c.iter().filter(|p| !rust.contains(p)).collect();
+        let only_rust: Vec<_> = rust.iter().filter(|p| !c.contains(p)).collect();
+        assert!(
+            only_c.is_empty() && only_rust.is_empty() && c == rust,
+            "the headers' AIV_PIN_* and host/ffi.rs's pin_*! differ: only in the headers {only_c:?}, only in host/ffi.rs {only_rust:?}"
+        );
+    }
+}

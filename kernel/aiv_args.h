@@ -1,6 +1,7 @@
 /*
  * Argument structs of aiv-comm's kernels: plain C, shared by device code (read from GM by the
- * kernel) and the Rust host (bindings generated from kernel/launch.h, sizes pinned on both sides).
+ * kernel) and the Rust host (bindings generated from kernel/launch.h; sizes, offsets and values
+ * pinned on both sides: AIV_PIN_* at the end of this file, and host/ffi.rs).
  * Every kernel takes one GM pointer to its struct: extern "C" __global__ __aicore__ void k(GM_ADDR args),
  * except aiv_args_probe, which pins the launch of ordinary multi-parameter signatures.
  * Fields are fixed-width and naturally aligned so the layout is the same for every compiler.
@@ -433,5 +434,88 @@ struct AivVecTestArgs {
     uint32_t deq;      /* raw bits of the half DEQSCALE (Cast int32 -> half) */
     uint32_t reserved;
 };
+
+/* ---- ABI pins: the same numbers as host/ffi.rs (see AIV_PIN_* in sync/aiv_sync_layout.h) ---- */
+
+AIV_PIN_VALUE(AIV_DT_F32, 0);
+AIV_PIN_VALUE(AIV_DT_F16, 1);
+AIV_PIN_VALUE(AIV_DT_BF16, 2);
+AIV_PIN_VALUE(AIV_DT_I32, 3);
+AIV_PIN_VALUE(AIV_DT_I16, 4);
+AIV_PIN_VALUE(AIV_DT_I8, 5);
+AIV_PIN_VALUE(AIV_OP_NONE, 0);
+AIV_PIN_VALUE(AIV_OP_SUM, 1);
+AIV_PIN_VALUE(AIV_OP_MAX, 2);
+AIV_PIN_VALUE(AIV_OP_MIN, 3);
+AIV_PIN_VALUE(AIV_AR_ONE_SHOT, 0);
+AIV_PIN_VALUE(AIV_AR_TWO_SHOT, 1);
+AIV_PIN_VALUE(AIV_COLL_DETERMINISTIC, 1);
+AIV_PIN_VALUE(AIV_COLL_BLOCK_PER_PART, 2);
+AIV_PIN_VALUE(AIV_COLL_IN_WINDOW, 4);
+AIV_PIN_VALUE(AIV_PUSH_ACK_SLOT, 39);
+AIV_PIN_VALUE(AIV_PUSH_READY_SLOT, 40);
+AIV_PIN_VALUE(AIV_PUSH_MAX_PARTS, 8);
+AIV_PIN_VALUE(AIV_PROBE_WORDS, 1100);
+AIV_PIN_VALUE(AIV_PROBE_SLOTS, 16);
+AIV_PIN_VALUE(AIV_API_BLOCK_BYTES, 256);
+AIV_PIN_VALUE(AIV_API_PIECE, 64);
+AIV_PIN_VALUE(AIV_VEC_REGION_BYTES, 32768);
+
+AIV_PIN_SIZE(struct AivTwinTestArgs, 88);
+AIV_PIN_OFFSET(struct AivTwinTestArgs, deadline_cycles, 16);
+AIV_PIN_OFFSET(struct AivTwinTestArgs, mode, 24);
+AIV_PIN_OFFSET(struct AivTwinTestArgs, ub_bytes, 84);
+AIV_PIN_SIZE(struct AivCopyArgs, 32);
+AIV_PIN_OFFSET(struct AivCopyArgs, bytes, 16);
+AIV_PIN_OFFSET(struct AivCopyArgs, op, 28);
+AIV_PIN_SIZE(struct AivCollArgs, 632);
+AIV_PIN_OFFSET(struct AivCollArgs, comm, 0);
+AIV_PIN_OFFSET(struct AivCollArgs, input, 552);
+AIV_PIN_OFFSET(struct AivCollArgs, dtype, 584);
+AIV_PIN_OFFSET(struct AivCollArgs, elem_size, 596);
+AIV_PIN_OFFSET(struct AivCollArgs, fp, 600);
+AIV_PIN_OFFSET(struct AivCollArgs, root, 624);
+AIV_PIN_OFFSET(struct AivCollArgs, flags, 628);
+AIV_PIN_SIZE(struct AivPushArgs, 640);
+AIV_PIN_OFFSET(struct AivPushArgs, comm, 0);
+AIV_PIN_OFFSET(struct AivPushArgs, input, 552);
+AIV_PIN_OFFSET(struct AivPushArgs, region_off, 584);
+AIV_PIN_OFFSET(struct AivPushArgs, prev_tag, 600);
+AIV_PIN_OFFSET(struct AivPushArgs, fp, 616);
+AIV_PIN_SIZE(struct AivCollVArgs, 1888);
+AIV_PIN_OFFSET(struct AivCollVArgs, comm, 0);
+AIV_PIN_OFFSET(struct AivCollVArgs, send_off, 568);
+AIV_PIN_OFFSET(struct AivCollVArgs, recv_len, 1336);
+AIV_PIN_OFFSET(struct AivCollVArgs, slot_off, 1592);
+AIV_PIN_OFFSET(struct AivCollVArgs, dtype, 1848);
+AIV_PIN_OFFSET(struct AivCollVArgs, flags, 1856);
+AIV_PIN_OFFSET(struct AivCollVArgs, fp, 1864);
+AIV_PIN_SIZE(struct AivP2PArgs, 600);
+AIV_PIN_OFFSET(struct AivP2PArgs, comm, 0);
+AIV_PIN_OFFSET(struct AivP2PArgs, buf, 552);
+AIV_PIN_OFFSET(struct AivP2PArgs, seq, 584);
+AIV_PIN_OFFSET(struct AivP2PArgs, is_send, 596);
+AIV_PIN_SIZE(struct AivSignalArgs, 576);
+AIV_PIN_OFFSET(struct AivSignalArgs, comm, 0);
+AIV_PIN_OFFSET(struct AivSignalArgs, seq, 552);
+AIV_PIN_OFFSET(struct AivSignalArgs, kind, 564);
+AIV_PIN_OFFSET(struct AivSignalArgs, is_wait, 568);
+AIV_PIN_SIZE(struct AivHandshakeArgs, 584);
+AIV_PIN_OFFSET(struct AivHandshakeArgs, comm, 0);
+AIV_PIN_OFFSET(struct AivHandshakeArgs, fp, 552);
+AIV_PIN_OFFSET(struct AivHandshakeArgs, partner, 576);
+AIV_PIN_SIZE(struct AivSyncTestArgs, 584);
+AIV_PIN_OFFSET(struct AivSyncTestArgs, result, 552);
+AIV_PIN_OFFSET(struct AivSyncTestArgs, bytes, 580);
+AIV_PIN_SIZE(struct AivProbeTiling, 8808);
+AIV_PIN_OFFSET(struct AivProbeTiling, cols, 8804);
+AIV_PIN_SIZE(struct AivApiTestArgs, 40);
+AIV_PIN_OFFSET(struct AivApiTestArgs, param, 36);
+AIV_PIN_SIZE(struct AivVecTestArgs, 128);
+AIV_PIN_OFFSET(struct AivVecTestArgs, op, 64);
+AIV_PIN_OFFSET(struct AivVecTestArgs, deq, 120);
+
+/* Invariants of the layout itself (also asserted in host/ffi.rs). */
+AIV_STATIC_ASSERT(AIV_PUSH_READY_SLOT + AIV_PUSH_MAX_PARTS == AIV_PAIR_SLOTS, "push cells end the PAIR slots");
 
 #endif /* AIV_ARGS_H */

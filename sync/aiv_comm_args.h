@@ -1,6 +1,7 @@
 /*
  * AivCommArgs: the communicator part of every collective kernel's arguments (plain C, shared with
- * the Rust host). The host fills it per launch; device code reads it from GM.
+ * the Rust host; its layout is pinned at the end of this file). The host fills it per launch;
+ * device code reads it from GM.
  */
 #ifndef AIV_COMM_ARGS_H
 #define AIV_COMM_ARGS_H
@@ -18,5 +19,16 @@ struct AivCommArgs {
     int32_t rank;                 /* this rank */
     int32_t rank_size;            /* ranks in the communicator, 1..=AIV_MAX_RANKS */
 };
+
+/* Pinned here and in host/ffi.rs (see AIV_PIN_* in aiv_sync_layout.h). */
+AIV_PIN_SIZE(struct AivCommArgs, 552);
+AIV_PIN_OFFSET(struct AivCommArgs, sync, 0);
+AIV_PIN_OFFSET(struct AivCommArgs, hccl, 256);
+AIV_PIN_OFFSET(struct AivCommArgs, hccl_bytes, 512);
+AIV_PIN_OFFSET(struct AivCommArgs, timeout_cycles, 520);
+AIV_PIN_OFFSET(struct AivCommArgs, diag, 528);
+AIV_PIN_OFFSET(struct AivCommArgs, tag, 536);
+AIV_PIN_OFFSET(struct AivCommArgs, rank, 544);
+AIV_PIN_OFFSET(struct AivCommArgs, rank_size, 548);
 
 #endif /* AIV_COMM_ARGS_H */

@@ -2,8 +2,9 @@
  * Layout of a rank's sync area: the GM region holding the soft-sync flags of one rank, and of
  * the diagnostic records a launch leaves behind.
  * Plain C: included by device code (sync/aiv_sync.h) and, through bindgen (host/bindings.rs), by
- * the Rust host. Offsets are in bytes from the start of the area. Sizes and offsets are pinned
- * with static_assert here and static_assertions in host/ffi.rs.
+ * the Rust host. Offsets are in bytes from the start of the area. Sizes, offsets and values the
+ * host relies on are pinned at the end of this file and of aiv_comm_args.h and aiv_args.h
+ * (AIV_PIN_*, below), and to the same numbers in host/ffi.rs.
  *
  * A flag is one 32-byte cell: lanes 0-1 hold a 64-bit tag (lane 0 the low half), lanes 2-7 a
  * payload (a call's fingerprint, a message size), so that a single 32-byte DataCopy moves tag
@@ -125,9 +126,86 @@ struct AivDiag {
     int32_t pad[4];
 };
 
+/*
+ * ABI pins. Each AIV_PIN_* states one number of the ABI these headers share with the Rust host:
+ * the size of a struct, the offset of a field, the value of a constant. Every compilation of
+ * these headers checks it against the C definition (the twin build of the kernels, the
+ * ascendc-check syntax check, bisheng in the `npu` build, clang when bindgen regenerates
+ * host/bindings.rs: C++ static_assert, or C11 _Static_assert). host/ffi.rs pins the generated
+ * bindings to the same numbers with pin_size! / pin_offset! / pin_value!, and its unit test
+ * `pins_match_the_headers` checks that the two lists are the same. So a layout change fails the
+ * kernels' build until its pin here is updated, then that test until the Rust pin is, and then
+ * the Rust build until host/bindings.rs is regenerated.
+ */
+#include <stddef.h>
 #if defined(__cplusplus)
-static_assert(sizeof(struct AivDiag) == AIV_DIAG_BYTES, "AivDiag is one 96-byte record");
-static_assert(AIV_SYNC_AREA_BYTES % 32 == 0, "sync area is whole DMA blocks");
+#define AIV_STATIC_ASSERT(cond, what) static_assert(cond, what)
+#else
+#define AIV_STATIC_ASSERT(cond, what) _Static_assert(cond, what)
 #endif
+#define AIV_PIN_SIZE(type, bytes)                                                                                    \
+    AIV_STATIC_ASSERT(sizeof(type) == (bytes), "sizeof(" #type ") is pinned: change it in host/ffi.rs too and "    \
+                                               "regenerate host/bindings.rs")
+#define AIV_PIN_OFFSET(type, field, bytes)                                                                           \
+    AIV_STATIC_ASSERT(offsetof(type, field) == (bytes), "offsetof(" #type ", " #field ") is pinned: change it in "  \
+                                                        "host/ffi.rs too and regenerate host/bindings.rs")
+#define AIV_PIN_VALUE(name, value)                                                                                   \
+    AIV_STATIC_ASSERT((name) == (value), #name " is pinned: change it in host/ffi.rs too and regenerate "          \
+                                         "host/bindings.rs")
+
+AIV_PIN_VALUE(AIV_FLAG_BYTES, 32);
+AIV_PIN_VALUE(AIV_FLAG_LANES, 8);
+AIV_PIN_VALUE(AIV_FLAG_PAYLOAD, 2);
+AIV_PIN_VALUE(AIV_PAYLOAD_LANES, 6);
+AIV_PIN_VALUE(AIV_MAX_RANKS, 32);
+AIV_PIN_VALUE(AIV_MAX_BLOCKS, 48);
+AIV_PIN_VALUE(AIV_PAIR_SLOTS, 48);
+AIV_PIN_VALUE(AIV_ONE2N_SLOTS, 48);
+AIV_PIN_VALUE(AIV_COUNT_SLOTS, 8);
+AIV_PIN_VALUE(AIV_LINK_KINDS, 4);
+AIV_PIN_VALUE(AIV_SRC_SLOTS, 48);
+AIV_PIN_VALUE(AIV_PAIR_OFFSET, 0);
+AIV_PIN_VALUE(AIV_ONE2N_OFFSET, 49152);    /* PAIR: 32 ranks x 48 slots x 32 bytes */
+AIV_PIN_VALUE(AIV_COUNT_OFFSET, 50688);    /* + ONE2N: 48 cells */
+AIV_PIN_VALUE(AIV_BARRIER_OFFSET, 50944);  /* + COUNT: 8 cells */
+AIV_PIN_VALUE(AIV_LINK_OFFSET, 52480);     /* + BARRIER: 48 cells */
+AIV_PIN_VALUE(AIV_SRC_OFFSET, 56576);      /* + LINK: 32 ranks x 4 kinds */
+AIV_PIN_VALUE(AIV_ABORT_OFFSET, 58112);    /* + SRC: 48 cells */
+AIV_PIN_VALUE(AIV_SYNC_AREA_BYTES, 58144); /* + ABORT: 1 cell */
+AIV_PIN_VALUE(AIV_ABORT_CHECK_CYCLES, 5000);
+AIV_PIN_VALUE(AIV_FP_ANNOUNCED, 1073741824); /* 1 << 30 */
+AIV_PIN_VALUE(AIV_DIAG_BYTES, 96);
+AIV_PIN_VALUE(AIV_DIAG_AREA_BYTES, 4608); /* 48 blocks x 96 bytes */
+AIV_PIN_VALUE(AIV_DIAG_MAGIC, 1145651527);
+AIV_PIN_VALUE(AIV_DIAG_WAIT, 1);
+AIV_PIN_VALUE(AIV_DIAG_WAIT_NV1, 2);
+AIV_PIN_VALUE(AIV_DIAG_WAIT_1VN, 3);
+AIV_PIN_VALUE(AIV_DIAG_BARRIER, 4);
+AIV_PIN_VALUE(AIV_DIAG_CHAIN, 5);
+AIV_PIN_VALUE(AIV_DIAG_LINK, 6);
+AIV_PIN_VALUE(AIV_DIAG_SIZE, 7);
+AIV_PIN_VALUE(AIV_DIAG_MISMATCH, 8);
+AIV_PIN_VALUE(AIV_DIAG_SOURCE, 9);
+AIV_PIN_VALUE(AIV_DIAG_ABORTED, 10);
+AIV_PIN_VALUE(AIV_LINK_P2P_DATA, 0);
+AIV_PIN_VALUE(AIV_LINK_P2P_DONE, 1);
+AIV_PIN_VALUE(AIV_LINK_ACK, 2);
+AIV_PIN_VALUE(AIV_LINK_DATA, 3);
+AIV_PIN_SIZE(struct AivDiag, 96);
+AIV_PIN_OFFSET(struct AivDiag, magic, 0);
+AIV_PIN_OFFSET(struct AivDiag, kind, 4);
+AIV_PIN_OFFSET(struct AivDiag, rank, 8);
+AIV_PIN_OFFSET(struct AivDiag, block, 12);
+AIV_PIN_OFFSET(struct AivDiag, peer, 16);
+AIV_PIN_OFFSET(struct AivDiag, cell, 24);
+AIV_PIN_OFFSET(struct AivDiag, expected, 32);
+AIV_PIN_OFFSET(struct AivDiag, observed, 40);
+AIV_PIN_OFFSET(struct AivDiag, waited_cycles, 48);
+AIV_PIN_OFFSET(struct AivDiag, seen, 56);
+AIV_PIN_OFFSET(struct AivDiag, pad, 80);
+
+/* Invariants of the layout itself (also asserted in host/ffi.rs). */
+AIV_STATIC_ASSERT(sizeof(struct AivDiag) == AIV_DIAG_BYTES, "AivDiag is one 96-byte record");
+AIV_STATIC_ASSERT(AIV_SYNC_AREA_BYTES % 32 == 0, "sync area is whole DMA blocks");
 
 #endif /* AIV_SYNC_LAYOUT_H */
