@@ -1,9 +1,14 @@
 /*
  * The C ABI between the twin's AscendC headers (kernel_operator.h) and the Rust runtime of the CPU
  * twin (ascendc-twin/src/abi.rs). Plain C so both sides read one definition. Every function that can
- * detect misuse returns 0 on success and non-zero when the runtime has recorded an error for the
- * running block; the C++ side then throws AscTwinAbort, which ends the block (the launch reports the
- * recorded error).
+ * detect misuse returns ASC_TWIN_OK (0) on success and non-zero (AscTwinRc) when the runtime has
+ * recorded an error for the running block; the C++ side then throws AscTwinAbort, which ends the
+ * block (the launch reports the recorded error).
+ *
+ * abi.rs mirrors every struct, code and constant here with the same name and value. Both sides pin
+ * the structs' layouts to the same numbers (static_asserts at the end of this file, const asserts
+ * in abi.rs), and abi.rs's test `the_c_side_agrees_with_the_rust_mirror` compares every code and
+ * layout number as the C++ compiler sees it (src/abi_probe.cpp) with the Rust side's.
  *
  * Only the twin uses this header; kernel sources never include it directly.
  */
@@ -15,6 +20,25 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* What the runtime's functions return (asc_twin_event: the event id, or ASC_TWIN_EVENT_FAILED). */
+enum AscTwinRc {
+    ASC_TWIN_OK = 0,       /* success */
+    ASC_TWIN_FAULT = 1,    /* the runtime recorded a fault for the block (or its launch was aborted) */
+    ASC_TWIN_NO_BLOCK = 3  /* called outside a kernel block: nothing was done */
+};
+/* asc_twin_event after recording a fault (never a valid event id). */
+#define ASC_TWIN_EVENT_FAILED (-1)
+
+/* What asc_twin_invoke returns: how one block's run of a kernel ended. */
+enum AscTwinBlockRc {
+    ASC_TWIN_BLOCK_OK = 0,                /* the kernel returned */
+    ASC_TWIN_BLOCK_ABORTED = 1,           /* it threw AscTwinAbort: the runtime has recorded the fault */
+    ASC_TWIN_BLOCK_UNKNOWN_EXCEPTION = 2, /* it threw anything else */
+    /* Not from asc_twin_invoke: the twin's stack guard (src/guard.rs) makes the block's coroutine
+     * return this after a stack overflow; listed so no other code takes its value. */
+    ASC_TWIN_BLOCK_STACK_OVERFLOW = 4
+};
 
 /* Which AscendC call a copy descriptor comes from: the runtime applies that call's rules. */
 enum AscTwinCopyApi {
@@ -108,6 +132,36 @@ enum AscTwinEventOp {
     ASC_TWIN_QUEUE_RELEASE_EVENT = 4
 };
 
+/* Direction of a scalar GM access (asc_twin_gm_scalar, asc_twin_gm_bypass: `is_store`). */
+enum AscTwinScalarDir {
+    ASC_TWIN_LOAD = 0,
+    ASC_TWIN_STORE = 1
+};
+
+/* Kinds of UB access (asc_twin_ub_access, AscTwinUbRange::kind). */
+enum AscTwinUbKind {
+    ASC_TWIN_UB_SCALAR_READ = 0,  /* LocalTensor::GetValue */
+    ASC_TWIN_UB_SCALAR_WRITE = 1, /* LocalTensor::SetValue */
+    ASC_TWIN_UB_VECTOR_WRITE = 2, /* a vector instruction's destination */
+    ASC_TWIN_UB_VECTOR_READ = 3   /* a vector instruction's source */
+};
+
+/* Cross-core synchronisation (asc_twin_cross_core). */
+enum AscTwinCrossCoreOp {
+    ASC_TWIN_CROSS_SET_FLAG = 0,  /* CrossCoreSetFlag<mode>(flag) */
+    ASC_TWIN_CROSS_WAIT_FLAG = 1, /* CrossCoreWaitFlag(flag) */
+    ASC_TWIN_CROSS_SYNC_ALL = 2   /* hardware SyncAll(): a barrier on ASC_TWIN_SYNC_ALL_FLAG */
+};
+/* The cross-core flag the hardware SyncAll() uses. */
+#define ASC_TWIN_SYNC_ALL_FLAG 14
+
+/* The block's current TPipe (asc_twin_tpipe: `set`). Every op returns the current pipe after it. */
+enum AscTwinTPipeOp {
+    ASC_TWIN_TPIPE_GET = 0,  /* change nothing */
+    ASC_TWIN_TPIPE_SET = 1,  /* make `pipe` current */
+    ASC_TWIN_TPIPE_CLEAR = 2 /* clear it if `pipe` is current */
+};
+
 /* Ops named in errors raised by the C++ side through asc_twin_fail. */
 enum AscTwinOp {
     ASC_TWIN_OP_INIT_BUFFER = 0,
@@ -149,8 +203,56 @@ int64_t asc_twin_block_num(void);
 int64_t asc_twin_system_cycle(void);
 int32_t asc_twin_trap(void);
 
+/* Defined in src/twin_entry.cpp, called by the runtime: runs one block of `kernel` inside a C++
+ * try/catch; returns an AscTwinBlockRc. */
+int32_t asc_twin_invoke(void (*kernel)(uint8_t *), uint8_t *args);
+
 #ifdef __cplusplus
 }
+#endif
+
+/* Layout pins: the same numbers as the const asserts after each mirror in abi.rs (64-bit hosts,
+ * the only ones the twin runs on). */
+#ifdef __cplusplus
+#include <cstddef>
+#define ASC_TWIN_PIN_SIZE(type, bytes) \
+    static_assert(sizeof(type) == (bytes), "sizeof(" #type ") is pinned: change its mirror in src/abi.rs too")
+#define ASC_TWIN_PIN_OFFSET(type, field, bytes)                  \
+    static_assert(offsetof(type, field) == (bytes), "offsetof(" #type ", " #field \
+                                                    ") is pinned: change its mirror in src/abi.rs too")
+ASC_TWIN_PIN_SIZE(AscTwinCopy, 88);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, api, 0);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, dir, 4);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, ub, 8);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, ub_cap, 16);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, gm, 24);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, elem_size, 32);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, block_count, 36);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, block_len, 40);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, src_stride, 48);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, dst_stride, 56);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, is_pad, 64);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, left_pad, 68);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, right_pad, 72);
+ASC_TWIN_PIN_OFFSET(AscTwinCopy, pad_value, 80);
+ASC_TWIN_PIN_SIZE(AscTwinUbRange, 24);
+ASC_TWIN_PIN_OFFSET(AscTwinUbRange, kind, 0);
+ASC_TWIN_PIN_OFFSET(AscTwinUbRange, reserved, 4);
+ASC_TWIN_PIN_OFFSET(AscTwinUbRange, ub, 8);
+ASC_TWIN_PIN_OFFSET(AscTwinUbRange, bytes, 16);
+ASC_TWIN_PIN_SIZE(AscTwinVecRegs, 72);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, mask, 0);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, counter, 16);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, mask_undefined, 20);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, cmp, 24);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, deq, 40);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, deq_set, 44);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, acc, 48);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, pad_value, 56);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, pad_size, 64);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, pad_reserved, 68);
+#undef ASC_TWIN_PIN_SIZE
+#undef ASC_TWIN_PIN_OFFSET
 #endif
 
 #endif /* ASC_TWIN_ABI_H */

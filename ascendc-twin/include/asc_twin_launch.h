@@ -31,6 +31,10 @@ struct ParamInfo {
     uint32_t size;
     uint32_t align;
 };
+/* Pinned to the same numbers after ascendc_twin::ParamInfo (src/kernel.rs). */
+static_assert(sizeof(ParamInfo) == 8, "sizeof(ParamInfo) is pinned: change its mirror in src/kernel.rs too");
+static_assert(offsetof(ParamInfo, size) == 0, "offsetof(ParamInfo, size) is pinned: see src/kernel.rs");
+static_assert(offsetof(ParamInfo, align) == 4, "offsetof(ParamInfo, align) is pinned: see src/kernel.rs");
 
 constexpr size_t SlotAlign(size_t align) { return (align + 3) / 4 * 4; }
 

@@ -1,17 +1,209 @@
 //! The C ABI the twin's AscendC headers call (asc_twin_abi.h): thin shims over the mechanisms.
 //!
-//! Every function returns 0 on success. On misuse it records a [`FaultKind`] for the running
-//! block's launch and returns non-zero; the header then throws and the block ends. A panic in
-//! the twin's Rust code is caught here (it must not unwind into C++) and becomes a
-//! [`FaultKind::TwinPanic`] of the block. Every call is a preemption point (block.rs).
+//! Every function returns [`ASC_TWIN_OK`] on success. On misuse it records a [`FaultKind`] for
+//! the running block's launch and returns [`ASC_TWIN_FAULT`]; the header then throws and the
+//! block ends. A panic in the twin's Rust code is caught here (it must not unwind into C++) and
+//! becomes a [`FaultKind::TwinPanic`] of the block. Every call is a preemption point (block.rs).
+//!
+//! Every struct, code and constant of asc_twin_abi.h has its mirror here, with the C name and
+//! value. Both sides pin the structs' layouts to the same numbers (static_asserts at the end of
+//! the header, `const` asserts after each struct here), and the test
+//! `the_c_side_agrees_with_the_rust_mirror` compares every code and layout number as the C++
+//! compiler sees it (src/abi_probe.cpp) with the values here.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::atomics::{AtomicOp, AtomicType};
 use crate::block::{self, BlockCtx};
 use crate::error::FaultKind;
-use crate::guard::{RuntimeCall, RC_STACK_OVERFLOW};
+use crate::guard::RuntimeCall;
 use crate::pipes::Owner;
+
+// Return codes (`enum AscTwinRc`, `enum AscTwinBlockRc`).
+
+/// `ASC_TWIN_OK`: the call succeeded.
+pub(crate) const ASC_TWIN_OK: i32 = 0;
+/// `ASC_TWIN_FAULT`: the runtime recorded a fault for the block (or its launch was aborted).
+pub(crate) const ASC_TWIN_FAULT: i32 = 1;
+/// `ASC_TWIN_NO_BLOCK`: called outside a kernel block; nothing was done.
+pub(crate) const ASC_TWIN_NO_BLOCK: i32 = 3;
+/// `ASC_TWIN_EVENT_FAILED`: what [`asc_twin_event`] returns after recording a fault.
+pub(crate) const ASC_TWIN_EVENT_FAILED: i32 = -1;
+/// `ASC_TWIN_BLOCK_OK`: the block's kernel returned.
+pub(crate) const ASC_TWIN_BLOCK_OK: i32 = 0;
+/// `ASC_TWIN_BLOCK_ABORTED`: the kernel threw AscTwinAbort after the runtime recorded a fault.
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_BLOCK_ABORTED: i32 = 1;
+/// `ASC_TWIN_BLOCK_UNKNOWN_EXCEPTION`: the kernel threw something other than AscTwinAbort.
+pub(crate) const ASC_TWIN_BLOCK_UNKNOWN_EXCEPTION: i32 = 2;
+/// `ASC_TWIN_BLOCK_STACK_OVERFLOW`: what the block's coroutine returns after a stack overflow
+/// (guard.rs; never asc_twin_invoke).
+pub(crate) const ASC_TWIN_BLOCK_STACK_OVERFLOW: i32 = 4;
+
+// `enum AscTwinCopyApi`, `enum AscTwinDir`: [`AscTwinCopy::api`], [`AscTwinCopy::dir`].
+
+/// `ASC_TWIN_DATA_COPY`: DataCopy(dst, src, count).
+pub(crate) const ASC_TWIN_DATA_COPY: u32 = 0;
+/// `ASC_TWIN_DATA_COPY_STRIDED`: DataCopy(dst, src, DataCopyParams).
+pub(crate) const ASC_TWIN_DATA_COPY_STRIDED: u32 = 1;
+/// `ASC_TWIN_DATA_COPY_PAD`: DataCopyPad.
+pub(crate) const ASC_TWIN_DATA_COPY_PAD: u32 = 2;
+/// `ASC_TWIN_GM_TO_UB`: a load (MTE2).
+pub(crate) const ASC_TWIN_GM_TO_UB: u32 = 0;
+/// `ASC_TWIN_UB_TO_GM`: a store (MTE3).
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_UB_TO_GM: u32 = 1;
+
+// `enum AscTwinDtype`: the element type of [`asc_twin_set_atomic`].
+
+/// `ASC_TWIN_DT_UNSUPPORTED`: a non-arithmetic or 64-bit floating type.
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_DT_UNSUPPORTED: u32 = 0;
+/// `ASC_TWIN_DT_F32`.
+pub(crate) const ASC_TWIN_DT_F32: u32 = 1;
+/// `ASC_TWIN_DT_F16`.
+pub(crate) const ASC_TWIN_DT_F16: u32 = 2;
+/// `ASC_TWIN_DT_BF16`.
+pub(crate) const ASC_TWIN_DT_BF16: u32 = 3;
+/// `ASC_TWIN_DT_I32`.
+pub(crate) const ASC_TWIN_DT_I32: u32 = 4;
+/// `ASC_TWIN_DT_I16`.
+pub(crate) const ASC_TWIN_DT_I16: u32 = 5;
+/// `ASC_TWIN_DT_I8`.
+pub(crate) const ASC_TWIN_DT_I8: u32 = 6;
+/// `ASC_TWIN_DT_OTHER_INT`: another integer type (no atomic support).
+pub(crate) const ASC_TWIN_DT_OTHER_INT: u32 = 7;
+
+// `enum AscTwinAtomicOp`: the store mode of [`asc_twin_set_atomic`].
+
+/// `ASC_TWIN_ATOMIC_NONE`: SetAtomicNone.
+pub(crate) const ASC_TWIN_ATOMIC_NONE: u32 = 0;
+/// `ASC_TWIN_ATOMIC_ADD`: SetAtomicAdd.
+pub(crate) const ASC_TWIN_ATOMIC_ADD: u32 = 1;
+/// `ASC_TWIN_ATOMIC_MAX`: SetAtomicMax.
+pub(crate) const ASC_TWIN_ATOMIC_MAX: u32 = 2;
+/// `ASC_TWIN_ATOMIC_MIN`: SetAtomicMin.
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_ATOMIC_MIN: u32 = 3;
+
+// `enum AscTwinPipeOp`: the op of [`asc_twin_pipe`].
+
+/// `ASC_TWIN_SET_FLAG`: the kernel's SetFlag.
+pub(crate) const ASC_TWIN_SET_FLAG: u32 = 0;
+/// `ASC_TWIN_WAIT_FLAG`: the kernel's WaitFlag.
+pub(crate) const ASC_TWIN_WAIT_FLAG: u32 = 1;
+/// `ASC_TWIN_PIPE_BARRIER`: PipeBarrier (`event` is a pipe_t).
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_PIPE_BARRIER: u32 = 2;
+/// `ASC_TWIN_QUEUE_SET_FLAG`: a TQue / TQueBind's own SetFlag.
+pub(crate) const ASC_TWIN_QUEUE_SET_FLAG: u32 = 3;
+/// `ASC_TWIN_QUEUE_WAIT_FLAG`: a TQue / TQueBind's own WaitFlag.
+pub(crate) const ASC_TWIN_QUEUE_WAIT_FLAG: u32 = 4;
+
+// `enum AscTwinEventOp`: the op of [`asc_twin_event`].
+
+/// `ASC_TWIN_ALLOC_EVENT`: TPipe::AllocEventID.
+pub(crate) const ASC_TWIN_ALLOC_EVENT: u32 = 0;
+/// `ASC_TWIN_RELEASE_EVENT`: TPipe::ReleaseEventID.
+pub(crate) const ASC_TWIN_RELEASE_EVENT: u32 = 1;
+/// `ASC_TWIN_FETCH_EVENT`: TPipe::FetchEventID.
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_FETCH_EVENT: u32 = 2;
+/// `ASC_TWIN_QUEUE_ALLOC_EVENT`: a queue takes an id.
+pub(crate) const ASC_TWIN_QUEUE_ALLOC_EVENT: u32 = 3;
+/// `ASC_TWIN_QUEUE_RELEASE_EVENT`: a queue gives its id back.
+pub(crate) const ASC_TWIN_QUEUE_RELEASE_EVENT: u32 = 4;
+
+// `enum AscTwinScalarDir`: `is_store` of [`asc_twin_gm_scalar`] and [`asc_twin_gm_bypass`]
+// (any value but ASC_TWIN_LOAD stores).
+
+/// `ASC_TWIN_LOAD`.
+pub(crate) const ASC_TWIN_LOAD: u32 = 0;
+/// `ASC_TWIN_STORE`.
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_STORE: u32 = 1;
+
+// `enum AscTwinUbKind`: the kind of [`asc_twin_ub_access`] and [`AscTwinUbRange::kind`].
+
+/// `ASC_TWIN_UB_SCALAR_READ`: LocalTensor::GetValue.
+pub(crate) const ASC_TWIN_UB_SCALAR_READ: u32 = 0;
+/// `ASC_TWIN_UB_SCALAR_WRITE`: LocalTensor::SetValue.
+pub(crate) const ASC_TWIN_UB_SCALAR_WRITE: u32 = 1;
+/// `ASC_TWIN_UB_VECTOR_WRITE`: a vector instruction's destination.
+pub(crate) const ASC_TWIN_UB_VECTOR_WRITE: u32 = 2;
+/// `ASC_TWIN_UB_VECTOR_READ`: a vector instruction's source.
+pub(crate) const ASC_TWIN_UB_VECTOR_READ: u32 = 3;
+
+// `enum AscTwinCrossCoreOp`: the op of [`asc_twin_cross_core`].
+
+/// `ASC_TWIN_CROSS_SET_FLAG`: CrossCoreSetFlag.
+pub(crate) const ASC_TWIN_CROSS_SET_FLAG: u32 = 0;
+/// `ASC_TWIN_CROSS_WAIT_FLAG`: CrossCoreWaitFlag.
+pub(crate) const ASC_TWIN_CROSS_WAIT_FLAG: u32 = 1;
+/// `ASC_TWIN_CROSS_SYNC_ALL`: the hardware SyncAll().
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_CROSS_SYNC_ALL: u32 = 2;
+/// `ASC_TWIN_SYNC_ALL_FLAG`: the cross-core flag of the hardware SyncAll().
+pub(crate) const ASC_TWIN_SYNC_ALL_FLAG: u32 = 14;
+
+// `enum AscTwinTPipeOp`: `set` of [`asc_twin_tpipe`].
+
+/// `ASC_TWIN_TPIPE_GET`: change nothing.
+#[allow(dead_code)] // the fallback of the Rust side's match; the C side names it
+pub(crate) const ASC_TWIN_TPIPE_GET: u32 = 0;
+/// `ASC_TWIN_TPIPE_SET`: make `pipe` current.
+pub(crate) const ASC_TWIN_TPIPE_SET: u32 = 1;
+/// `ASC_TWIN_TPIPE_CLEAR`: clear the current pipe if it is `pipe`.
+pub(crate) const ASC_TWIN_TPIPE_CLEAR: u32 = 2;
+
+// `enum AscTwinOp`: the fault op of [`asc_twin_fail`], named by [`fail_op_name`].
+
+/// `ASC_TWIN_OP_INIT_BUFFER`.
+pub(crate) const ASC_TWIN_OP_INIT_BUFFER: u32 = 0;
+/// `ASC_TWIN_OP_LOCAL_INDEX`.
+pub(crate) const ASC_TWIN_OP_LOCAL_INDEX: u32 = 1;
+/// `ASC_TWIN_OP_GLOBAL_INDEX`.
+pub(crate) const ASC_TWIN_OP_GLOBAL_INDEX: u32 = 2;
+/// `ASC_TWIN_OP_QUEUE`.
+pub(crate) const ASC_TWIN_OP_QUEUE: u32 = 3;
+/// `ASC_TWIN_OP_DUPLICATE`.
+pub(crate) const ASC_TWIN_OP_DUPLICATE: u32 = 4;
+/// `ASC_TWIN_OP_FLAG`.
+pub(crate) const ASC_TWIN_OP_FLAG: u32 = 5;
+/// `ASC_TWIN_OP_SYNC_ALL`.
+pub(crate) const ASC_TWIN_OP_SYNC_ALL: u32 = 6;
+/// `ASC_TWIN_OP_ALLOCATOR`.
+pub(crate) const ASC_TWIN_OP_ALLOCATOR: u32 = 7;
+/// `ASC_TWIN_OP_BUF_POOL`.
+pub(crate) const ASC_TWIN_OP_BUF_POOL: u32 = 8;
+/// `ASC_TWIN_OP_CROSS_CORE`.
+pub(crate) const ASC_TWIN_OP_CROSS_CORE: u32 = 9;
+/// `ASC_TWIN_OP_DEBUG`.
+pub(crate) const ASC_TWIN_OP_DEBUG: u32 = 10;
+/// `ASC_TWIN_OP_VECTOR`.
+pub(crate) const ASC_TWIN_OP_VECTOR: u32 = 11;
+/// `ASC_TWIN_OP_DATA_COPY_PAD`.
+pub(crate) const ASC_TWIN_OP_DATA_COPY_PAD: u32 = 12;
+
+/// The name a fault raised through [`asc_twin_fail`] with `op` carries.
+pub(crate) fn fail_op_name(op: u32) -> &'static str {
+    match op {
+        ASC_TWIN_OP_INIT_BUFFER => "TPipe::InitBuffer",
+        ASC_TWIN_OP_LOCAL_INDEX => "LocalTensor",
+        ASC_TWIN_OP_GLOBAL_INDEX => "GlobalTensor",
+        ASC_TWIN_OP_QUEUE => "TQue",
+        ASC_TWIN_OP_DUPLICATE => "Duplicate",
+        ASC_TWIN_OP_FLAG => "set_flag/wait_flag",
+        ASC_TWIN_OP_SYNC_ALL => "SyncAll",
+        ASC_TWIN_OP_ALLOCATOR => "LocalMemAllocator",
+        ASC_TWIN_OP_BUF_POOL => "TBufPool",
+        ASC_TWIN_OP_CROSS_CORE => "CrossCoreSetFlag",
+        ASC_TWIN_OP_DEBUG => "printf",
+        ASC_TWIN_OP_VECTOR => "vector instruction",
+        ASC_TWIN_OP_DATA_COPY_PAD => "DataCopyPad(GM->UB)",
+        _ => "AscendC API",
+    }
+}
 
 /// Mirror of `struct AscTwinCopy` in asc_twin_abi.h.
 #[repr(C)]
@@ -32,6 +224,26 @@ pub struct AscTwinCopy {
     pub(crate) pad_value: u64,
 }
 
+// The same numbers as the header's ASC_TWIN_PIN_* (64-bit hosts).
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<AscTwinCopy>() == 88);
+    assert!(offset_of!(AscTwinCopy, api) == 0);
+    assert!(offset_of!(AscTwinCopy, dir) == 4);
+    assert!(offset_of!(AscTwinCopy, ub) == 8);
+    assert!(offset_of!(AscTwinCopy, ub_cap) == 16);
+    assert!(offset_of!(AscTwinCopy, gm) == 24);
+    assert!(offset_of!(AscTwinCopy, elem_size) == 32);
+    assert!(offset_of!(AscTwinCopy, block_count) == 36);
+    assert!(offset_of!(AscTwinCopy, block_len) == 40);
+    assert!(offset_of!(AscTwinCopy, src_stride) == 48);
+    assert!(offset_of!(AscTwinCopy, dst_stride) == 56);
+    assert!(offset_of!(AscTwinCopy, is_pad) == 64);
+    assert!(offset_of!(AscTwinCopy, left_pad) == 68);
+    assert!(offset_of!(AscTwinCopy, right_pad) == 72);
+    assert!(offset_of!(AscTwinCopy, pad_value) == 80);
+};
+
 /// The message of a caught panic.
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
@@ -40,12 +252,12 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic with a non-string payload".into())
 }
 
-/// Runs `f` with the calling block's context; records its fault under `op` and returns 1 on
-/// error. Outside a kernel (no context) returns 3.
+/// Runs `f` with the calling block's context; records its fault under `op` and returns
+/// [`ASC_TWIN_FAULT`] on error. Outside a kernel (no context) returns [`ASC_TWIN_NO_BLOCK`].
 fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) -> i32 {
     let p = block::current();
     if p.is_null() {
-        return 3;
+        return ASC_TWIN_NO_BLOCK;
     }
     // SAFETY: the scheduler points the current context at the running block's own BlockCtx and
     // never dereferences it while the block lives (block.rs); this call is the only user of it
@@ -61,7 +273,7 @@ fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) ->
     let (depth, launch) = unsafe { (&*depth, &*launch) };
     let _runtime = RuntimeCall::enter(depth);
     if launch.is_aborted() {
-        return 1;
+        return ASC_TWIN_FAULT;
     }
     let block = ctx.block;
     let r = catch_unwind(AssertUnwindSafe(|| {
@@ -69,11 +281,11 @@ fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) ->
         f(ctx)
     }));
     match r {
-        Ok(Ok(())) => 0,
-        Ok(Err(FaultKind::Aborted)) => 1,
+        Ok(Ok(())) => ASC_TWIN_OK,
+        Ok(Err(FaultKind::Aborted)) => ASC_TWIN_FAULT,
         Ok(Err(kind)) => {
             launch.record(block, op, kind);
-            1
+            ASC_TWIN_FAULT
         }
         Err(payload) => {
             launch.record(
@@ -83,12 +295,13 @@ fn with_ctx(op: &str, f: impl FnOnce(&mut BlockCtx) -> Result<(), FaultKind>) ->
                     message: panic_message(payload.as_ref()),
                 },
             );
-            1
+            ASC_TWIN_FAULT
         }
     }
 }
 
-/// The block's coroutine returned `rc`: end-of-kernel work and checks, then the context goes.
+/// The block's coroutine returned `rc` (an `AscTwinBlockRc`): end-of-kernel work and checks,
+/// then the context goes.
 pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
     let block = ctx.block;
     let launch = ctx.launch.clone();
@@ -110,11 +323,12 @@ pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
             }
         }
         match rc {
-            0 => flushed
+            ASC_TWIN_BLOCK_OK => flushed
                 .and_then(|()| ctx.pipes.at_end())
                 .map_err(|k| ("kernel end", k)),
-            RC_STACK_OVERFLOW => Err(("kernel body", FaultKind::StackOverflow)),
-            2 => Err(("kernel body", FaultKind::UnknownException)),
+            ASC_TWIN_BLOCK_STACK_OVERFLOW => Err(("kernel body", FaultKind::StackOverflow)),
+            ASC_TWIN_BLOCK_UNKNOWN_EXCEPTION => Err(("kernel body", FaultKind::UnknownException)),
+            // ASC_TWIN_BLOCK_ABORTED: the fault is recorded already.
             _ => Ok(()),
         }
     }));
@@ -144,7 +358,8 @@ pub unsafe extern "C" fn asc_twin_copy(req: *const AscTwinCopy) -> i32 {
     })
 }
 
-/// Scalar GM access (GlobalTensor::GetValue / SetValue) through the scalar data cache.
+/// Scalar GM access (GlobalTensor::GetValue: `is_store` [`ASC_TWIN_LOAD`] / SetValue:
+/// [`ASC_TWIN_STORE`]) through the scalar data cache.
 ///
 /// # Safety
 /// `value` must point to `size` writable/readable bytes.
@@ -155,7 +370,8 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
     value: *mut u8,
     size: u32,
 ) -> i32 {
-    let op = if is_store != 0 {
+    let store = is_store != ASC_TWIN_LOAD;
+    let op = if store {
         "GlobalTensor::SetValue"
     } else {
         "GlobalTensor::GetValue"
@@ -163,12 +379,13 @@ pub unsafe extern "C" fn asc_twin_gm_scalar(
     // SAFETY: forwarded from the caller.
     unsafe {
         scalar_gm(op, gm_ptr, value, size, |ctx, addr, v| {
-            crate::dcache::scalar(ctx, is_store != 0, addr, v)
+            crate::dcache::scalar(ctx, store, addr, v)
         })
     }
 }
 
-/// ReadGmByPassDCache (`is_store` 0) / WriteGmByPassDCache (1) of `size` bytes at `gm_ptr`.
+/// ReadGmByPassDCache (`is_store` [`ASC_TWIN_LOAD`]) / WriteGmByPassDCache ([`ASC_TWIN_STORE`])
+/// of `size` bytes at `gm_ptr`.
 ///
 /// # Safety
 /// `value` must point to `size` readable/writable bytes.
@@ -179,7 +396,8 @@ pub unsafe extern "C" fn asc_twin_gm_bypass(
     value: *mut u8,
     size: u32,
 ) -> i32 {
-    let op = if is_store != 0 {
+    let store = is_store != ASC_TWIN_LOAD;
+    let op = if store {
         "WriteGmByPassDCache"
     } else {
         "ReadGmByPassDCache"
@@ -187,7 +405,7 @@ pub unsafe extern "C" fn asc_twin_gm_bypass(
     // SAFETY: forwarded from the caller.
     unsafe {
         scalar_gm(op, gm_ptr, value, size, |ctx, addr, v| {
-            crate::dcache::bypass(ctx, is_store != 0, addr, v)
+            crate::dcache::bypass(ctx, store, addr, v)
         })
     }
 }
@@ -224,7 +442,8 @@ pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
     })
 }
 
-/// `SetAtomicAdd/Max/Min<T>` (op 1..=3, dtype code) and `SetAtomicNone` (op 0).
+/// `SetAtomicAdd/Max/Min<T>` (`op` an `ASC_TWIN_ATOMIC_*`, `dtype` an `ASC_TWIN_DT_*`) and
+/// `SetAtomicNone` ([`ASC_TWIN_ATOMIC_NONE`]).
 ///
 /// The mode is taken by each DataCopy to GM when it is issued. The AscendC docs (in-core sync,
 /// "synchronisation guaranteed by hardware") say these calls run on PIPE_S and that on Atlas
@@ -235,33 +454,34 @@ pub extern "C" fn asc_twin_dcci(gm_ptr: *mut u8) -> i32 {
 #[no_mangle]
 pub extern "C" fn asc_twin_set_atomic(op: u32, dtype: u32) -> i32 {
     let name = match op {
-        0 => "SetAtomicNone",
-        1 => "SetAtomicAdd",
-        2 => "SetAtomicMax",
+        ASC_TWIN_ATOMIC_NONE => "SetAtomicNone",
+        ASC_TWIN_ATOMIC_ADD => "SetAtomicAdd",
+        ASC_TWIN_ATOMIC_MAX => "SetAtomicMax",
         _ => "SetAtomicMin",
     };
     with_ctx(name, |ctx| {
         let op = match op {
-            0 => {
+            ASC_TWIN_ATOMIC_NONE => {
                 ctx.atomic = None;
                 return Ok(());
             }
-            1 => AtomicOp::Add,
-            2 => AtomicOp::Max,
+            ASC_TWIN_ATOMIC_ADD => AtomicOp::Add,
+            ASC_TWIN_ATOMIC_MAX => AtomicOp::Max,
             _ => AtomicOp::Min,
         };
         let ty = match dtype {
-            1 => AtomicType::F32,
-            2 => AtomicType::F16,
-            3 => AtomicType::Bf16,
-            4 => AtomicType::I32,
-            5 => AtomicType::I16,
-            6 => AtomicType::I8,
-            7 => {
+            ASC_TWIN_DT_F32 => AtomicType::F32,
+            ASC_TWIN_DT_F16 => AtomicType::F16,
+            ASC_TWIN_DT_BF16 => AtomicType::Bf16,
+            ASC_TWIN_DT_I32 => AtomicType::I32,
+            ASC_TWIN_DT_I16 => AtomicType::I16,
+            ASC_TWIN_DT_I8 => AtomicType::I8,
+            ASC_TWIN_DT_OTHER_INT => {
                 return Err(FaultKind::UnsupportedAtomic {
                     dtype: "an integer type other than int32_t/int16_t/int8_t".into(),
                 })
             }
+            // ASC_TWIN_DT_UNSUPPORTED
             _ => {
                 return Err(FaultKind::UnsupportedAtomic {
                     dtype: "a non-arithmetic or 64-bit floating type".into(),
@@ -273,22 +493,25 @@ pub extern "C" fn asc_twin_set_atomic(op: u32, dtype: u32) -> i32 {
     })
 }
 
-/// SetFlag (op 0), WaitFlag (op 1) and PipeBarrier (op 2, `event` = pipe_t) of the kernel;
-/// SetFlag (op 3) and WaitFlag (op 4) of a TQue / TQueBind's own synchronisation.
+/// SetFlag ([`ASC_TWIN_SET_FLAG`]), WaitFlag ([`ASC_TWIN_WAIT_FLAG`]) and PipeBarrier
+/// ([`ASC_TWIN_PIPE_BARRIER`], `event` = pipe_t) of the kernel; SetFlag
+/// ([`ASC_TWIN_QUEUE_SET_FLAG`]) and WaitFlag ([`ASC_TWIN_QUEUE_WAIT_FLAG`]) of a TQue /
+/// TQueBind's own synchronisation.
 #[no_mangle]
 pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
     let name = match op {
-        0 | 3 => "SetFlag",
-        1 | 4 => "WaitFlag",
+        ASC_TWIN_SET_FLAG | ASC_TWIN_QUEUE_SET_FLAG => "SetFlag",
+        ASC_TWIN_WAIT_FLAG | ASC_TWIN_QUEUE_WAIT_FLAG => "WaitFlag",
         _ => "PipeBarrier",
     };
     with_ctx(name, |ctx| {
         let hz = ctx.hazards.as_deref_mut();
         match op {
-            0 => ctx.pipes.set_flag(hz, Owner::Kernel, event, id),
-            1 => ctx.pipes.wait_flag(hz, Owner::Kernel, event, id),
-            3 => ctx.pipes.set_flag(hz, Owner::Queue, event, id),
-            4 => ctx.pipes.wait_flag(hz, Owner::Queue, event, id),
+            ASC_TWIN_SET_FLAG => ctx.pipes.set_flag(hz, Owner::Kernel, event, id),
+            ASC_TWIN_WAIT_FLAG => ctx.pipes.wait_flag(hz, Owner::Kernel, event, id),
+            ASC_TWIN_QUEUE_SET_FLAG => ctx.pipes.set_flag(hz, Owner::Queue, event, id),
+            ASC_TWIN_QUEUE_WAIT_FLAG => ctx.pipes.wait_flag(hz, Owner::Queue, event, id),
+            // ASC_TWIN_PIPE_BARRIER
             _ => {
                 ctx.pipes.barrier(hz, event);
                 Ok(())
@@ -297,48 +520,52 @@ pub extern "C" fn asc_twin_pipe(op: u32, event: u32, id: i32) -> i32 {
     })
 }
 
-/// The TPipe event-id allocator: AllocEventID (op 0), ReleaseEventID (op 1), FetchEventID
-/// (op 2) of the kernel; a queue taking (op 3) or giving back (op 4) an id. Returns the id
-/// (ops 0, 2, 3) or 0; -1 after recording a fault.
+/// The TPipe event-id allocator: AllocEventID ([`ASC_TWIN_ALLOC_EVENT`]), ReleaseEventID
+/// ([`ASC_TWIN_RELEASE_EVENT`]), FetchEventID ([`ASC_TWIN_FETCH_EVENT`]) of the kernel; a queue
+/// taking ([`ASC_TWIN_QUEUE_ALLOC_EVENT`]) or giving back ([`ASC_TWIN_QUEUE_RELEASE_EVENT`]) an
+/// id. Returns the id (alloc, fetch) or 0 (release); [`ASC_TWIN_EVENT_FAILED`] after recording a
+/// fault.
 #[no_mangle]
 pub extern "C" fn asc_twin_event(op: u32, event: u32, id: i32) -> i32 {
     let name = match op {
-        0 | 3 => "TPipe::AllocEventID",
-        1 | 4 => "TPipe::ReleaseEventID",
+        ASC_TWIN_ALLOC_EVENT | ASC_TWIN_QUEUE_ALLOC_EVENT => "TPipe::AllocEventID",
+        ASC_TWIN_RELEASE_EVENT | ASC_TWIN_QUEUE_RELEASE_EVENT => "TPipe::ReleaseEventID",
         _ => "TPipe::FetchEventID",
     };
     let mut out = 0;
     let rc = with_ctx(name, |ctx| {
         out = match op {
-            0 => ctx.pipes.alloc_event(Owner::Kernel, event)?,
-            1 => ctx
+            ASC_TWIN_ALLOC_EVENT => ctx.pipes.alloc_event(Owner::Kernel, event)?,
+            ASC_TWIN_RELEASE_EVENT => ctx
                 .pipes
                 .release_event(Owner::Kernel, event, id)
                 .map(|()| 0)?,
-            3 => ctx.pipes.alloc_event(Owner::Queue, event)?,
-            4 => ctx
+            ASC_TWIN_QUEUE_ALLOC_EVENT => ctx.pipes.alloc_event(Owner::Queue, event)?,
+            ASC_TWIN_QUEUE_RELEASE_EVENT => ctx
                 .pipes
                 .release_event(Owner::Queue, event, id)
                 .map(|()| 0)?,
+            // ASC_TWIN_FETCH_EVENT
             _ => ctx.pipes.fetch_event(event)?,
         };
         Ok(())
     });
-    if rc == 0 {
+    if rc == ASC_TWIN_OK {
         out
     } else {
-        -1
+        ASC_TWIN_EVENT_FAILED
     }
 }
 
-/// The block's current TPipe (what `GetTPipePtr()` returns): `set` 1 makes `pipe` current,
-/// `set` 2 clears it if it is `pipe` (its destructor); returns the current one.
+/// The block's current TPipe (what `GetTPipePtr()` returns): `set` [`ASC_TWIN_TPIPE_SET`] makes
+/// `pipe` current, [`ASC_TWIN_TPIPE_CLEAR`] clears it if it is `pipe`, [`ASC_TWIN_TPIPE_GET`]
+/// changes nothing; returns the current one (after the change).
 #[no_mangle]
 pub extern "C" fn asc_twin_tpipe(set: u32, pipe: *mut std::ffi::c_void) -> *mut std::ffi::c_void {
     peek(|c| {
         match set {
-            1 => c.tpipe = pipe,
-            2 if c.tpipe == pipe => c.tpipe = std::ptr::null_mut(),
+            ASC_TWIN_TPIPE_SET => c.tpipe = pipe,
+            ASC_TWIN_TPIPE_CLEAR if c.tpipe == pipe => c.tpipe = std::ptr::null_mut(),
             _ => {}
         }
         c.tpipe
@@ -346,24 +573,26 @@ pub extern "C" fn asc_twin_tpipe(set: u32, pipe: *mut std::ffi::c_void) -> *mut 
     .unwrap_or(std::ptr::null_mut())
 }
 
-/// Cross-core synchronisation: `CrossCoreSetFlag<mode>(flag)` (op 0), `CrossCoreWaitFlag(flag)`
-/// (op 1), hardware `SyncAll()` (op 2: a barrier over flag 14 of every block of the launch).
+/// Cross-core synchronisation: `CrossCoreSetFlag<mode>(flag)` ([`ASC_TWIN_CROSS_SET_FLAG`]),
+/// `CrossCoreWaitFlag(flag)` ([`ASC_TWIN_CROSS_WAIT_FLAG`]), hardware `SyncAll()`
+/// ([`ASC_TWIN_CROSS_SYNC_ALL`]: a barrier over flag [`ASC_TWIN_SYNC_ALL_FLAG`] of every block
+/// of the launch).
 #[no_mangle]
 pub extern "C" fn asc_twin_cross_core(op: u32, mode: u32, flag: u32) -> i32 {
     let name = match op {
-        0 => "CrossCoreSetFlag",
-        1 => "CrossCoreWaitFlag",
+        ASC_TWIN_CROSS_SET_FLAG => "CrossCoreSetFlag",
+        ASC_TWIN_CROSS_WAIT_FLAG => "CrossCoreWaitFlag",
         _ => "SyncAll",
     };
     with_ctx(name, |ctx| match op {
-        0 => crate::cross::set(ctx, mode, flag, name),
-        1 => crate::cross::wait(ctx, mode, flag, name),
+        ASC_TWIN_CROSS_SET_FLAG => crate::cross::set(ctx, mode, flag, name),
+        ASC_TWIN_CROSS_WAIT_FLAG => crate::cross::wait(ctx, mode, flag, name),
+        // ASC_TWIN_CROSS_SYNC_ALL
         _ => {
             let hz = ctx.hazards.as_deref_mut();
             ctx.pipes.barrier(hz, crate::pipes::PIPE_ALL);
-            let f = crate::cross::SYNC_ALL_FLAG as u32;
-            crate::cross::set(ctx, 0, f, "SyncAll()")?;
-            crate::cross::wait(ctx, 0, f, "SyncAll()")
+            crate::cross::set(ctx, 0, ASC_TWIN_SYNC_ALL_FLAG, "SyncAll()")?;
+            crate::cross::wait(ctx, 0, ASC_TWIN_SYNC_ALL_FLAG, "SyncAll()")
         }
     })
 }
@@ -421,11 +650,12 @@ pub unsafe extern "C" fn asc_twin_assert_fail(message: *const std::ffi::c_char) 
         );
         Err(FaultKind::AssertFailed { message })
     })
-    .max(1)
+    .max(ASC_TWIN_FAULT)
 }
 
-/// A scalar or vector access to UB, for the pipe-hazard checker and deferred staging: kind 0
-/// scalar read (LocalTensor::GetValue), 1 scalar write (SetValue), 2 vector write, 3 vector read.
+/// A scalar or vector access to UB, for the pipe-hazard checker and deferred staging: `kind` an
+/// `ASC_TWIN_UB_*` (scalar read: LocalTensor::GetValue, scalar write: SetValue, vector write,
+/// vector read).
 #[no_mangle]
 pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i32 {
     ub_access(kind, ub, bytes, None)
@@ -440,7 +670,7 @@ pub extern "C" fn asc_twin_ub_access(kind: u32, ub: *const u8, bytes: u64) -> i3
 pub unsafe extern "C" fn asc_twin_ub_store(ub: *const u8, value: *const u8, bytes: u64) -> i32 {
     // SAFETY: the caller passes `bytes` readable bytes.
     let v = unsafe { std::slice::from_raw_parts(value, bytes as usize) };
-    ub_access(1, ub, bytes, Some(v))
+    ub_access(ASC_TWIN_UB_SCALAR_WRITE, ub, bytes, Some(v))
 }
 
 /// A vector fill (Duplicate) of `count` elements of `elem` bytes, each the `elem` bytes at
@@ -458,22 +688,25 @@ pub unsafe extern "C" fn asc_twin_ub_fill(
 ) -> i32 {
     // SAFETY: the caller passes `elem` readable bytes.
     let v = unsafe { std::slice::from_raw_parts(value, elem as usize) };
-    ub_access(2, ub, count * elem as u64, Some(v))
+    ub_access(ASC_TWIN_UB_VECTOR_WRITE, ub, count * elem as u64, Some(v))
 }
 
-/// `stored`: what a write stores, for the identical-bytes rule: the bytes themselves (kind 1),
-/// or one element repeated over the range (kind 2).
+/// `stored`: what a write stores, for the identical-bytes rule: the bytes themselves
+/// ([`ASC_TWIN_UB_SCALAR_WRITE`]), or one element repeated over the range
+/// ([`ASC_TWIN_UB_VECTOR_WRITE`]).
 fn ub_access(kind: u32, ub: *const u8, bytes: u64, stored: Option<&[u8]>) -> i32 {
     let name = match kind {
-        0 => "LocalTensor::GetValue",
-        1 => "LocalTensor::SetValue",
+        ASC_TWIN_UB_SCALAR_READ => "LocalTensor::GetValue",
+        ASC_TWIN_UB_SCALAR_WRITE => "LocalTensor::SetValue",
         _ => "vector instruction",
     };
     with_ctx(name, |ctx| {
         in_ub(ctx, kind, ub, bytes)?;
         check_ub_access(ctx, kind, ub, bytes, stored)?;
         match kind {
-            1 | 2 => crate::lazy::before_ub_write(&mut ctx.lazy, ub as usize, bytes as usize),
+            ASC_TWIN_UB_SCALAR_WRITE | ASC_TWIN_UB_VECTOR_WRITE => {
+                crate::lazy::before_ub_write(&mut ctx.lazy, ub as usize, bytes as usize)
+            }
             _ => crate::lazy::before_ub_read(&mut ctx.lazy, ub as usize, bytes as usize),
         }
         Ok(())
@@ -490,7 +723,7 @@ fn in_ub(ctx: &BlockCtx, kind: u32, ub: *const u8, bytes: u64) -> Result<(), Fau
         return Err(FaultKind::Misuse {
             reason: format!(
                 "{} UB bytes outside the {}-byte Unified Buffer",
-                if kind == 1 || kind == 2 {
+                if kind == ASC_TWIN_UB_SCALAR_WRITE || kind == ASC_TWIN_UB_VECTOR_WRITE {
                     "writes"
                 } else {
                     "reads"
@@ -523,9 +756,9 @@ fn check_ub_access(
         return Ok(()); // bounds are the tensor's job
     }
     let access = match kind {
-        0 => crate::hazard::Access::ScalarRead,
-        1 => crate::hazard::Access::ScalarWrite,
-        2 => crate::hazard::Access::VWrite,
+        ASC_TWIN_UB_SCALAR_READ => crate::hazard::Access::ScalarRead,
+        ASC_TWIN_UB_SCALAR_WRITE => crate::hazard::Access::ScalarWrite,
+        ASC_TWIN_UB_VECTOR_WRITE => crate::hazard::Access::VWrite,
         _ => crate::hazard::Access::VRead,
     };
     let off = a - base;
@@ -542,7 +775,7 @@ fn check_ub_access(
         // SAFETY: [s, e) lies inside [off, off + bytes), inside the UB (checked above); only
         // this block touches its UB.
         let now = unsafe { std::slice::from_raw_parts((base + s) as *const u8, e - s) };
-        if kind == 2 {
+        if kind == ASC_TWIN_UB_VECTOR_WRITE {
             // Byte i of the range holds byte (i - off) % elem of the element.
             now.iter()
                 .enumerate()
@@ -559,7 +792,7 @@ fn check_ub_access(
 /// reads or writes.
 #[repr(C)]
 pub struct AscTwinUbRange {
-    /// 2 vector write, 3 vector read (as in [`asc_twin_ub_access`]).
+    /// [`ASC_TWIN_UB_VECTOR_WRITE`] or [`ASC_TWIN_UB_VECTOR_READ`] (any other value reads).
     pub kind: u32,
     /// Padding (keeps the C layout explicit).
     pub reserved: u32,
@@ -568,6 +801,16 @@ pub struct AscTwinUbRange {
     /// Length in bytes.
     pub bytes: u64,
 }
+
+// The same numbers as the header's ASC_TWIN_PIN_* (64-bit hosts).
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<AscTwinUbRange>() == 24);
+    assert!(offset_of!(AscTwinUbRange, kind) == 0);
+    assert!(offset_of!(AscTwinUbRange, reserved) == 4);
+    assert!(offset_of!(AscTwinUbRange, ub) == 8);
+    assert!(offset_of!(AscTwinUbRange, bytes) == 16);
+};
 
 /// The UB footprint of one vector instruction, `n` ranges: reads are listed before writes, as
 /// the vector unit reads its sources before it writes its destination. One runtime call for
@@ -584,10 +827,14 @@ pub unsafe extern "C" fn asc_twin_ub_accesses(list: *const AscTwinUbRange, n: u6
     let list = unsafe { std::slice::from_raw_parts(list, n as usize) };
     with_ctx("vector instruction", |ctx| {
         for r in list {
-            let kind = if r.kind == 2 { 2 } else { 3 };
+            let kind = if r.kind == ASC_TWIN_UB_VECTOR_WRITE {
+                ASC_TWIN_UB_VECTOR_WRITE
+            } else {
+                ASC_TWIN_UB_VECTOR_READ
+            };
             in_ub(ctx, kind, r.ub, r.bytes)?;
             check_ub_access(ctx, kind, r.ub, r.bytes, None)?;
-            if kind == 2 {
+            if kind == ASC_TWIN_UB_VECTOR_WRITE {
                 crate::lazy::before_ub_write(&mut ctx.lazy, r.ub as usize, r.bytes as usize);
             } else {
                 crate::lazy::before_ub_read(&mut ctx.lazy, r.ub as usize, r.bytes as usize);
@@ -627,6 +874,22 @@ pub struct AscTwinVecRegs {
     /// Keeps the struct a whole number of 8-byte words, as in C.
     pub pad_reserved: u32,
 }
+
+// The same numbers as the header's ASC_TWIN_PIN_*.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<AscTwinVecRegs>() == 72);
+    assert!(offset_of!(AscTwinVecRegs, mask) == 0);
+    assert!(offset_of!(AscTwinVecRegs, counter) == 16);
+    assert!(offset_of!(AscTwinVecRegs, mask_undefined) == 20);
+    assert!(offset_of!(AscTwinVecRegs, cmp) == 24);
+    assert!(offset_of!(AscTwinVecRegs, deq) == 40);
+    assert!(offset_of!(AscTwinVecRegs, deq_set) == 44);
+    assert!(offset_of!(AscTwinVecRegs, acc) == 48);
+    assert!(offset_of!(AscTwinVecRegs, pad_value) == 56);
+    assert!(offset_of!(AscTwinVecRegs, pad_size) == 64);
+    assert!(offset_of!(AscTwinVecRegs, pad_reserved) == 68);
+};
 
 impl AscTwinVecRegs {
     /// A kernel starts in normal mode with every lane enabled (what AscendC's kernel entry
@@ -674,7 +937,7 @@ pub unsafe extern "C" fn asc_twin_ub_arena(base: *mut *mut u8, size: *mut u64) -
     })
 }
 
-/// A misuse detected by the twin's C++ headers.
+/// A misuse detected by the twin's C++ headers: `op` an `ASC_TWIN_OP_*` ([`fail_op_name`]).
 ///
 /// # Safety
 /// `message` must be a NUL-terminated string.
@@ -685,22 +948,7 @@ pub unsafe extern "C" fn asc_twin_fail(
     value: u64,
     limit: u64,
 ) -> i32 {
-    let name = match op {
-        0 => "TPipe::InitBuffer",
-        1 => "LocalTensor",
-        2 => "GlobalTensor",
-        3 => "TQue",
-        4 => "Duplicate",
-        5 => "set_flag/wait_flag",
-        6 => "SyncAll",
-        7 => "LocalMemAllocator",
-        8 => "TBufPool",
-        9 => "CrossCoreSetFlag",
-        10 => "printf",
-        11 => "vector instruction",
-        12 => "DataCopyPad(GM->UB)",
-        _ => "AscendC API",
-    };
+    let name = fail_op_name(op);
     // SAFETY: the caller passes a NUL-terminated string (copied here).
     let reason = unsafe { std::ffi::CStr::from_ptr(message) }
         .to_string_lossy()
@@ -712,14 +960,14 @@ pub unsafe extern "C" fn asc_twin_fail(
             limit,
         })
     });
-    rc.max(1)
+    rc.max(ASC_TWIN_FAULT)
 }
 
 /// AscendC::Trap(): the kernel stops its core on purpose (the CPU mode of the real toolkit treats
 /// it as a failed assert); the block ends with [`FaultKind::Trap`].
 #[no_mangle]
 pub extern "C" fn asc_twin_trap() -> i32 {
-    with_ctx("Trap", |_| Err(FaultKind::Trap)).max(1)
+    with_ctx("Trap", |_| Err(FaultKind::Trap)).max(ASC_TWIN_FAULT)
 }
 
 /// Runs `f` with the running block's context if there is one (for calls that cannot fail).
@@ -799,5 +1047,214 @@ mod tests {
         }
         // SAFETY: as above.
         unsafe { dev.launch("quiet", quiet_kernel, 3, std::ptr::null_mut()) }.unwrap();
+    }
+
+    /// One entry of `asc_twin_abi_facts` (src/abi_probe.cpp): a C expression and its value.
+    #[repr(C)]
+    struct AbiFact {
+        name: *const std::ffi::c_char,
+        value: i64,
+    }
+
+    extern "C" {
+        /// The first of `asc_twin_abi_fact_count` facts.
+        static asc_twin_abi_facts: AbiFact;
+        static asc_twin_abi_fact_count: u64;
+        /// Reports ASC_TWIN_OP_DATA_COPY_PAD through asc_twin_fail, as the headers do.
+        fn asc_twin_probe_fail(args: *mut u8);
+        /// Throws an `int`.
+        fn asc_twin_probe_throw(args: *mut u8);
+    }
+
+    /// Every code, constant and layout number of the C ABI, as the C++ compiler sees it.
+    fn c_facts() -> Vec<(String, i64)> {
+        // SAFETY: abi_probe.cpp defines `asc_twin_abi_fact_count` entries from
+        // `asc_twin_abi_facts` on, static data whose names are NUL-terminated literals.
+        unsafe {
+            let first = std::ptr::addr_of!(asc_twin_abi_facts);
+            std::slice::from_raw_parts(first, asc_twin_abi_fact_count as usize)
+                .iter()
+                .map(|f| {
+                    let name = std::ffi::CStr::from_ptr(f.name).to_string_lossy();
+                    (name.into_owned(), f.value)
+                })
+                .collect()
+        }
+    }
+
+    /// The same facts, by the same names, as the Rust mirror has them.
+    fn rust_facts() -> Vec<(String, i64)> {
+        use std::mem::{offset_of, size_of};
+        let mut facts = Vec::new();
+        macro_rules! codes {
+            ($($c:ident),* $(,)?) => {
+                $(facts.push((stringify!($c).to_string(), $c as i64));)*
+            };
+        }
+        macro_rules! layout {
+            ($c:literal, $t:ty: $($f:ident),* $(,)?) => {
+                facts.push((format!("sizeof({})", $c), size_of::<$t>() as i64));
+                $(facts.push((
+                    format!("offsetof({}, {})", $c, stringify!($f)),
+                    offset_of!($t, $f) as i64,
+                ));)*
+            };
+        }
+        codes!(
+            ASC_TWIN_OK,
+            ASC_TWIN_FAULT,
+            ASC_TWIN_NO_BLOCK,
+            ASC_TWIN_EVENT_FAILED,
+            ASC_TWIN_BLOCK_OK,
+            ASC_TWIN_BLOCK_ABORTED,
+            ASC_TWIN_BLOCK_UNKNOWN_EXCEPTION,
+            ASC_TWIN_BLOCK_STACK_OVERFLOW,
+            ASC_TWIN_DATA_COPY,
+            ASC_TWIN_DATA_COPY_STRIDED,
+            ASC_TWIN_DATA_COPY_PAD,
+            ASC_TWIN_GM_TO_UB,
+            ASC_TWIN_UB_TO_GM,
+            ASC_TWIN_DT_UNSUPPORTED,
+            ASC_TWIN_DT_F32,
+            ASC_TWIN_DT_F16,
+            ASC_TWIN_DT_BF16,
+            ASC_TWIN_DT_I32,
+            ASC_TWIN_DT_I16,
+            ASC_TWIN_DT_I8,
+            ASC_TWIN_DT_OTHER_INT,
+            ASC_TWIN_ATOMIC_NONE,
+            ASC_TWIN_ATOMIC_ADD,
+            ASC_TWIN_ATOMIC_MAX,
+            ASC_TWIN_ATOMIC_MIN,
+            ASC_TWIN_SET_FLAG,
+            ASC_TWIN_WAIT_FLAG,
+            ASC_TWIN_PIPE_BARRIER,
+            ASC_TWIN_QUEUE_SET_FLAG,
+            ASC_TWIN_QUEUE_WAIT_FLAG,
+            ASC_TWIN_ALLOC_EVENT,
+            ASC_TWIN_RELEASE_EVENT,
+            ASC_TWIN_FETCH_EVENT,
+            ASC_TWIN_QUEUE_ALLOC_EVENT,
+            ASC_TWIN_QUEUE_RELEASE_EVENT,
+            ASC_TWIN_LOAD,
+            ASC_TWIN_STORE,
+            ASC_TWIN_UB_SCALAR_READ,
+            ASC_TWIN_UB_SCALAR_WRITE,
+            ASC_TWIN_UB_VECTOR_WRITE,
+            ASC_TWIN_UB_VECTOR_READ,
+            ASC_TWIN_CROSS_SET_FLAG,
+            ASC_TWIN_CROSS_WAIT_FLAG,
+            ASC_TWIN_CROSS_SYNC_ALL,
+            ASC_TWIN_SYNC_ALL_FLAG,
+            ASC_TWIN_TPIPE_GET,
+            ASC_TWIN_TPIPE_SET,
+            ASC_TWIN_TPIPE_CLEAR,
+            ASC_TWIN_OP_INIT_BUFFER,
+            ASC_TWIN_OP_LOCAL_INDEX,
+            ASC_TWIN_OP_GLOBAL_INDEX,
+            ASC_TWIN_OP_QUEUE,
+            ASC_TWIN_OP_DUPLICATE,
+            ASC_TWIN_OP_FLAG,
+            ASC_TWIN_OP_SYNC_ALL,
+            ASC_TWIN_OP_ALLOCATOR,
+            ASC_TWIN_OP_BUF_POOL,
+            ASC_TWIN_OP_CROSS_CORE,
+            ASC_TWIN_OP_DEBUG,
+            ASC_TWIN_OP_VECTOR,
+            ASC_TWIN_OP_DATA_COPY_PAD,
+        );
+        layout!("AscTwinCopy", AscTwinCopy: api, dir, ub, ub_cap, gm, elem_size, block_count,
+            block_len, src_stride, dst_stride, is_pad, left_pad, right_pad, pad_value);
+        layout!("AscTwinUbRange", AscTwinUbRange: kind, reserved, ub, bytes);
+        layout!("AscTwinVecRegs", AscTwinVecRegs: mask, counter, mask_undefined, cmp, deq,
+            deq_set, acc, pad_value, pad_size, pad_reserved);
+        layout!("asc_twin::ParamInfo", crate::ParamInfo: size, align);
+        facts.push(("PIPE_ALL".into(), crate::pipes::PIPE_ALL as i64));
+        facts.push((
+            "AscendC::QUE_MAX_EVENT".into(),
+            crate::pipes::EVENT_IDS as i64,
+        ));
+        for e in 0..crate::pipes::HARD_EVENTS {
+            facts.push((
+                format!("HardEvent::{}", crate::pipes::event_name(e)),
+                e as i64,
+            ));
+        }
+        facts.push(("HardEvent::MAX".into(), crate::pipes::HARD_EVENTS as i64));
+        facts
+    }
+
+    #[test]
+    fn the_c_side_agrees_with_the_rust_mirror() {
+        let (c, rust) = (c_facts(), rust_facts());
+        assert!(c.len() > 100, "{} facts from abi_probe.cpp", c.len());
+        let c_map: std::collections::BTreeMap<_, _> = c.iter().cloned().collect();
+        let rust_map: std::collections::BTreeMap<_, _> = rust.iter().cloned().collect();
+        assert_eq!(c_map.len(), c.len(), "a name twice in abi_probe.cpp");
+        assert_eq!(rust_map.len(), rust.len(), "a name twice in rust_facts");
+        let differ: Vec<String> = c_map
+            .keys()
+            .chain(rust_map.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|k| c_map.get(*k) != rust_map.get(*k))
+            .map(|k| format!("{k}: C {:?}, Rust {:?}", c_map.get(k), rust_map.get(k)))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "asc_twin_abi.h and abi.rs disagree:\n{}",
+            differ.join("\n")
+        );
+    }
+
+    #[test]
+    fn a_fault_op_and_the_block_codes_cross_the_c_boundary() {
+        // The C++ trampoline's codes, outside any twin (asc_twin_fail then finds no block and
+        // returns ASC_TWIN_NO_BLOCK, which the headers treat as a fault too).
+        // SAFETY: the kernels take no arguments and touch no memory.
+        unsafe {
+            let invoke = crate::sched::asc_twin_invoke;
+            assert_eq!(
+                invoke(quiet_kernel, std::ptr::null_mut()),
+                ASC_TWIN_BLOCK_OK
+            );
+            let fail = invoke(asc_twin_probe_fail, std::ptr::null_mut());
+            assert_eq!(fail, ASC_TWIN_BLOCK_ABORTED);
+            let throw = invoke(asc_twin_probe_throw, std::ptr::null_mut());
+            assert_eq!(throw, ASC_TWIN_BLOCK_UNKNOWN_EXCEPTION);
+        }
+        // On a twin, the fault-op code the C++ side passed names the fault.
+        let twin = Twin::new();
+        let dev = twin.device(1, DeviceConfig::default()).unwrap();
+        // SAFETY: as above.
+        let r = unsafe { dev.launch("probe", asc_twin_probe_fail, 2, std::ptr::null_mut()) };
+        match r {
+            Err(TwinError::Fault(f)) => {
+                assert_eq!(f.op, fail_op_name(ASC_TWIN_OP_DATA_COPY_PAD));
+                assert_eq!(f.op, "DataCopyPad(GM->UB)");
+                match &f.kind {
+                    FaultKind::Misuse {
+                        reason,
+                        value: 7,
+                        limit: 3,
+                    } => assert!(reason.starts_with("probe:"), "{reason}"),
+                    k => panic!("{k:?}"),
+                }
+            }
+            other => panic!("expected a fault, got {other:?}"),
+        }
+        // SAFETY: as above.
+        let r = unsafe { dev.launch("thrower", asc_twin_probe_throw, 1, std::ptr::null_mut()) };
+        match r {
+            Err(TwinError::Fault(f)) => {
+                assert_eq!(f.op, "kernel body");
+                assert!(
+                    matches!(f.kind, FaultKind::UnknownException),
+                    "{:?}",
+                    f.kind
+                );
+            }
+            other => panic!("expected a fault, got {other:?}"),
+        }
     }
 }

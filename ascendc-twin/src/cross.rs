@@ -29,8 +29,6 @@ use crate::sched::{Park, Req};
 pub(crate) const FLAGS: usize = 16;
 /// Largest counter value.
 const MAX_COUNT: u8 = 15;
-/// The flag the hardware SyncAll() uses.
-pub(crate) const SYNC_ALL_FLAG: usize = 14;
 /// Bytes of race-checker key per round (a cell of its own).
 const KEY_BYTES: usize = 64;
 /// Rounds with keys of their own, per flag (reused cyclically: no core can be this many rounds

@@ -13,16 +13,15 @@
 
 use smallvec::SmallVec;
 
-use crate::abi::AscTwinCopy;
+use crate::abi::{
+    AscTwinCopy, ASC_TWIN_DATA_COPY, ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_DATA_COPY_STRIDED,
+    ASC_TWIN_GM_TO_UB,
+};
 use crate::block::BlockCtx;
 use crate::error::FaultKind;
 use crate::hazard::Access;
 use crate::mem::{self, Found, SMALL_ACCESS};
 
-pub(crate) const API_DATA_COPY: u32 = 0;
-pub(crate) const API_STRIDED: u32 = 1;
-pub(crate) const API_PAD: u32 = 2;
-pub(crate) const GM_TO_UB: u32 = 0;
 const BLK: usize = 32;
 /// Largest blockCount of DataCopy/DataCopyPad (12-bit field).
 const MAX_BLOCK_COUNT: u32 = 4095;
@@ -34,11 +33,11 @@ pub const POISON: u8 = 0xA5;
 /// The AscendC call a copy descriptor comes from.
 pub(crate) fn op_name(api: u32, dir: u32) -> &'static str {
     match (api, dir) {
-        (API_DATA_COPY, GM_TO_UB) => "DataCopy(GM->UB)",
-        (API_DATA_COPY, _) => "DataCopy(UB->GM)",
-        (API_STRIDED, GM_TO_UB) => "DataCopy(GM->UB, DataCopyParams)",
-        (API_STRIDED, _) => "DataCopy(UB->GM, DataCopyParams)",
-        (API_PAD, GM_TO_UB) => "DataCopyPad(GM->UB)",
+        (ASC_TWIN_DATA_COPY, ASC_TWIN_GM_TO_UB) => "DataCopy(GM->UB)",
+        (ASC_TWIN_DATA_COPY, _) => "DataCopy(UB->GM)",
+        (ASC_TWIN_DATA_COPY_STRIDED, ASC_TWIN_GM_TO_UB) => "DataCopy(GM->UB, DataCopyParams)",
+        (ASC_TWIN_DATA_COPY_STRIDED, _) => "DataCopy(UB->GM, DataCopyParams)",
+        (ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_GM_TO_UB) => "DataCopyPad(GM->UB)",
         (_, _) => "DataCopyPad(UB->GM)",
     }
 }
@@ -61,7 +60,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
     let es = r.elem_size.max(1) as usize;
     let mut out = SmallVec::new();
     match r.api {
-        API_DATA_COPY => {
+        ASC_TWIN_DATA_COPY => {
             let len = r.block_len as usize;
             if !len.is_multiple_of(BLK) {
                 return Err(FaultKind::BadLength {
@@ -82,7 +81,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                 });
             }
         }
-        API_STRIDED => {
+        ASC_TWIN_DATA_COPY_STRIDED => {
             if r.block_count > MAX_BLOCK_COUNT {
                 return Err(FaultKind::BadLength {
                     len: r.block_count as u64,
@@ -90,7 +89,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                 });
             }
             let len = r.block_len as usize * BLK;
-            let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
+            let (gm_gap, ub_gap) = if r.dir == ASC_TWIN_GM_TO_UB {
                 (r.src_stride as usize * BLK, r.dst_stride as usize * BLK)
             } else {
                 (r.dst_stride as usize * BLK, r.src_stride as usize * BLK)
@@ -108,7 +107,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                 }
             }
         }
-        API_PAD => {
+        ASC_TWIN_DATA_COPY_PAD => {
             if r.block_count > MAX_BLOCK_COUNT {
                 return Err(FaultKind::BadLength {
                     len: r.block_count as u64,
@@ -132,7 +131,7 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
                     ),
                 });
             }
-            let (lp, rp) = if r.dir == GM_TO_UB {
+            let (lp, rp) = if r.dir == ASC_TWIN_GM_TO_UB {
                 (r.left_pad as usize * es, r.right_pad as usize * es)
             } else {
                 (0, 0)
@@ -146,12 +145,12 @@ fn plan(r: &AscTwinCopy) -> Result<SmallVec<[Burst; 2]>, FaultKind> {
             // A block's UB stride is whole 32-byte blocks either way; a store reads only its
             // `len` bytes of it, a load also writes the padding and the dummy rest.
             let span = (lp + len + rp).div_ceil(BLK) * BLK;
-            let (data, occupied) = if r.dir == GM_TO_UB {
+            let (data, occupied) = if r.dir == ASC_TWIN_GM_TO_UB {
                 (lp + len + rp, span)
             } else {
                 (len, len)
             };
-            let (gm_gap, ub_gap) = if r.dir == GM_TO_UB {
+            let (gm_gap, ub_gap) = if r.dir == ASC_TWIN_GM_TO_UB {
                 (r.src_stride as usize, r.dst_stride as usize * BLK)
             } else {
                 (r.dst_stride as usize, r.src_stride as usize * BLK)
@@ -198,7 +197,7 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     }
     let es = r.elem_size.max(1) as usize;
     let gm_addr = r.gm as usize;
-    if r.api != API_PAD && !gm_addr.is_multiple_of(es) {
+    if r.api != ASC_TWIN_DATA_COPY_PAD && !gm_addr.is_multiple_of(es) {
         return Err(FaultKind::MisalignedGm {
             addr: gm_addr as u64,
             align: es as u32,
@@ -237,7 +236,7 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
         });
     };
     ctx.jitter();
-    let load = r.dir == GM_TO_UB;
+    let load = r.dir == ASC_TWIN_GM_TO_UB;
     let moved: usize = bursts.iter().map(|b| b.len).sum();
     let counted = match (load, ctx.atomic.is_some()) {
         (true, _) => (moved, 0),
@@ -268,7 +267,8 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
             let from = ub_off + b.ub;
             // A plain load (no padding) of data memory that stores exactly the bytes UB already
             // holds. (Flag memory can change between this comparison and the load: no rule.)
-            let plain = load && !found.sync && r.api != API_PAD && b.ub_span == b.len;
+            let plain =
+                load && !found.sync && r.api != ASC_TWIN_DATA_COPY_PAD && b.ub_span == b.len;
             let gm = gm_addr + b.gm;
             let mut identical = |a: usize, e: usize| {
                 if !plain || a < from || e > from + b.len {
@@ -325,7 +325,7 @@ fn load_bursts(
     let ub_addr = r.ub as usize;
     let last = *bursts.last().expect("at least one burst");
     let deferrable = ctx.lazy_on
-        && r.api != API_PAD
+        && r.api != ASC_TWIN_DATA_COPY_PAD
         && bursts.len() == 1
         && last.len == last.ub_span
         && last.len >= crate::lazy::MIN_LAZY;
@@ -340,7 +340,7 @@ fn load_bursts(
         );
         return Ok(());
     }
-    let lp = if r.api == API_PAD {
+    let lp = if r.api == ASC_TWIN_DATA_COPY_PAD {
         r.left_pad as usize * es
     } else {
         0
@@ -352,7 +352,7 @@ fn load_bursts(
         // [ub, ub + ub_span) inside the tensor's buffer (checked by `copy`); a bulk read of data
         // memory was checked for races by `copy` (with the checker on).
         unsafe { mem::read((ub + lp) as *mut u8, r.gm.add(b.gm), b.len) };
-        if r.api == API_PAD {
+        if r.api == ASC_TWIN_DATA_COPY_PAD {
             fill_pad(r, ub, lp, b.len, b.ub_span);
         }
     }
@@ -518,19 +518,19 @@ mod tests {
     #[test]
     fn data_copy_moves_whole_blocks_only() {
         assert_eq!(
-            bursts(&req(API_DATA_COPY, GM_TO_UB, 4, 1, 64)),
+            bursts(&req(ASC_TWIN_DATA_COPY, ASC_TWIN_GM_TO_UB, 4, 1, 64)),
             [(0, 0, 64, 64, 64)]
         );
         assert!(matches!(
-            plan(&req(API_DATA_COPY, GM_TO_UB, 4, 1, 52)),
+            plan(&req(ASC_TWIN_DATA_COPY, ASC_TWIN_GM_TO_UB, 4, 1, 52)),
             Err(FaultKind::BadLength { len: 52, .. })
         ));
-        assert!(bursts(&req(API_DATA_COPY, GM_TO_UB, 4, 1, 0)).is_empty());
+        assert!(bursts(&req(ASC_TWIN_DATA_COPY, ASC_TWIN_GM_TO_UB, 4, 1, 0)).is_empty());
     }
 
     #[test]
     fn strided_copies_count_lengths_and_gaps_in_blocks() {
-        let mut r = req(API_STRIDED, GM_TO_UB, 2, 3, 2);
+        let mut r = req(ASC_TWIN_DATA_COPY_STRIDED, ASC_TWIN_GM_TO_UB, 2, 3, 2);
         r.src_stride = 1; // GM gap, blocks
         r.dst_stride = 2; // UB gap, blocks
         assert_eq!(
@@ -541,7 +541,7 @@ mod tests {
                 (192, 256, 64, 64, 64)
             ]
         );
-        r.dir = 1; // UB -> GM: the strides swap roles
+        r.dir = crate::abi::ASC_TWIN_UB_TO_GM; // the strides swap roles
         assert_eq!(bursts(&r)[1], (128, 96, 64, 64, 64));
         r.block_count = MAX_BLOCK_COUNT + 1;
         assert!(plan(&r).is_err());
@@ -550,19 +550,19 @@ mod tests {
     #[test]
     fn pad_loads_fill_to_the_block_and_pad_stores_read_only_their_bytes() {
         // GM -> UB: 13 floats with 2 of left padding land in 64 bytes, the next block 32 further.
-        let mut r = req(API_PAD, GM_TO_UB, 4, 2, 52);
+        let mut r = req(ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_GM_TO_UB, 4, 2, 52);
         r.left_pad = 2;
         r.src_stride = 12; // GM gap, bytes
         r.dst_stride = 1; // UB gap, blocks
         assert_eq!(bursts(&r), [(0, 0, 52, 60, 64), (64, 96, 52, 60, 64)]);
         // UB -> GM: the same strides read 52 bytes a block; padding does not apply.
-        r.dir = 1;
+        r.dir = crate::abi::ASC_TWIN_UB_TO_GM;
         r.src_stride = 1; // UB gap, blocks
         r.dst_stride = 12; // GM gap, bytes
         assert_eq!(bursts(&r), [(0, 0, 52, 52, 52), (64, 96, 52, 52, 52)]);
         // Lengths that are not whole elements, and padding over 32 bytes, are refused.
-        assert!(plan(&req(API_PAD, GM_TO_UB, 4, 1, 6)).is_err());
-        let mut wide = req(API_PAD, GM_TO_UB, 4, 1, 8);
+        assert!(plan(&req(ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_GM_TO_UB, 4, 1, 6)).is_err());
+        let mut wide = req(ASC_TWIN_DATA_COPY_PAD, ASC_TWIN_GM_TO_UB, 4, 1, 8);
         wide.right_pad = 9;
         assert!(plan(&wide).is_err());
     }

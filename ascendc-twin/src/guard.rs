@@ -6,7 +6,7 @@
 //! SIGSEGV. On x86_64 Linux the twin catches that signal on an alternate signal stack and, when
 //! the faulting address is in the guard region of the block running on that thread and the block
 //! was executing kernel code (not the twin's own runtime, which may hold locks), makes the
-//! block's coroutine return [`RC_STACK_OVERFLOW`] at once: the block ends with a fault naming
+//! block's coroutine return [`ASC_TWIN_BLOCK_STACK_OVERFLOW`] at once: the block ends with a fault naming
 //! kernel, rank and block, and the process goes on. The abandoned frames are not unwound (C++
 //! destructors of the kernel's locals do not run; they only own UB and GM handles). Any other
 //! SIGSEGV/SIGBUS goes to the handler that was installed before (Rust's own, or the default).
@@ -21,13 +21,13 @@ use std::sync::atomic::{compiler_fence, AtomicU32, Ordering};
 use corosensei::stack::{Stack, StackPointer};
 use corosensei::trap::CoroutineTrapHandler;
 
+use crate::abi::ASC_TWIN_BLOCK_STACK_OVERFLOW;
+
 /// Usable stack of one block. AscendC kernels keep their data in UB and GM, so their frames are
 /// small (TPipe, tensors, locals); 1 MiB leaves room for user kernels with larger locals.
 pub(crate) const STACK_BYTES: usize = 1024 * 1024;
 /// Inaccessible region below every block stack.
 pub(crate) const GUARD_BYTES: usize = 64 * 1024;
-/// What a block's coroutine returns after a stack overflow.
-pub(crate) const RC_STACK_OVERFLOW: i32 = 4;
 
 /// A block stack: `[map, map + GUARD_BYTES)` inaccessible, then `STACK_BYTES` read/write.
 pub(crate) struct GuardedStack {
@@ -244,7 +244,10 @@ mod handler {
                     // SAFETY: the fault's stack pointer is inside the running coroutine (checked
                     // above) and the registers are updated as the returned set says; the kernel
                     // code abandoned here holds no lock of the twin (depth 0).
-                    let regs = unsafe { site.handler.setup_trap_handler(|| RC_STACK_OVERFLOW) };
+                    let regs = unsafe {
+                        site.handler
+                            .setup_trap_handler(|| ASC_TWIN_BLOCK_STACK_OVERFLOW)
+                    };
                     uc.uc_mcontext.gregs[libc::REG_RIP as usize] = regs.rip as i64;
                     uc.uc_mcontext.gregs[libc::REG_RSP as usize] = regs.rsp as i64;
                     uc.uc_mcontext.gregs[libc::REG_RBP as usize] = regs.rbp as i64;

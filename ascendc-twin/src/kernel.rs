@@ -53,6 +53,13 @@ pub struct ParamInfo {
     pub align: u32,
 }
 
+// The same numbers as the static_asserts after `asc_twin::ParamInfo` in asc_twin_launch.h.
+const _: () = {
+    assert!(std::mem::size_of::<ParamInfo>() == 8);
+    assert!(std::mem::offset_of!(ParamInfo, size) == 0);
+    assert!(std::mem::offset_of!(ParamInfo, align) == 4);
+};
+
 impl ParamInfo {
     /// Alignment of the parameter's slot in the argument block: its alignment rounded up to a
     /// multiple of 4 (BiSheng kernel ABI).

@@ -18,14 +18,16 @@
 use crate::error::FaultKind;
 use crate::hazard::Hazards;
 
-/// `HardEvent` kinds (AscendC's enum up to, not including, `MAX`).
+/// `HardEvent` kinds (AscendC's enum up to, not including, `MAX`; the same number is pinned in
+/// asc_twin/enums.h).
 pub(crate) const HARD_EVENTS: usize = 35;
-/// Event ids per HardEvent on Atlas A2.
+/// Event ids per HardEvent on Atlas A2 (`QUE_MAX_EVENT`, pinned in asc_twin/enums.h).
 pub(crate) const EVENT_IDS: usize = 8;
-/// `pipe_t` value of PIPE_ALL.
+/// `pipe_t` value of PIPE_ALL (pinned in asc_twin/base.h).
 pub(crate) const PIPE_ALL: u32 = 6;
 
-/// AscendC's names of the HardEvent values, for messages.
+/// AscendC's names of the HardEvent values, for messages (index = value; abi.rs's tests compare
+/// them with the C++ enum).
 const EVENT_NAMES: [&str; HARD_EVENTS] = [
     "MTE2_MTE1",
     "MTE1_MTE2",

@@ -386,8 +386,9 @@ impl PoolShared {
 
     /// Starts one block on worker `affinity % workers`: a coroutine running `body` (which gets
     /// the coroutine's yielder), with `ctx` as its [`current`] context; `finish` is called with
-    /// the return code after the coroutine returned (1..: the kernel failed;
-    /// [`guard::RC_STACK_OVERFLOW`]: it overflowed its stack).
+    /// the coroutine's return code, an `ASC_TWIN_BLOCK_*` of abi.rs (any but
+    /// [`crate::abi::ASC_TWIN_BLOCK_OK`]: the kernel failed;
+    /// [`crate::abi::ASC_TWIN_BLOCK_STACK_OVERFLOW`]: it overflowed its stack).
     pub fn spawn_block(
         self: &Arc<Self>,
         affinity: usize,
@@ -907,7 +908,8 @@ pub fn in_host_task() -> bool {
 }
 
 extern "C" {
-    /// Runs a kernel for one block inside a C++ try/catch (twin_entry.cpp).
+    /// Runs a kernel for one block inside a C++ try/catch (twin_entry.cpp); returns an
+    /// `ASC_TWIN_BLOCK_*` code (asc_twin_abi.h, mirrored in abi.rs).
     pub(crate) fn asc_twin_invoke(kernel: crate::device::KernelFn, args: *mut u8) -> i32;
 }
 

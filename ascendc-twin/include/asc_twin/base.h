@@ -63,6 +63,8 @@ enum KernelType {
 
 /* Hardware pipes and event ids, global as in the CCE toolchain. */
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
+/* PipeBarrier passes a pipe_t to the runtime (asc_twin_pipe), which knows PIPE_ALL's value. */
+static_assert(PIPE_ALL == 6, "PIPE_ALL is pinned: change PIPE_ALL in src/pipes.rs too");
 enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 
 /* Thrown by the twin when the runtime has recorded an error for this block; caught by the twin's

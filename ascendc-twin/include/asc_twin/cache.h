@@ -35,13 +35,13 @@ template <typename T> __aicore__ inline T ReadGmByPassDCache(__gm__ T *addr)
 {
     static_assert(std::is_integral<T>::value && sizeof(T) <= 8, "ReadGmByPassDCache takes 8- to 64-bit integers");
     T value;
-    asc_twin_check(asc_twin_gm_bypass(0, reinterpret_cast<uint8_t *>(addr), &value, sizeof(T)));
+    asc_twin_check(asc_twin_gm_bypass(ASC_TWIN_LOAD, reinterpret_cast<uint8_t *>(addr), &value, sizeof(T)));
     return value;
 }
 template <typename T> __aicore__ inline void WriteGmByPassDCache(__gm__ T *addr, T value)
 {
     static_assert(std::is_integral<T>::value && sizeof(T) <= 8, "WriteGmByPassDCache takes 8- to 64-bit integers");
-    asc_twin_check(asc_twin_gm_bypass(1, reinterpret_cast<uint8_t *>(addr), &value, sizeof(T)));
+    asc_twin_check(asc_twin_gm_bypass(ASC_TWIN_STORE, reinterpret_cast<uint8_t *>(addr), &value, sizeof(T)));
 }
 
 /* Waits until the core's outstanding memory accesses of the given kind complete. The twin

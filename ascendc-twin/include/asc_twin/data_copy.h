@@ -102,7 +102,7 @@ inline AscTwinVecRegs &PadRegs()
 {
     AscTwinVecRegs *r = asc_twin_vec_regs();
     if (r == nullptr) {
-        asc_twin_check(3);
+        asc_twin_check(ASC_TWIN_NO_BLOCK);
     }
     return *r;
 }

@@ -75,6 +75,10 @@ enum class HardEvent : uint8_t {
     FIX_FIX,
     MAX,
 };
+/* SetFlag/WaitFlag pass a HardEvent to the runtime (asc_twin_pipe, asc_twin_event), which names
+ * and checks it by value (EVENT_NAMES, HARD_EVENTS, EVENT_IDS in src/pipes.rs). */
+static_assert(static_cast<int>(HardEvent::MAX) == 35, "HardEvent::MAX is pinned: change HARD_EVENTS in src/pipes.rs too");
+static_assert(QUE_MAX_EVENT == 8, "QUE_MAX_EVENT is pinned: change EVENT_IDS in src/pipes.rs too");
 
 using TEventID = int8_t;
 constexpr TEventID INVALID_TEVENTID = -1;

@@ -79,23 +79,23 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const L
     }
 }
 
-/* Hardware barrier of every AIV core of the launch (cross-core flag 14). */
+/* Hardware barrier of every AIV core of the launch (cross-core flag ASC_TWIN_SYNC_ALL_FLAG, 14). */
 template <bool isAIVOnly = true> __aicore__ inline void SyncAll()
 {
     static_assert(isAIVOnly, "SyncAll<false> synchronises with cube cores: the aiv-comm twin models AIV cores only");
-    asc_twin_check(asc_twin_cross_core(2, 0, 14));
+    asc_twin_check(asc_twin_cross_core(ASC_TWIN_CROSS_SYNC_ALL, 0, ASC_TWIN_SYNC_ALL_FLAG));
 }
 
 /* Sets cross-core flag `flagId` (0..15) once `pipe`'s earlier work is done. */
 template <uint8_t modeId, pipe_t pipe> __aicore__ inline void CrossCoreSetFlag(uint16_t flagId)
 {
     static_assert(pipe != PIPE_S && pipe != PIPE_ALL, "CrossCoreSetFlag: on Atlas A2 the pipe cannot be PIPE_S or PIPE_ALL");
-    asc_twin_check(asc_twin_cross_core(0, modeId, flagId));
+    asc_twin_check(asc_twin_cross_core(ASC_TWIN_CROSS_SET_FLAG, modeId, flagId));
 }
 /* Waits until this core's counter of cross-core flag `flagId` is positive, and takes one. */
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S> __aicore__ inline void CrossCoreWaitFlag(uint16_t flagId)
 {
-    asc_twin_check(asc_twin_cross_core(1, modeId, flagId));
+    asc_twin_check(asc_twin_cross_core(ASC_TWIN_CROSS_WAIT_FLAG, modeId, flagId));
 }
 
 } // namespace AscendC

@@ -68,7 +68,7 @@ public:
     __aicore__ inline PrimType GetValue(const uint32_t index) const
     {
         CheckIndex(index);
-        asc_twin_check(asc_twin_ub_access(0, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
+        asc_twin_check(asc_twin_ub_access(ASC_TWIN_UB_SCALAR_READ, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
         return addr_[index];
     }
     template <typename S> __aicore__ inline void SetValue(const uint32_t index, const S value) const
@@ -253,12 +253,12 @@ public:
     __aicore__ inline PrimType GetValue(const uint64_t offset) const
     {
         T value;
-        asc_twin_check(asc_twin_gm_scalar(0, reinterpret_cast<uint8_t *>(addr_ + offset), &value, sizeof(T)));
+        asc_twin_check(asc_twin_gm_scalar(ASC_TWIN_LOAD, reinterpret_cast<uint8_t *>(addr_ + offset), &value, sizeof(T)));
         return value;
     }
     __aicore__ inline void SetValue(const uint64_t offset, PrimType value)
     {
-        asc_twin_check(asc_twin_gm_scalar(1, reinterpret_cast<uint8_t *>(addr_ + offset), &value, sizeof(T)));
+        asc_twin_check(asc_twin_gm_scalar(ASC_TWIN_STORE, reinterpret_cast<uint8_t *>(addr_ + offset), &value, sizeof(T)));
     }
     __aicore__ inline GlobalTensor operator[](const uint64_t offset) const
     {

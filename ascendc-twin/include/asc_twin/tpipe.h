@@ -29,7 +29,7 @@ class TPipe;
 /* The block's current TPipe: the one constructed last (nullptr before). */
 __aicore__ inline AscendC::TPipe *GetTPipePtr()
 {
-    return static_cast<AscendC::TPipe *>(asc_twin_tpipe(0, nullptr));
+    return static_cast<AscendC::TPipe *>(asc_twin_tpipe(ASC_TWIN_TPIPE_GET, nullptr));
 }
 
 namespace asc_twin {
@@ -62,12 +62,12 @@ struct Region {
 inline int32_t QueueAlloc(AscendC::HardEvent e)
 {
     const int32_t id = asc_twin_event(ASC_TWIN_QUEUE_ALLOC_EVENT, static_cast<uint32_t>(e), 0);
-    asc_twin_check(id < 0 ? 1 : 0);
+    asc_twin_check(id < 0 ? ASC_TWIN_FAULT : ASC_TWIN_OK);
     return id;
 }
 inline void QueueRelease(AscendC::HardEvent e, int32_t id)
 {
-    asc_twin_check(asc_twin_event(ASC_TWIN_QUEUE_RELEASE_EVENT, static_cast<uint32_t>(e), id) < 0 ? 1 : 0);
+    asc_twin_check(asc_twin_event(ASC_TWIN_QUEUE_RELEASE_EVENT, static_cast<uint32_t>(e), id) < 0 ? ASC_TWIN_FAULT : ASC_TWIN_OK);
 }
 inline void QueueSet(AscendC::HardEvent e, int32_t id)
 {
@@ -476,7 +476,7 @@ public:
         asc_twin_check(asc_twin_ub_arena(&region_.base, &region_.cap));
         region_.pipe = this;
         region_.frees = &frees_;
-        prev_ = asc_twin_tpipe(1, this);
+        prev_ = asc_twin_tpipe(ASC_TWIN_TPIPE_SET, this);
     }
     __aicore__ inline ~TPipe()
     {
@@ -490,8 +490,8 @@ public:
         }
         // The pipe that was current before this one is current again (a pipe in an inner
         // scope does not leave GetTPipePtr() null for the outer one).
-        if (asc_twin_tpipe(0, nullptr) == this) {
-            asc_twin_tpipe(1, prev_);
+        if (asc_twin_tpipe(ASC_TWIN_TPIPE_GET, nullptr) == this) {
+            asc_twin_tpipe(ASC_TWIN_TPIPE_SET, prev_);
         }
     }
     TPipe(const TPipe &) = delete;
@@ -526,19 +526,19 @@ public:
     template <HardEvent evt> __aicore__ inline TEventID AllocEventID()
     {
         const int32_t id = asc_twin_event(ASC_TWIN_ALLOC_EVENT, static_cast<uint32_t>(evt), 0);
-        asc_twin_check(id < 0 ? 1 : 0);
+        asc_twin_check(id < 0 ? ASC_TWIN_FAULT : ASC_TWIN_OK);
         return static_cast<TEventID>(id);
     }
     template <HardEvent evt> __aicore__ inline void ReleaseEventID(TEventID id)
     {
-        asc_twin_check(asc_twin_event(ASC_TWIN_RELEASE_EVENT, static_cast<uint32_t>(evt), id) < 0 ? 1 : 0);
+        asc_twin_check(asc_twin_event(ASC_TWIN_RELEASE_EVENT, static_cast<uint32_t>(evt), id) < 0 ? ASC_TWIN_FAULT : ASC_TWIN_OK);
     }
     /* The lowest id of `evt` nobody has reserved, without reserving it. */
     template <HardEvent evt> __aicore__ inline TEventID FetchEventID() { return FetchEventID(evt); }
     __aicore__ inline TEventID FetchEventID(HardEvent evt)
     {
         const int32_t id = asc_twin_event(ASC_TWIN_FETCH_EVENT, static_cast<uint32_t>(evt), 0);
-        asc_twin_check(id < 0 ? 1 : 0);
+        asc_twin_check(id < 0 ? ASC_TWIN_FAULT : ASC_TWIN_OK);
         return static_cast<TEventID>(id);
     }
 

@@ -128,7 +128,7 @@ inline AscTwinVecRegs &Regs()
 {
     AscTwinVecRegs *r = asc_twin_vec_regs();
     if (r == nullptr) {
-        asc_twin_check(3);
+        asc_twin_check(ASC_TWIN_NO_BLOCK);
     }
     return *r;
 }
@@ -382,7 +382,7 @@ public:
         if ((reinterpret_cast<uintptr_t>(o.base) & 31u) != 0) {
             Fail(api_, "operand address is not 32-byte aligned", reinterpret_cast<uintptr_t>(o.base) & 31u, 32);
         }
-        const uint32_t kind = o.write ? 2 : 3;
+        const uint32_t kind = o.write ? ASC_TWIN_UB_VECTOR_WRITE : ASC_TWIN_UB_VECTOR_READ;
         uint64_t end = 0;
         ForEachRun(o, lanes, [&](const uint8_t *p, uint64_t bytes) {
             const uint64_t e = static_cast<uint64_t>(p - o.base) + bytes;

@@ -141,7 +141,7 @@ template <typename T> inline uint64_t MaxMinWork(uint64_t reps, bool calIndex)
 inline void ImplFlag(AscendC::HardEvent e)
 {
     const int32_t id = asc_twin_event(ASC_TWIN_FETCH_EVENT, static_cast<uint32_t>(e), 0);
-    asc_twin_check(id < 0 ? 1 : 0);
+    asc_twin_check(id < 0 ? ASC_TWIN_FAULT : ASC_TWIN_OK);
     asc_twin_check(asc_twin_pipe(ASC_TWIN_SET_FLAG, static_cast<uint32_t>(e), id));
     asc_twin_check(asc_twin_pipe(ASC_TWIN_WAIT_FLAG, static_cast<uint32_t>(e), id));
 }
