@@ -190,6 +190,13 @@ __aicore__ inline void TensorHelpers(__gm__ const AivApiTestArgs *a)
     pool.InitBuffer(p2, 64);
     s.SetValue(10, Addr(p2.Get<uint8_t>().GetPhyAddr()) - Addr(p1.Get<uint8_t>().GetPhyAddr()));
     s.SetValue(11, Addr(p1.Get<uint8_t>().GetPhyAddr()));
+
+    // A pipe of an inner scope is current while it lives; after it, the outer one is again.
+    {
+        TPipe inner;
+        s.SetValue(12, GetTPipePtr() == &inner ? 1 : 0);
+    }
+    s.SetValue(13, GetTPipePtr() == &pipe ? 1 : 0);
 }
 
 __aicore__ inline void SysVars(__gm__ const AivApiTestArgs *a)

@@ -209,6 +209,8 @@ fn tensor_and_buffer_helpers_follow_the_docs() {
     assert_eq!(&s[8..10], &[40, 40]);
     // TBufPool after 1024 + 256 bytes of the pipe: its buffers are rounded to 32 bytes.
     assert_eq!(&s[10..12], &[128, 1280]);
+    // GetTPipePtr: an inner scope's pipe, then the outer pipe again once the inner one is gone.
+    assert_eq!(&s[12..14], &[1, 1]);
     let f = fault(run.launch(AIV_API_BUFPOOL_OVERFLOW, 1, 0, 0, 0));
     assert!(f.to_string().contains("bufIDSize"), "{f}");
 }

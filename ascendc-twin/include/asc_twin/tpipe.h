@@ -476,7 +476,9 @@ public:
         asc_twin_check(asc_twin_ub_arena(&region_.base, &region_.cap));
         region_.pipe = this;
         region_.frees = &frees_;
-        prev_ = asc_twin_tpipe(ASC_TWIN_TPIPE_SET, this);
+        // The pipe current before this one (SET returns the current pipe after the set).
+        prev_ = asc_twin_tpipe(ASC_TWIN_TPIPE_GET, nullptr);
+        asc_twin_tpipe(ASC_TWIN_TPIPE_SET, this);
     }
     __aicore__ inline ~TPipe()
     {
