@@ -1,118 +1,299 @@
-//! `--json`: one object on stdout instead of the table.
+//! `--json`: one object on stdout instead of the table, serialized by serde_json from
+//! [`Report`] and the structs under it (their fields, in order, are the keys). Numbers keep
+//! the fixed decimals they have always had ([`Fixed`]); what is not known is null.
 
-use ascendc_twin::RankCensus;
+use ascendc_twin::{CheckedLaunches, RankCensus};
+use serde::ser::Error as _;
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use crate::cli::{config, redop, root, Opts};
-use crate::sweep::{Measure, Sweep};
+use crate::measure::Checkers;
+use crate::sweep::{Measure, Row, Sweep};
 
-/// A JSON number (`null` if not finite).
-pub fn json_num(v: f64, decimals: usize) -> String {
-    if v.is_finite() {
-        format!("{v:.decimals$}")
-    } else {
-        "null".into()
+/// A number written with `D` decimals, as `format!("{:.D$}")` writes it, or null if it is not
+/// finite. serde_json writes an `f64` in its shortest round-trip form (`12.5` for a time of
+/// 12.500 us, `49752.0` for a byte count), which is not what aiv-perf's JSON has always said.
+#[derive(Clone, Copy)]
+pub struct Fixed<const D: usize>(pub f64);
+
+impl<const D: usize> Serialize for Fixed<D> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !self.0.is_finite() {
+            return s.serialize_none();
+        }
+        RawValue::from_string(format!("{:.*}", D, self.0))
+            .map_err(S::Error::custom)?
+            .serialize(s)
     }
 }
 
-/// A JSON string.
-pub fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out += "\\\"",
-            '\\' => out += "\\\\",
-            c if (c as u32) < 0x20 => out += &format!("\\u{:04x}", c as u32),
-            c => out.push(c),
+/// A figure per checker of the twin: whether it ran, or how many launches it checked.
+#[derive(Serialize)]
+pub struct PerChecker<T> {
+    /// The pipe-hazard checker.
+    pub hazards: T,
+    /// The GM race checker.
+    pub races: T,
+}
+
+impl From<Checkers> for PerChecker<bool> {
+    fn from(c: Checkers) -> Self {
+        PerChecker {
+            hazards: c.hazards,
+            races: c.races,
         }
     }
-    out.push('"');
-    out
 }
 
-/// One rank's census figures as a JSON object.
-pub fn json_rank_census(k: &RankCensus) -> String {
-    format!(
-        "{{\"gm_data_read\":{},\"gm_data_written\":{},\"gm_flag_read\":{},\"gm_flag_written\":{},\"flag_loads\":{},\"flag_stores\":{},\"flag_waits\":{},\"blocking_waits\":{},\"launches\":{},\"blocks\":{},\"depth\":{}}}",
-        k.data_read,
-        k.data_written,
-        k.flag_read,
-        k.flag_written,
-        k.flag_loads,
-        k.flag_stores,
-        k.waits,
-        k.blocking_waits,
-        k.launches,
-        k.blocks,
-        k.depth
-    )
-}
-
-pub fn json_measure(m: Option<&Measure>) -> String {
-    let Some(m) = m else {
-        return "null".into();
-    };
-    if !m.on_twin {
-        // Not on the twin: no DMA, core or census figures.
-        return format!(
-            "{{\"time_us\":{},\"algbw\":{},\"busbw\":{},\"wrong\":{}}}",
-            json_num(m.time_us, 3),
-            json_num(m.algbw, 6),
-            json_num(m.busbw, 6),
-            m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
-        );
+impl From<CheckedLaunches> for PerChecker<u64> {
+    fn from(c: CheckedLaunches) -> Self {
+        PerChecker {
+            hazards: c.hazards,
+            races: c.races,
+        }
     }
-    let per_rank: Vec<String> = match m.census_known {
-        true => m.census.ranks.iter().map(json_rank_census).collect(),
-        false => Vec::new(),
-    };
-    format!(
-        "{{\"time_us\":{},\"checked_time_us\":{},\"checks_ratio\":{},\"checks_pairs\":{},\"checked_launches\":{{\"hazards\":{},\"races\":{}}},\"algbw\":{},\"busbw\":{},\"wrong\":{},\"dma_bytes_per_op\":{},\"dmabw\":{},\"cores_used\":{},\"gm_read_per_rank\":{},\"gm_written_per_rank\":{},\"max_core_bytes\":{},\"gm_data_read_per_rank\":{},\"gm_data_written_per_rank\":{},\"gm_flag_read_per_rank\":{},\"gm_flag_written_per_rank\":{},\"flag_waits_per_rank\":{},\"blocking_waits_per_rank\":{},\"sync_rounds\":{},\"census\":[{}]}}",
-        json_num(m.time_us, 3),
-        m.cost
-            .as_ref()
-            .map_or_else(|| "null".into(), |c| json_num(c.time_us, 3)),
-        m.cost
-            .as_ref()
-            .map_or_else(|| "null".into(), |c| json_num(c.ratio, 4)),
-        m.cost.as_ref().map_or_else(
-            || "null".into(),
-            |c| {
-                let p: Vec<String> = c
-                    .pairs
-                    .iter()
-                    .map(|(off, on)| format!("[{},{}]", json_num(*off, 3), json_num(*on, 3)))
-                    .collect();
-                format!("[{}]", p.join(","))
-            }
-        ),
-        m.checked_launches.hazards,
-        m.checked_launches.races,
-        json_num(m.algbw, 6),
-        json_num(m.busbw, 6),
-        m.wrong.map_or_else(|| "null".into(), |w| w.to_string()),
-        json_num(m.dma_per_op, 0),
-        json_num(m.dmabw, 6),
-        m.cores_used,
-        m.rank_gm.read,
-        m.rank_gm.written,
-        json_num(m.max_core_bytes, 0),
-        census_json(m, |m| m.census_max(|k| k.data_read)),
-        census_json(m, |m| m.census_max(|k| k.data_written)),
-        census_json(m, |m| m.census_max(|k| k.flag_read)),
-        census_json(m, |m| m.census_max(|k| k.flag_written)),
-        census_json(m, |m| m.census_max(|k| k.waits)),
-        census_json(m, |m| m.census_max(|k| k.blocking_waits)),
-        census_json(m, |m| m.census.rounds),
-        per_rank.join(",")
-    )
 }
 
-/// A census figure of `m` in JSON (`null` where the census does not cover the job).
-pub fn census_json<T: std::fmt::Display>(m: &Measure, f: impl FnOnce(&Measure) -> T) -> String {
-    if m.census_known {
-        f(m).to_string()
-    } else {
-        "null".into()
+/// The run: its options, its rows, and the totals.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    /// The collective's name (not the alias it was given by).
+    pub collective: &'a str,
+    /// Ranks of the job.
+    pub ranks: usize,
+    /// Element type, nccl-tests' name.
+    #[serde(rename = "type")]
+    pub dtype: &'a str,
+    /// Reduce op, or `none`.
+    pub redop: &'a str,
+    /// Root rank, or -1.
+    pub root: i64,
+    /// Timed iterations per row and placement (`-n`).
+    pub iters: usize,
+    /// Warm-up iterations (`-w`).
+    pub warmup: usize,
+    /// Results checked (`-c 1`).
+    pub check: bool,
+    /// Buffers registered as window memory (`-R 1`).
+    pub registered: bool,
+    /// The twin's checkers as they ran; null off the twin.
+    pub twin_checks: Option<PerChecker<bool>>,
+    /// `--checks-cost`: the checkers of its checked batches; null without.
+    pub checked_batches: Option<PerChecker<bool>>,
+    /// The deadline of device-side waits, in seconds.
+    pub exec_timeout_s: Option<Fixed<2>>,
+    /// One per size.
+    pub rows: Vec<RowReport<'a>>,
+    /// busbw averaged over every result, out of place and in place.
+    pub avg_busbw: Fixed<6>,
+    /// Results with a wrong element.
+    pub out_of_bounds: usize,
+    /// Wrong elements in all; null without `-c 1`.
+    pub wrong: Option<usize>,
+    /// The backend's name.
+    pub backend: &'a str,
+    /// Started by a launcher, one process per rank.
+    pub processes: bool,
+}
+
+/// One size of the sweep.
+#[derive(Serialize)]
+pub struct RowReport<'a> {
+    /// Bytes: the larger of a rank's send and receive buffers.
+    pub size: usize,
+    /// Per-rank elements, nccl-tests' count.
+    pub count: usize,
+    /// Element type, nccl-tests' name.
+    #[serde(rename = "type")]
+    pub dtype: &'a str,
+    /// Reduce op, or `none`.
+    pub redop: &'a str,
+    /// Root rank, or -1.
+    pub root: i64,
+    /// Out of place.
+    pub out_of_place: Placement,
+    /// In place; null for a collective without an in-place form.
+    pub in_place: Option<Placement>,
+}
+
+/// One placement's figures: in full on the twin, the timing and check alone elsewhere.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Placement {
+    /// On the twin.
+    Twin(Box<TwinPlacement>),
+    /// On another backend (no DMA, core or census figures).
+    Other(OtherPlacement),
+}
+
+/// A placement's figures off the twin.
+#[derive(Serialize)]
+pub struct OtherPlacement {
+    /// Time per operation.
+    pub time_us: Fixed<3>,
+    /// GB/s: size / time.
+    pub algbw: Fixed<6>,
+    /// GB/s: algbw x the collective's factor.
+    pub busbw: Fixed<6>,
+    /// Wrong elements; null without `-c 1`.
+    pub wrong: Option<usize>,
+}
+
+/// A placement's figures on the twin (`--help` describes them).
+#[derive(Serialize)]
+pub struct TwinPlacement {
+    /// Time per operation (with `--checks-cost`: its unchecked side's).
+    pub time_us: Fixed<3>,
+    /// `--checks-cost`: time per operation with the checkers on.
+    pub checked_time_us: Option<Fixed<3>>,
+    /// `--checks-cost`: the median on/off ratio over adjacent pairs of batches.
+    pub checks_ratio: Option<Fixed<4>>,
+    /// `--checks-cost`: every pair's us per operation, (off, on).
+    pub checks_pairs: Option<Vec<(Fixed<3>, Fixed<3>)>>,
+    /// Timed launches that ran with each checker on.
+    pub checked_launches: PerChecker<u64>,
+    /// GB/s: size / time.
+    pub algbw: Fixed<6>,
+    /// GB/s: algbw x the collective's factor.
+    pub busbw: Fixed<6>,
+    /// Wrong elements; null without `-c 1`.
+    pub wrong: Option<usize>,
+    /// GM bytes the kernels' DMA read plus wrote per operation, all ranks.
+    pub dma_bytes_per_op: Fixed<0>,
+    /// Those bytes as copy bandwidth, GB/s.
+    pub dmabw: Fixed<6>,
+    /// Cores (block indices) a rank's kernels used, the most of any rank.
+    pub cores_used: usize,
+    /// GM bytes read per operation by the rank that moved the most.
+    pub gm_read_per_rank: u64,
+    /// GM bytes written per operation by that rank.
+    pub gm_written_per_rank: u64,
+    /// GM bytes read + written per operation by the busiest core of any rank.
+    pub max_core_bytes: Fixed<0>,
+    /// The census's GM data bytes read, the most of any rank (null: the census does not cover
+    /// the job, as in a job of processes; so for the census figures below).
+    pub gm_data_read_per_rank: Option<u64>,
+    /// The census's GM data bytes written, the most of any rank.
+    pub gm_data_written_per_rank: Option<u64>,
+    /// The census's GM flag bytes read, the most of any rank.
+    pub gm_flag_read_per_rank: Option<u64>,
+    /// The census's GM flag bytes written, the most of any rank.
+    pub gm_flag_written_per_rank: Option<u64>,
+    /// The census's flag waits, the most of any rank.
+    pub flag_waits_per_rank: Option<u64>,
+    /// The census's waits that raised a rank's depth, the most of any rank.
+    pub blocking_waits_per_rank: Option<u64>,
+    /// Sync rounds on the critical path of a launch.
+    pub sync_rounds: Option<u32>,
+    /// One object per rank (empty where the census does not cover the job).
+    pub census: Vec<RankCensusReport>,
+}
+
+/// One rank's census figures (`ascendc_twin::RankCensus`, under the JSON's names).
+#[derive(Serialize)]
+pub struct RankCensusReport {
+    /// Bytes of GM data memory its DMA read.
+    pub gm_data_read: u64,
+    /// Bytes of GM data memory its DMA wrote.
+    pub gm_data_written: u64,
+    /// Bytes of GM flag memory its DMA read.
+    pub gm_flag_read: u64,
+    /// Bytes of GM flag memory its DMA wrote.
+    pub gm_flag_written: u64,
+    /// Flag loads.
+    pub flag_loads: u64,
+    /// Flag stores.
+    pub flag_stores: u64,
+    /// Flag waits (poll loops).
+    pub flag_waits: u64,
+    /// Waits that raised the rank's depth.
+    pub blocking_waits: u64,
+    /// Launches.
+    pub launches: u64,
+    /// Blocks.
+    pub blocks: u64,
+    /// Sync depth.
+    pub depth: u32,
+}
+
+impl From<&RankCensus> for RankCensusReport {
+    fn from(k: &RankCensus) -> Self {
+        RankCensusReport {
+            gm_data_read: k.data_read,
+            gm_data_written: k.data_written,
+            gm_flag_read: k.flag_read,
+            gm_flag_written: k.flag_written,
+            flag_loads: k.flag_loads,
+            flag_stores: k.flag_stores,
+            flag_waits: k.waits,
+            blocking_waits: k.blocking_waits,
+            launches: k.launches,
+            blocks: k.blocks,
+            depth: k.depth,
+        }
+    }
+}
+
+impl From<&Measure> for Placement {
+    fn from(m: &Measure) -> Self {
+        if !m.on_twin {
+            return Placement::Other(OtherPlacement {
+                time_us: Fixed(m.time_us),
+                algbw: Fixed(m.algbw),
+                busbw: Fixed(m.busbw),
+                wrong: m.wrong,
+            });
+        }
+        // A census figure, where the census covers the job.
+        let census = |f: fn(&RankCensus) -> u64| m.census_known.then(|| m.census_max(f));
+        Placement::Twin(Box::new(TwinPlacement {
+            time_us: Fixed(m.time_us),
+            checked_time_us: m.cost.as_ref().map(|c| Fixed(c.time_us)),
+            checks_ratio: m.cost.as_ref().map(|c| Fixed(c.ratio)),
+            checks_pairs: m.cost.as_ref().map(|c| {
+                c.pairs
+                    .iter()
+                    .map(|&(off, on)| (Fixed(off), Fixed(on)))
+                    .collect()
+            }),
+            checked_launches: m.checked_launches.into(),
+            algbw: Fixed(m.algbw),
+            busbw: Fixed(m.busbw),
+            wrong: m.wrong,
+            dma_bytes_per_op: Fixed(m.dma_per_op),
+            dmabw: Fixed(m.dmabw),
+            cores_used: m.cores_used,
+            gm_read_per_rank: m.rank_gm.read,
+            gm_written_per_rank: m.rank_gm.written,
+            max_core_bytes: Fixed(m.max_core_bytes),
+            gm_data_read_per_rank: census(|k| k.data_read),
+            gm_data_written_per_rank: census(|k| k.data_written),
+            gm_flag_read_per_rank: census(|k| k.flag_read),
+            gm_flag_written_per_rank: census(|k| k.flag_written),
+            flag_waits_per_rank: census(|k| k.waits),
+            blocking_waits_per_rank: census(|k| k.blocking_waits),
+            sync_rounds: m.census_known.then_some(m.census.rounds),
+            census: match m.census_known {
+                true => m.census.ranks.iter().map(RankCensusReport::from).collect(),
+                false => Vec::new(),
+            },
+        }))
+    }
+}
+
+impl<'a> RowReport<'a> {
+    /// Row `r` of a sweep with options `o`.
+    fn new(o: &'a Opts, r: &Row) -> Self {
+        RowReport {
+            size: r.size,
+            count: r.count,
+            dtype: o.dtype.name(),
+            redop: redop(o),
+            root: root(o),
+            out_of_place: Placement::from(&r.out),
+            in_place: r.inp.as_ref().map(Placement::from),
+        }
     }
 }
 
@@ -139,52 +320,32 @@ pub fn render(
     wrong: Option<usize>,
     backend: &str,
 ) -> String {
-    let rows = &sweep.rows;
-    let items: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            format!(
-                "{{\"size\":{},\"count\":{},\"type\":{},\"redop\":{},\"root\":{},\"out_of_place\":{},\"in_place\":{}}}",
-                r.size,
-                r.count,
-                json_str(o.dtype.name()),
-                json_str(redop(o)),
-                root(o),
-                json_measure(Some(&r.out)),
-                json_measure(r.inp.as_ref())
-            )
-        })
-        .collect();
-    let timeout = config(o)
-        .resolved_timeout()
-        .map_or_else(|_| "null".into(), |t| json_num(t.as_secs_f64(), 2));
-    format!(
-        "{{\"collective\":{},\"ranks\":{},\"type\":{},\"redop\":{},\"root\":{},\"iters\":{},\"warmup\":{},\"check\":{},\"registered\":{},\"twin_checks\":{},\"checked_batches\":{},\"exec_timeout_s\":{},\"rows\":[{}],\"avg_busbw\":{},\"out_of_bounds\":{},\"wrong\":{},\"backend\":{},\"processes\":{}}}",
-        json_str(o.coll.name),
-        o.ranks,
-        json_str(o.dtype.name()),
-        json_str(redop(o)),
-        root(o),
-        o.iters,
-        o.warmup,
-        o.check,
-        o.register,
-        sweep.checkers.map_or_else(
-            || "null".into(),
-            |c| format!("{{\"hazards\":{},\"races\":{}}}", c.hazards, c.races)
-        ),
-        sweep.checked.map_or_else(
-            || "null".into(),
-            |c| format!("{{\"hazards\":{},\"races\":{}}}", c.hazards, c.races)
-        ),
-        timeout,
-        items.join(","),
-        json_num(avg, 6),
-        failed,
-        wrong.map_or_else(|| "null".into(), |w| w.to_string()),
-        json_str(backend),
-        o.launch.is_some()
-    )
+    let report = Report {
+        collective: o.coll.name,
+        ranks: o.ranks,
+        dtype: o.dtype.name(),
+        redop: redop(o),
+        root: root(o),
+        iters: o.iters,
+        warmup: o.warmup,
+        check: o.check,
+        registered: o.register,
+        twin_checks: sweep.checkers.map(PerChecker::from),
+        checked_batches: sweep.checked.map(PerChecker::from),
+        exec_timeout_s: config(o)
+            .resolved_timeout()
+            .ok()
+            .map(|t| Fixed(t.as_secs_f64())),
+        rows: sweep.rows.iter().map(|r| RowReport::new(o, r)).collect(),
+        avg_busbw: Fixed(avg),
+        out_of_bounds: failed,
+        wrong,
+        backend,
+        processes: o.launch.is_some(),
+    };
+    // Plain structs of numbers, strings and options: nothing in them can fail to serialize
+    // (a finite `Fixed` is always a valid JSON number).
+    serde_json::to_string(&report).expect("aiv-perf's report serializes")
 }
 
 #[cfg(test)]
