@@ -610,4 +610,225 @@ mod tests {
             assert_eq!((c, (o.coll.size_elems)(c, 3)), (count, size), "{name}");
         }
     }
+
+    /// Every refusal of the parser, in its own words (the binary prefixes `aiv-perf: ` and exits
+    /// with status 2): the flag as it was spelt, the value as it was given.
+    #[test]
+    fn refusals_name_the_flag_as_spelt_and_the_value_as_given() {
+        let names = "all_gather, all_reduce, reduce_scatter, broadcast, alltoall, alltoallv, \
+                     all_gather_v, reduce_scatter_v, sendrecv";
+        // (command line, environment, what the parser says)
+        type Case = (
+            &'static str,
+            &'static [(&'static str, &'static str)],
+            String,
+        );
+        let cases: &[Case] = &[
+            (
+                "",
+                &[],
+                format!("missing collective (one of: {names}; aiv-perf --help)"),
+            ),
+            (
+                "reduce",
+                &[],
+                format!("unknown collective `reduce` (one of: {names}; aiv-perf --help)"),
+            ),
+            (
+                "-b 8K",
+                &[],
+                format!(
+                    "the first argument must be the collective (one of: {names}; aiv-perf \
+                     --help), got `-b`"
+                ),
+            ),
+            ("all_gather -f", &[], "-f needs a value".into()),
+            (
+                "all_reduce --stepfactor",
+                &[],
+                "--stepfactor needs a value".into(),
+            ),
+            (
+                "all_reduce -g abc",
+                &[],
+                "-g needs a whole number, got `abc`".into(),
+            ),
+            (
+                "all_reduce --ngpus=x",
+                &[],
+                "--ngpus needs a whole number, got `x`".into(),
+            ),
+            (
+                "all_reduce -r -1",
+                &[],
+                "-r needs a whole number, got `-1`".into(),
+            ),
+            (
+                "all_reduce --warmup_iters=-1",
+                &[],
+                "--warmup_iters needs a whole number, got `-1`".into(),
+            ),
+            ("all_gather -c 2", &[], "-c takes 0 or 1, got `2`".into()),
+            (
+                "all_reduce --register yes",
+                &[],
+                "--register takes 0 or 1, got `yes`".into(),
+            ),
+            (
+                "all_reduce -c0 -c 3",
+                &[],
+                "-c takes 0 or 1, got `3`".into(),
+            ),
+            (
+                "all_gather --nope",
+                &[],
+                "unknown option `--nope` (aiv-perf --help)".into(),
+            ),
+            (
+                "all_reduce -xyz",
+                &[],
+                "unknown option `-xyz` (aiv-perf --help)".into(),
+            ),
+            (
+                "all_reduce --json=1",
+                &[],
+                "unknown option `1` (aiv-perf --help)".into(),
+            ),
+            (
+                "all_reduce foo",
+                &[],
+                "unknown option `foo` (aiv-perf --help)".into(),
+            ),
+            (
+                "all_reduce --",
+                &[],
+                "unknown option `--` (aiv-perf --help)".into(),
+            ),
+            (
+                "all_reduce -b=8K",
+                &[],
+                "bad size `=8K` (bytes, with an optional K, M, G or KB, MB, GB)".into(),
+            ),
+            (
+                "all_reduce -b 99999999999999999999G",
+                &[],
+                "size `99999999999999999999G` is too large".into(),
+            ),
+            (
+                "all_gather -f 2 -i 1K",
+                &[],
+                "give either -f or -i, not both".into(),
+            ),
+            ("all_gather -f 1", &[], "-f must be at least 2".into()),
+            ("all_reduce -i 0", &[], "-i must be positive".into()),
+            (
+                "all_reduce --minbytes 1 --maxbytes 0",
+                &[],
+                "-b 1 is larger than -e 0".into(),
+            ),
+            (
+                "all_reduce -p 4 -p 40",
+                &[],
+                "-p must be 1..=32, got 40".into(),
+            ),
+            (
+                "sendrecv -p 1",
+                &[],
+                "sendrecv needs at least 2 ranks, got -p 1".into(),
+            ),
+            (
+                "broadcast -p 3 -r 3",
+                &[],
+                "-r 3 is not a rank of 3 (0..=2)".into(),
+            ),
+            (
+                "all_reduce --checks-cost --twin-checks",
+                &[],
+                "--checks-cost times the checkers both off and on: drop --twin-checks".into(),
+            ),
+            (
+                "all_reduce --checks-cost",
+                &[("AIV_TWIN_HAZARDS", "0"), ("AIV_TWIN_RACES", "0")],
+                "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
+                    .into(),
+            ),
+            (
+                "all_reduce --checks-cost",
+                &[
+                    ("AIV_RANK", "0"),
+                    ("AIV_WORLD_SIZE", "2"),
+                    ("AIV_JOB_ID", "x"),
+                ],
+                "--checks-cost switches every rank's checkers from one process: run it without \
+                 a launcher (-p ranks in one process)"
+                    .into(),
+            ),
+            (
+                "sendrecv -p 4",
+                &[
+                    ("AIV_RANK", "0"),
+                    ("AIV_WORLD_SIZE", "1"),
+                    ("AIV_JOB_ID", "x"),
+                ],
+                "sendrecv needs at least 2 ranks, got -p 1".into(),
+            ),
+            ("all_gather -n 0", &[], "-n must be at least 1".into()),
+            (
+                "all_gather -o sum",
+                &[],
+                "all_gather does not reduce: -o does not apply".into(),
+            ),
+            (
+                "broadcast --algo x",
+                &[],
+                "--algo does not apply to broadcast".into(),
+            ),
+            (
+                "all_reduce -o max -o prod",
+                &[],
+                "all_reduce cannot reduce float with prod on the device (types fp32 fp16 bf16 \
+                 int32 int16 int8; ops sum max min)"
+                    .into(),
+            ),
+            (
+                "all_gather -b 4 -e 8 -p 4",
+                &[],
+                "no size in -b 4 .. -e 8 holds one float element per rank for all_gather on 4 \
+                 ranks"
+                    .into(),
+            ),
+            (
+                "all_reduce --buffsize 0",
+                &[],
+                "--buffsize takes MB from 1 to 8796093022199, got 0".into(),
+            ),
+            (
+                "all_reduce --blocks-per-peer 9",
+                &[],
+                "--blocks-per-peer takes 1..=8, got 9".into(),
+            ),
+            (
+                "all_reduce -T 0.001",
+                &[],
+                "-T takes seconds 0..=1091 with at most two decimals, got `0.001`".into(),
+            ),
+            (
+                "all_reduce",
+                &[("HCCL_EXEC_TIMEOUT", "soon")],
+                "HCCL_EXEC_TIMEOUT takes seconds 0..=1091 with at most two decimals, got `soon`"
+                    .into(),
+            ),
+        ];
+        for (line, vars, want) in cases {
+            let env = |k: &str| {
+                vars.iter()
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| v.to_string())
+            };
+            match parse(&args(line), env) {
+                Err(e) => assert_eq!(&e, want, "{line} {vars:?}"),
+                Ok(_) => panic!("{line} {vars:?}: accepted"),
+            }
+        }
+    }
 }
