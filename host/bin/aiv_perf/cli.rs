@@ -109,42 +109,70 @@ pub fn parse_exec_timeout(s: &str) -> Option<Duration> {
     aiv_comm::world::parse_hccl_exec_timeout(s)
 }
 
-/// Flags that take a value.
-pub const VALUE_FLAGS: &[&str] = &[
-    "-b",
-    "--minbytes",
-    "-e",
-    "--maxbytes",
-    "-f",
-    "--stepfactor",
-    "-i",
-    "--stepbytes",
-    "-d",
-    "--datatype",
-    "-o",
-    "--op",
-    "-r",
-    "--root",
-    "-p",
-    "--npus",
-    "--ranks",
-    "-g",
-    "--ngpus",
-    "-n",
-    "--iters",
-    "-w",
-    "--warmup_iters",
-    "-c",
-    "--check",
-    "-T",
-    "--timeout",
-    "--buffsize",
-    "--blocks-per-peer",
-    "--backend",
-    "--algo",
-    "-R",
-    "--register",
+/// What a flag sets ([`FLAGS`] has its spellings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Key {
+    MinBytes,
+    MaxBytes,
+    StepFactor,
+    StepBytes,
+    DataType,
+    Op,
+    Root,
+    Ranks,
+    Iters,
+    Warmup,
+    Check,
+    Timeout,
+    BuffSize,
+    BlocksPerPeer,
+    Backend,
+    Algo,
+    Register,
+    Json,
+    TwinChecks,
+    ChecksCost,
+}
+
+/// Every flag: its spellings (getopt's short one first, then nccl-tests' and hccl_test's long
+/// ones) and what it sets. `-h` and `--help` are looked for before any flag is read.
+const FLAGS: &[(&[&str], Key)] = &[
+    (&["-b", "--minbytes"], Key::MinBytes),
+    (&["-e", "--maxbytes"], Key::MaxBytes),
+    (&["-f", "--stepfactor"], Key::StepFactor),
+    (&["-i", "--stepbytes"], Key::StepBytes),
+    (&["-d", "--datatype"], Key::DataType),
+    (&["-o", "--op"], Key::Op),
+    (&["-r", "--root"], Key::Root),
+    (&["-p", "--npus", "--ranks", "-g", "--ngpus"], Key::Ranks),
+    (&["-n", "--iters"], Key::Iters),
+    (&["-w", "--warmup_iters"], Key::Warmup),
+    (&["-c", "--check"], Key::Check),
+    (&["-T", "--timeout"], Key::Timeout),
+    (&["--buffsize"], Key::BuffSize),
+    (&["--blocks-per-peer"], Key::BlocksPerPeer),
+    (&["--backend"], Key::Backend),
+    (&["--algo"], Key::Algo),
+    (&["-R", "--register"], Key::Register),
+    (&["--json"], Key::Json),
+    (&["--twin-checks"], Key::TwinChecks),
+    (&["--checks-cost"], Key::ChecksCost),
 ];
+
+impl Key {
+    /// The flag spelt `flag`, if there is one.
+    fn of(flag: &str) -> Option<Key> {
+        FLAGS
+            .iter()
+            .find(|(names, _)| names.contains(&flag))
+            .map(|&(_, key)| key)
+    }
+
+    /// Takes a value (the next word, or attached to the flag); the others are switches.
+    fn takes_value(self) -> bool {
+        !matches!(self, Key::Json | Key::TwinChecks | Key::ChecksCost)
+    }
+}
 
 /// Splits `--flag=value` and `-fVALUE` (getopt's forms) into flag and value.
 pub fn normalize(args: &[String]) -> Vec<String> {
@@ -156,7 +184,7 @@ pub fn normalize(args: &[String]) -> Vec<String> {
         } else if a.len() > 2
             && !a.starts_with("--")
             && a.is_char_boundary(2)
-            && VALUE_FLAGS.contains(&&a[..2])
+            && Key::of(&a[..2]).is_some_and(Key::takes_value)
         {
             out.push(a[..2].to_string());
             out.push(a[2..].to_string());
@@ -173,6 +201,233 @@ pub fn parse_switch(flag: &str, val: &str) -> Result<bool, String> {
         "0" => Ok(false),
         "1" => Ok(true),
         _ => Err(format!("{flag} takes 0 or 1, got `{val}`")),
+    }
+}
+
+impl Opts {
+    /// The options of a command line that names `coll` and nothing else.
+    fn new(coll: &'static Collective) -> Opts {
+        Opts {
+            coll,
+            begin: 8 << 10,
+            end: 64 << 20,
+            factor: None,
+            step: None,
+            dtype: DataType::F32,
+            op: ReduceOp::Sum,
+            root: 0,
+            ranks: 8,
+            iters: 20,
+            warmup: 5,
+            check: true,
+            buffsize_mb: None,
+            blocks_per_peer: None,
+            inject_wrong: None,
+            algo: None,
+            ar_algo: AllReduceAlgo::Auto,
+            ag_algo: AllGatherAlgo::Auto,
+            json: false,
+            twin_checks: false,
+            checks_cost: false,
+            register: false,
+            timeout: None,
+            timeout_source: TimeoutSource::Default,
+            backend: None,
+            launch: None,
+            npus_per_node: None,
+        }
+    }
+}
+
+/// The options as the flags leave them, before they are checked against each other and the
+/// environment ([`Draft::finish`]).
+struct Draft {
+    /// The options so far.
+    o: Opts,
+    /// `-o` was given (refused for a collective that does not reduce).
+    op_given: bool,
+    /// `-p` was given (under a launcher it means NPUs per node).
+    ranks_given: bool,
+    /// `-T`'s value, read once every flag is (it wins over `HCCL_EXEC_TIMEOUT`).
+    timeout_flag: Option<String>,
+}
+
+impl Draft {
+    /// Sets what `key` sets from `val` (empty for a switch); errors name the flag as `flag`
+    /// spells it.
+    fn set(&mut self, key: Key, flag: &str, val: &str) -> Result<(), String> {
+        let o = &mut self.o;
+        match key {
+            Key::MinBytes => o.begin = parse_size(val)?,
+            Key::MaxBytes => o.end = parse_size(val)?,
+            Key::StepFactor => o.factor = Some(parse_num(flag, val)?),
+            Key::StepBytes => o.step = Some(parse_size(val)?),
+            Key::DataType => o.dtype = val.parse()?,
+            Key::Op => {
+                o.op = val.parse()?;
+                self.op_given = true;
+            }
+            Key::Root => o.root = parse_num(flag, val)?,
+            Key::Ranks => {
+                o.ranks = parse_num(flag, val)?;
+                self.ranks_given = true;
+            }
+            Key::Iters => o.iters = parse_num(flag, val)?,
+            Key::Warmup => o.warmup = parse_num(flag, val)?,
+            Key::Check => o.check = parse_switch(flag, val)?,
+            Key::Timeout => self.timeout_flag = Some(val.to_string()),
+            Key::BuffSize => o.buffsize_mb = Some(parse_num(flag, val)?),
+            Key::BlocksPerPeer => {
+                let k = parse_num(flag, val)?;
+                if !(1..=aiv_comm::plan::MAX_BLOCKS_PER_PEER as usize).contains(&k) {
+                    return Err(format!(
+                        "--blocks-per-peer takes 1..={}, got {k}",
+                        aiv_comm::plan::MAX_BLOCKS_PER_PEER
+                    ));
+                }
+                o.blocks_per_peer = Some(k as u32);
+            }
+            Key::Backend => o.backend = Some(val.parse().map_err(|e| format!("--backend: {e}"))?),
+            Key::Algo => o.algo = Some(val.to_string()),
+            Key::Register => o.register = parse_switch(flag, val)?,
+            Key::Json => o.json = true,
+            Key::TwinChecks => o.twin_checks = true,
+            Key::ChecksCost => o.checks_cost = true,
+        }
+        Ok(())
+    }
+
+    /// The options, checked against each other and the environment (`env`), in a fixed order:
+    /// the first problem found is the one reported.
+    fn finish(self, env: impl Fn(&str) -> Option<String>) -> Result<Parsed, String> {
+        let Draft {
+            mut o,
+            op_given,
+            ranks_given,
+            timeout_flag,
+        } = self;
+        let coll = o.coll;
+        if let Some(v) = timeout_flag {
+            o.timeout = Some(parse_exec_timeout(&v).ok_or_else(|| {
+                format!("-T takes seconds 0..=1091 with at most two decimals, got `{v}`")
+            })?);
+            o.timeout_source = TimeoutSource::Flag;
+        } else if let Some(v) = env("HCCL_EXEC_TIMEOUT") {
+            o.timeout = Some(parse_exec_timeout(&v).ok_or_else(|| {
+                format!(
+                    "HCCL_EXEC_TIMEOUT takes seconds 0..=1091 with at most two decimals, got `{v}`"
+                )
+            })?);
+            o.timeout_source = TimeoutSource::Env;
+        }
+        if o.factor.is_some() && o.step.is_some() {
+            return Err("give either -f or -i, not both".into());
+        }
+        if o.factor == Some(0) || o.factor == Some(1) && o.begin != o.end {
+            return Err("-f must be at least 2".into());
+        }
+        if o.step == Some(0) {
+            return Err("-i must be positive".into());
+        }
+        if o.begin > o.end {
+            return Err(format!("-b {} is larger than -e {}", o.begin, o.end));
+        }
+        let max = aiv_comm::world::MAX_RANKS;
+        if o.ranks == 0 || o.ranks > max {
+            return Err(format!("-p must be 1..={max}, got {}", o.ranks));
+        }
+        // Under a launcher the job's size is the launcher's; -p is NPUs per node (hccl_test).
+        o.launch = LaunchEnv::from_vars(&env).map_err(|e| e.to_string())?;
+        if let Some(l) = &o.launch {
+            o.npus_per_node = ranks_given.then_some(o.ranks);
+            o.ranks = l.world_size as usize;
+            if o.checks_cost {
+                return Err(
+                    "--checks-cost switches every rank's checkers from one process: run it without a launcher (-p ranks in one process)"
+                        .into(),
+                );
+            }
+        }
+        if o.ranks < coll.min_ranks {
+            return Err(format!(
+                "{} needs at least {} ranks, got -p {}",
+                coll.name, coll.min_ranks, o.ranks
+            ));
+        }
+        if o.root >= o.ranks {
+            return Err(format!(
+                "-r {} is not a rank of {} (0..={})",
+                o.root,
+                o.ranks,
+                o.ranks - 1
+            ));
+        }
+        if o.checks_cost && o.twin_checks {
+            return Err(
+                "--checks-cost times the checkers both off and on: drop --twin-checks".into(),
+            );
+        }
+        let twin = ascendc_twin::TwinConfig::try_from_lookup(&env)?;
+        if o.checks_cost && !twin.hazard_check && !twin.race_check {
+            return Err(
+                "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
+                    .into(),
+            );
+        }
+        if o.iters == 0 {
+            return Err("-n must be at least 1".into());
+        }
+        if op_given && !coll.reduces {
+            return Err(format!("{} does not reduce: -o does not apply", coll.name));
+        }
+        if let Some(a) = &o.algo {
+            if coll.algos.is_none() {
+                return Err(format!("--algo does not apply to {}", coll.name));
+            }
+            match coll.name {
+                "all_reduce" => o.ar_algo = a.parse()?,
+                "all_gather" => o.ag_algo = a.parse()?,
+                _ => {
+                    return Err(format!(
+                        "{} lists kernels that aiv-perf cannot parse",
+                        coll.name
+                    ))
+                }
+            }
+        }
+        if coll.reduces && (o.dtype.reduce_code().is_none() || o.op.code().is_none()) {
+            return Err(format!(
+                "{} cannot reduce {} with {} on the device (types fp32 fp16 bf16 int32 int16 int8; ops sum max min)",
+                coll.name, o.dtype, o.op
+            ));
+        }
+        if sizes(&o).iter().all(|&s| row_count(&o, s) == 0) {
+            return Err(format!(
+                "no size in -b {} .. -e {} holds one {} element per rank for {} on {} ranks",
+                o.begin, o.end, o.dtype, coll.name, o.ranks
+            ));
+        }
+        if let Some(mb) = o.buffsize_mb {
+            let fits = mb
+                .checked_mul(1 << 20)
+                .is_some_and(|b| (MIN_BUFFER_BYTES..=MAX_BUFFER_BYTES).contains(&b));
+            if !fits {
+                return Err(format!(
+                    "--buffsize takes MB from 1 to {}, got {mb}",
+                    MAX_BUFFER_BYTES >> 20
+                ));
+            }
+        }
+        let cfg = config(&o);
+        cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
+        cfg.timeout_with(&env).map_err(|e| e.to_string())?;
+        cfg.deterministic_with(&env).map_err(|e| e.to_string())?;
+        o.inject_wrong = match env("AIV_PERF_INJECT_WRONG").as_deref() {
+            Some("1") => Some(Flip::First),
+            Some("last") => Some(Flip::Last),
+            _ => None,
+        };
+        Ok(Parsed::Run(Box::new(o)))
     }
 }
 
@@ -204,220 +459,25 @@ pub fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Pa
             ))
         }
     };
-    let mut o = Opts {
-        coll,
-        begin: 8 << 10,
-        end: 64 << 20,
-        factor: None,
-        step: None,
-        dtype: DataType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        ranks: 8,
-        iters: 20,
-        warmup: 5,
-        check: true,
-        buffsize_mb: None,
-        blocks_per_peer: None,
-        inject_wrong: None,
-        algo: None,
-        ar_algo: AllReduceAlgo::Auto,
-        ag_algo: AllGatherAlgo::Auto,
-        json: false,
-        twin_checks: false,
-        checks_cost: false,
-        register: false,
-        timeout: None,
-        timeout_source: TimeoutSource::Default,
-        backend: None,
-        launch: None,
-        npus_per_node: None,
+    let mut draft = Draft {
+        o: Opts::new(coll),
+        op_given: false,
+        ranks_given: false,
+        timeout_flag: None,
     };
-    let mut op_given = false;
-    let mut ranks_given = false;
-    let mut timeout_flag = None;
-    let mut i = 1;
-    while i < args.len() {
-        let flag = args[i].as_str();
-        match flag {
-            "--json" => {
-                o.json = true;
-                i += 1;
-                continue;
-            }
-            "--twin-checks" => {
-                o.twin_checks = true;
-                i += 1;
-                continue;
-            }
-            "--checks-cost" => {
-                o.checks_cost = true;
-                i += 1;
-                continue;
-            }
-            _ if !VALUE_FLAGS.contains(&flag) => {
-                return Err(format!("unknown option `{flag}` (aiv-perf --help)"));
-            }
-            _ => {}
-        }
-        let val = args
-            .get(i + 1)
-            .ok_or_else(|| format!("{flag} needs a value"))?
-            .as_str();
-        match flag {
-            "-b" | "--minbytes" => o.begin = parse_size(val)?,
-            "-e" | "--maxbytes" => o.end = parse_size(val)?,
-            "-f" | "--stepfactor" => o.factor = Some(parse_num(flag, val)?),
-            "-i" | "--stepbytes" => o.step = Some(parse_size(val)?),
-            "-d" | "--datatype" => o.dtype = val.parse()?,
-            "-o" | "--op" => {
-                o.op = val.parse()?;
-                op_given = true;
-            }
-            "-r" | "--root" => o.root = parse_num(flag, val)?,
-            "-p" | "--npus" | "--ranks" | "-g" | "--ngpus" => {
-                o.ranks = parse_num(flag, val)?;
-                ranks_given = true;
-            }
-            "-n" | "--iters" => o.iters = parse_num(flag, val)?,
-            "-w" | "--warmup_iters" => o.warmup = parse_num(flag, val)?,
-            "-c" | "--check" => o.check = parse_switch(flag, val)?,
-            "-T" | "--timeout" => timeout_flag = Some(val.to_string()),
-            "--buffsize" => o.buffsize_mb = Some(parse_num(flag, val)?),
-            "--blocks-per-peer" => {
-                let k = parse_num(flag, val)?;
-                if !(1..=aiv_comm::plan::MAX_BLOCKS_PER_PEER as usize).contains(&k) {
-                    return Err(format!(
-                        "--blocks-per-peer takes 1..={}, got {k}",
-                        aiv_comm::plan::MAX_BLOCKS_PER_PEER
-                    ));
-                }
-                o.blocks_per_peer = Some(k as u32);
-            }
-            "--algo" => o.algo = Some(val.to_string()),
-            "--backend" => o.backend = Some(val.parse().map_err(|e| format!("--backend: {e}"))?),
-            "-R" | "--register" => o.register = parse_switch(flag, val)?,
-            _ => unreachable!("every value flag is matched"),
-        }
-        i += 2;
+    let mut words = args[1..].iter().map(String::as_str);
+    while let Some(flag) = words.next() {
+        let key =
+            Key::of(flag).ok_or_else(|| format!("unknown option `{flag}` (aiv-perf --help)"))?;
+        let val = match key.takes_value() {
+            true => words
+                .next()
+                .ok_or_else(|| format!("{flag} needs a value"))?,
+            false => "",
+        };
+        draft.set(key, flag, val)?;
     }
-    if let Some(v) = timeout_flag {
-        o.timeout = Some(parse_exec_timeout(&v).ok_or_else(|| {
-            format!("-T takes seconds 0..=1091 with at most two decimals, got `{v}`")
-        })?);
-        o.timeout_source = TimeoutSource::Flag;
-    } else if let Some(v) = env("HCCL_EXEC_TIMEOUT") {
-        o.timeout = Some(parse_exec_timeout(&v).ok_or_else(|| {
-            format!("HCCL_EXEC_TIMEOUT takes seconds 0..=1091 with at most two decimals, got `{v}`")
-        })?);
-        o.timeout_source = TimeoutSource::Env;
-    }
-    if o.factor.is_some() && o.step.is_some() {
-        return Err("give either -f or -i, not both".into());
-    }
-    if o.factor == Some(0) || o.factor == Some(1) && o.begin != o.end {
-        return Err("-f must be at least 2".into());
-    }
-    if o.step == Some(0) {
-        return Err("-i must be positive".into());
-    }
-    if o.begin > o.end {
-        return Err(format!("-b {} is larger than -e {}", o.begin, o.end));
-    }
-    let max = aiv_comm::world::MAX_RANKS;
-    if o.ranks == 0 || o.ranks > max {
-        return Err(format!("-p must be 1..={max}, got {}", o.ranks));
-    }
-    // Under a launcher the job's size is the launcher's; -p is NPUs per node (hccl_test).
-    o.launch = LaunchEnv::from_vars(&env).map_err(|e| e.to_string())?;
-    if let Some(l) = &o.launch {
-        o.npus_per_node = ranks_given.then_some(o.ranks);
-        o.ranks = l.world_size as usize;
-        if o.checks_cost {
-            return Err(
-                "--checks-cost switches every rank's checkers from one process: run it without a launcher (-p ranks in one process)"
-                    .into(),
-            );
-        }
-    }
-    if o.ranks < coll.min_ranks {
-        return Err(format!(
-            "{} needs at least {} ranks, got -p {}",
-            coll.name, coll.min_ranks, o.ranks
-        ));
-    }
-    if o.root >= o.ranks {
-        return Err(format!(
-            "-r {} is not a rank of {} (0..={})",
-            o.root,
-            o.ranks,
-            o.ranks - 1
-        ));
-    }
-    if o.checks_cost && o.twin_checks {
-        return Err("--checks-cost times the checkers both off and on: drop --twin-checks".into());
-    }
-    let twin = ascendc_twin::TwinConfig::try_from_lookup(&env)?;
-    if o.checks_cost && !twin.hazard_check && !twin.race_check {
-        return Err(
-            "--checks-cost: AIV_TWIN_HAZARDS=0 and AIV_TWIN_RACES=0 leave no checker to time"
-                .into(),
-        );
-    }
-    if o.iters == 0 {
-        return Err("-n must be at least 1".into());
-    }
-    if op_given && !coll.reduces {
-        return Err(format!("{} does not reduce: -o does not apply", coll.name));
-    }
-    if let Some(a) = &o.algo {
-        if coll.algos.is_none() {
-            return Err(format!("--algo does not apply to {}", coll.name));
-        }
-        match coll.name {
-            "all_reduce" => o.ar_algo = a.parse()?,
-            "all_gather" => o.ag_algo = a.parse()?,
-            _ => {
-                return Err(format!(
-                    "{} lists kernels that aiv-perf cannot parse",
-                    coll.name
-                ))
-            }
-        }
-    }
-    if coll.reduces && (o.dtype.reduce_code().is_none() || o.op.code().is_none()) {
-        return Err(format!(
-            "{} cannot reduce {} with {} on the device (types fp32 fp16 bf16 int32 int16 int8; ops sum max min)",
-            coll.name, o.dtype, o.op
-        ));
-    }
-    if sizes(&o).iter().all(|&s| row_count(&o, s) == 0) {
-        return Err(format!(
-            "no size in -b {} .. -e {} holds one {} element per rank for {} on {} ranks",
-            o.begin, o.end, o.dtype, coll.name, o.ranks
-        ));
-    }
-    if let Some(mb) = o.buffsize_mb {
-        let fits = mb
-            .checked_mul(1 << 20)
-            .is_some_and(|b| (MIN_BUFFER_BYTES..=MAX_BUFFER_BYTES).contains(&b));
-        if !fits {
-            return Err(format!(
-                "--buffsize takes MB from 1 to {}, got {mb}",
-                MAX_BUFFER_BYTES >> 20
-            ));
-        }
-    }
-    let cfg = config(&o);
-    cfg.buffer_bytes_with(&env).map_err(|e| e.to_string())?;
-    cfg.timeout_with(&env).map_err(|e| e.to_string())?;
-    cfg.deterministic_with(&env).map_err(|e| e.to_string())?;
-    o.inject_wrong = match env("AIV_PERF_INJECT_WRONG").as_deref() {
-        Some("1") => Some(Flip::First),
-        Some("last") => Some(Flip::Last),
-        _ => None,
-    };
-    Ok(Parsed::Run(Box::new(o)))
+    draft.finish(env)
 }
 
 /// The world's configuration for `o`.
