@@ -36,6 +36,7 @@ pub fn encode(dtype: DataType, v: f64, out: &mut Vec<u8>) {
     }
 }
 
+/// Every value of `vals` as `dtype`, end to end.
 pub fn encode_all(dtype: DataType, vals: impl Iterator<Item = f64>) -> Vec<u8> {
     let mut v = Vec::new();
     for x in vals {

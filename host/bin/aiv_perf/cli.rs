@@ -25,18 +25,31 @@ pub enum TimeoutSource {
 
 /// A parsed command line.
 pub struct Opts {
+    /// The collective (the subcommand).
     pub coll: &'static Collective,
+    /// `-b`: the smallest size, bytes.
     pub begin: usize,
+    /// `-e`: the largest size, bytes.
     pub end: usize,
+    /// `-f`: the factor from row to row (None: 2, unless `-i`).
     pub factor: Option<usize>,
+    /// `-i`: the bytes added from row to row instead.
     pub step: Option<usize>,
+    /// `-d`: the element type.
     pub dtype: DataType,
+    /// `-o`: the reduce op.
     pub op: ReduceOp,
+    /// `-r`: the root rank.
     pub root: usize,
+    /// `-p`: ranks (under a launcher: the job's size).
     pub ranks: usize,
+    /// `-n`: timed iterations per row and placement.
     pub iters: usize,
+    /// `-w`: warm-up iterations per row and placement.
     pub warmup: usize,
+    /// `-c 1`: check every result against the host's reference.
     pub check: bool,
+    /// `--buffsize`: the HCCL buffer per rank, MB (None: `HCCL_BUFFSIZE`, else the default).
     pub buffsize_mb: Option<usize>,
     /// `--blocks-per-peer`: Config::blocks_per_peer.
     pub blocks_per_peer: Option<u32>,
@@ -46,16 +59,22 @@ pub struct Opts {
     pub inject_wrong: Option<Flip>,
     /// `--algo` as given (parsed for the collective once it is known).
     pub algo: Option<String>,
+    /// The AllReduce kernel `--algo` names.
     pub ar_algo: AllReduceAlgo,
+    /// The AllGather kernel `--algo` names.
     pub ag_algo: AllGatherAlgo,
+    /// `--json`: one JSON object instead of the table.
     pub json: bool,
+    /// `--twin-checks`: keep the twin's checkers as configured.
     pub twin_checks: bool,
     /// `--checks-cost`: time the iterations with the twin's checkers off and on, in alternating
     /// batches of one run.
     pub checks_cost: bool,
     /// `-R 1`: every rank registers its send and recv buffers as window memory.
     pub register: bool,
+    /// The deadline of device-side waits (None: the library's default).
     pub timeout: Option<Duration>,
+    /// Where [`Opts::timeout`] came from.
     pub timeout_source: TimeoutSource,
     /// `--backend`: the devices (None: `AIV_BACKEND`, else auto).
     pub backend: Option<BackendChoice>,
@@ -98,6 +117,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("size `{s}` is too large"))
 }
 
+/// Parses a whole number given to `flag`.
 pub fn parse_num(flag: &str, s: &str) -> Result<usize, String> {
     s.trim()
         .parse::<usize>()
@@ -112,25 +132,45 @@ pub fn parse_exec_timeout(s: &str) -> Option<Duration> {
 /// What a flag sets ([`FLAGS`] has its spellings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Key {
+    /// `-b`
     MinBytes,
+    /// `-e`
     MaxBytes,
+    /// `-f`
     StepFactor,
+    /// `-i`
     StepBytes,
+    /// `-d`
     DataType,
+    /// `-o`
     Op,
+    /// `-r`
     Root,
+    /// `-p` (and `-g`)
     Ranks,
+    /// `-n`
     Iters,
+    /// `-w`
     Warmup,
+    /// `-c`
     Check,
+    /// `-T`
     Timeout,
+    /// `--buffsize`
     BuffSize,
+    /// `--blocks-per-peer`
     BlocksPerPeer,
+    /// `--backend`
     Backend,
+    /// `--algo`
     Algo,
+    /// `-R`
     Register,
+    /// `--json`
     Json,
+    /// `--twin-checks`
     TwinChecks,
+    /// `--checks-cost`
     ChecksCost,
 }
 
@@ -515,6 +555,7 @@ pub fn row_count(o: &Opts, size: usize) -> usize {
     (o.coll.count)(size, o.dtype.size(), o.ranks)
 }
 
+/// The redop column: the op's name, or `none` for a collective that does not reduce.
 pub fn redop(o: &Opts) -> &'static str {
     if o.coll.reduces {
         o.op.name()
@@ -523,6 +564,7 @@ pub fn redop(o: &Opts) -> &'static str {
     }
 }
 
+/// The root column: the root rank, or -1 for a collective without one.
 pub fn root(o: &Opts) -> i64 {
     if o.coll.rooted {
         o.root as i64
@@ -531,6 +573,7 @@ pub fn root(o: &Opts) -> i64 {
     }
 }
 
+/// The exec timeout in force and where it came from, for the header and timeout errors.
 pub fn timeout_note(o: &Opts) -> String {
     let t = config(o)
         .resolved_timeout()

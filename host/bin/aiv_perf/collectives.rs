@@ -372,26 +372,32 @@ pub fn size_per_rank(size: usize, es: usize, n: usize) -> usize {
     size / (es * n)
 }
 
+/// Size in elements = the count (all_reduce, broadcast, sendrecv).
 pub fn count_alone(count: usize, _n: usize) -> usize {
     count
 }
 
+/// Size in elements = count x ranks (the gathered or scattered collectives).
 pub fn count_times_ranks(count: usize, n: usize) -> usize {
     count * n
 }
 
+/// `count` elements on every rank.
 pub fn count_once(_rank: usize, count: usize, _n: usize) -> usize {
     count
 }
 
+/// `count` x ranks elements on every rank.
 pub fn count_per_rank_times_ranks(_rank: usize, count: usize, n: usize) -> usize {
     count * n
 }
 
+/// Offset 0: the buffer's start.
 pub fn at_start(_rank: usize, _count: usize, _n: usize) -> usize {
     0
 }
 
+/// Rank `rank`'s slot of `count` elements.
 pub fn rank_slot(rank: usize, count: usize, _n: usize) -> usize {
     rank * count
 }
@@ -436,32 +442,39 @@ pub fn a2av_recv_displ(q: usize, p: usize, count: usize, n: usize) -> usize {
     (0..p).map(|j| a2av_count(j, q, count, n)).sum()
 }
 
+/// Elements rank `q` receives in all ([`PAIR_WEIGHTED`]).
 pub fn a2av_recv_elems(q: usize, count: usize, n: usize) -> usize {
     a2av_recv_displ(q, n, count, n)
 }
 
+/// busbw factor 1 (broadcast, sendrecv).
 pub fn one(_n: usize) -> f64 {
     1.0
 }
 
+/// busbw factor (n-1)/n.
 pub fn n_minus_1_over_n(n: usize) -> f64 {
     (n as f64 - 1.0) / n as f64
 }
 
+/// busbw factor 2(n-1)/n (all_reduce).
 pub fn two_n_minus_1_over_n(n: usize) -> f64 {
     2.0 * (n as f64 - 1.0) / n as f64
 }
 
+/// all_gather with the `--algo` kernel.
 pub fn run_all_gather(c: &Call) -> aiv_comm::Result<()> {
     c.comm
         .all_gather_with(c.send, c.recv, c.count, c.dtype, c.ag_algo)
 }
 
+/// all_reduce with the `--algo` kernel.
 pub fn run_all_reduce(c: &Call) -> aiv_comm::Result<()> {
     c.comm
         .all_reduce_with(c.send, c.recv, c.count, c.dtype, c.op, c.ar_algo)
 }
 
+/// reduce_scatter.
 pub fn run_reduce_scatter(c: &Call) -> aiv_comm::Result<()> {
     c.comm
         .reduce_scatter(c.send, c.recv, c.count, c.dtype, c.op)
@@ -476,10 +489,12 @@ pub fn run_broadcast(c: &Call) -> aiv_comm::Result<()> {
     }
 }
 
+/// alltoall.
 pub fn run_alltoall(c: &Call) -> aiv_comm::Result<()> {
     c.comm.all_to_all(c.send, c.recv, c.count, c.dtype)
 }
 
+/// alltoallv with the [`PAIR_WEIGHTED`] counts matrix.
 pub fn run_alltoallv(c: &Call) -> aiv_comm::Result<()> {
     let n = c.comm.size() as usize;
     let me = c.comm.rank() as usize;
@@ -492,6 +507,7 @@ pub fn run_alltoallv(c: &Call) -> aiv_comm::Result<()> {
         .all_to_all_v(c.send, &sc, &sd, c.recv, &rc, &rd, c.dtype)
 }
 
+/// all_gather_v with the [`RANK_WEIGHTED`] counts.
 pub fn run_all_gather_v(c: &Call) -> aiv_comm::Result<()> {
     let n = c.comm.size() as usize;
     let me = c.comm.rank() as usize;
@@ -500,6 +516,7 @@ pub fn run_all_gather_v(c: &Call) -> aiv_comm::Result<()> {
         .all_gather_v(c.send, counts[me], c.recv, &counts, &displs, c.dtype)
 }
 
+/// reduce_scatter_v with the [`RANK_WEIGHTED`] counts.
 pub fn run_reduce_scatter_v(c: &Call) -> aiv_comm::Result<()> {
     let n = c.comm.size() as usize;
     let me = c.comm.rank() as usize;
@@ -520,31 +537,37 @@ pub fn run_sendrecv(c: &Call) -> aiv_comm::Result<()> {
         .recv(c.recv, c.count, c.dtype, (r + n - 1) % n)
 }
 
+/// all_gather's output: every rank's input, in rank order.
 pub fn ref_all_gather<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let count = c.count;
     Box::new((0..c.ranks).flat_map(move |j| (0..count).map(move |i| input(j, i))))
 }
 
+/// all_reduce's output: the inputs reduced element by element.
 pub fn ref_all_reduce<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (op, ranks) = (c.op, c.ranks);
     Box::new((0..c.count).map(move |i| reduce(op, (0..ranks).map(|r| input(r, i)))))
 }
 
+/// reduce_scatter's output: block `rank` of the inputs, reduced.
 pub fn ref_reduce_scatter<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (op, ranks, base) = (c.op, c.ranks, c.rank * c.count);
     Box::new((0..c.count).map(move |i| reduce(op, (0..ranks).map(|r| input(r, base + i)))))
 }
 
+/// broadcast's output: the root's input.
 pub fn ref_broadcast<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let root = c.root;
     Box::new((0..c.count).map(move |i| input(root, i)))
 }
 
+/// alltoall's output: block `rank` of every rank's input, in rank order.
 pub fn ref_alltoall<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (count, base) = (c.count, c.rank * c.count);
     Box::new((0..c.ranks).flat_map(move |p| (0..count).map(move |i| input(p, base + i))))
 }
 
+/// alltoallv's output: every rank's piece for `rank`, in rank order.
 pub fn ref_alltoallv<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (q, m, n) = (c.rank, c.count, c.ranks);
     Box::new((0..n).flat_map(move |p| {
@@ -553,11 +576,13 @@ pub fn ref_alltoallv<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     }))
 }
 
+/// all_gather_v's output: every rank's segment, in rank order.
 pub fn ref_all_gather_v<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (m, n) = (c.count, c.ranks);
     Box::new((0..n).flat_map(move |q| (0..weighted_count(q, m, n)).map(move |i| input(q, i))))
 }
 
+/// reduce_scatter_v's output: segment `rank` of the inputs, reduced.
 pub fn ref_reduce_scatter_v<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let (m, n, op) = (c.count, c.ranks, c.op);
     let base = weighted_displ(c.rank, m, n);
@@ -567,6 +592,7 @@ pub fn ref_reduce_scatter_v<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a>
     )
 }
 
+/// sendrecv's output: the previous rank's input.
 pub fn ref_sendrecv<'a>(c: &RefCase, input: Inputs<'a>) -> Reference<'a> {
     let from = (c.rank + c.ranks - 1) % c.ranks;
     Box::new((0..c.count).map(move |i| input(from, i)))
@@ -584,6 +610,7 @@ pub fn reduce(op: ReduceOp, vals: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// The collective named `name` or one of its aliases, in any case.
 pub fn find_collective(name: &str) -> Option<&'static Collective> {
     let name = name.to_ascii_lowercase();
     COLLECTIVES
@@ -591,6 +618,7 @@ pub fn find_collective(name: &str) -> Option<&'static Collective> {
         .find(|c| c.name == name || c.aliases.contains(&name.as_str()))
 }
 
+/// Every collective's name, for errors.
 pub fn collective_names() -> String {
     COLLECTIVES
         .iter()

@@ -2,6 +2,7 @@
 
 use crate::collectives::{Collective, COLLECTIVES};
 
+/// The options, the columns, the JSON keys and the exit status: the end of every help page.
 pub const OPTIONS: &str = "\
 options:
   -b, --minbytes SIZE       smallest size (default 8K)
@@ -99,6 +100,7 @@ raised the rank's depth), launches, blocks, depth).
 
 Exit status: 0 ok, 1 wrong elements (or a failed run), 2 bad arguments.";
 
+/// `aiv-perf --help`: every collective, then [`OPTIONS`].
 pub fn usage() -> String {
     let mut s = String::from(
         "aiv-perf: nccl-tests / hccl_test style bandwidth sweep of aiv-comm's collectives on the CPU twin\n\n\
@@ -118,6 +120,7 @@ pub fn usage() -> String {
     s
 }
 
+/// `aiv-perf <collective> --help`: what its entry of the table says, then [`OPTIONS`].
 pub fn collective_usage(c: &Collective) -> String {
     let mut s = format!(
         "aiv-perf {}: {}\n\nusage: aiv-perf {} [options]   (also: {})\n\n",

@@ -61,6 +61,7 @@ use crate::ranks::make_world;
 use crate::sweep::{run, Measure};
 use crate::table::{print_header, print_row, print_summary};
 
+/// Parses, runs and reports; exits 0, 1 (wrong elements or a failed run) or 2 (bad arguments).
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let o = match parse(&args, |k| std::env::var(k).ok()) {
@@ -125,4 +126,60 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    /// The modules in the order the crate's documentation lists them.
+    const LAYERS: &[&str] = &[
+        "collectives",
+        "check",
+        "help",
+        "cli",
+        "meet",
+        "measure",
+        "ranks",
+        "sweep",
+        "stdout",
+        "table",
+        "json",
+    ];
+
+    /// Each module names (`crate::module`) only itself and the modules listed before it, so
+    /// that none depends on itself through others; every module is in the list.
+    #[test]
+    fn each_module_uses_only_those_before_it() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("host/bin/aiv_perf");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "main.rs")
+            .collect();
+        files.sort();
+        let mut listed: Vec<String> = LAYERS.iter().map(|m| format!("{m}.rs")).collect();
+        listed.sort();
+        assert_eq!(
+            files, listed,
+            "a module missing from LAYERS (or a stale entry)"
+        );
+        for (k, module) in LAYERS.iter().enumerate() {
+            let text = std::fs::read_to_string(dir.join(format!("{module}.rs"))).unwrap();
+            // Its code, without comments and unit tests.
+            let code: Vec<&str> = text
+                .lines()
+                .take_while(|l| l.trim() != "#[cfg(test)]")
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect();
+            for used in code.join("\n").split("crate::").skip(1) {
+                let used: String = used
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(
+                    LAYERS[..=k].contains(&used.as_str()),
+                    "{module} uses {used}, which is not listed before it"
+                );
+            }
+        }
+    }
 }

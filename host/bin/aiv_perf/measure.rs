@@ -13,15 +13,20 @@ use crate::meet::{Meet, RankError};
 
 /// One rank's buffers and streams, allocated once for the largest row.
 pub struct RankState {
+    /// The out-of-place input.
     pub send: DeviceBuffer,
+    /// The output (in place: input and output).
     pub recv: DeviceBuffer,
+    /// The sub-stream, for a collective with [`crate::collectives::Collective::side_stream`].
     pub side: Option<CommStream>,
 }
 
 /// Out of place or in place.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Place {
+    /// Separate send and recv buffers.
     Out,
+    /// Both in the recv buffer, as the collective's in-place layout puts them.
     In,
 }
 
@@ -114,6 +119,7 @@ pub fn views(
     }
 }
 
+/// Waits for the rank's streams (its main stream, and its sub-stream if it has one).
 pub fn sync(comm: &Communicator, st: &RankState) -> aiv_comm::Result<()> {
     comm.synchronize()?;
     if let Some(s) = &st.side {

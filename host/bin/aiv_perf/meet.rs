@@ -6,7 +6,9 @@ use std::sync::{Condvar, Mutex};
 /// of a job (over the bootstrap's connections; a failing process exits, and its end breaks the
 /// others' wait).
 pub enum Meet<'a> {
+    /// Ranks that are threads of this process.
     Threads(Rendezvous),
+    /// Ranks that are processes: the bootstrap's barrier.
     Processes(&'a aiv_comm::bootstrap::Peers),
 }
 
@@ -19,6 +21,8 @@ impl Meet<'_> {
         }
     }
 
+    /// Lets the other ranks go with an error: this one failed (threads only; a process that fails
+    /// exits).
     pub fn break_it(&self) {
         if let Meet::Threads(r) = self {
             r.break_it();
@@ -35,6 +39,7 @@ pub struct Rendezvous {
 }
 
 impl Rendezvous {
+    /// A barrier for `ranks` threads.
     pub fn new(ranks: usize) -> Rendezvous {
         Rendezvous {
             ranks,
@@ -67,6 +72,7 @@ impl Rendezvous {
         }
     }
 
+    /// Breaks the barrier: every wait, now or later, returns `Err`.
     pub fn break_it(&self) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.2 = true;

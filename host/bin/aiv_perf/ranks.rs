@@ -45,6 +45,7 @@ impl Ranks {
         }
     }
 
+    /// The backend's name (`twin`, `acl`).
     pub fn backend_name(&self) -> &'static str {
         match self {
             Ranks::World(w) => w.backend_name(),
@@ -52,6 +53,7 @@ impl Ranks {
         }
     }
 
+    /// The backend as the header names it.
     pub fn backend_description(&self) -> String {
         match self {
             Ranks::World(w) => w.backend_description(),

@@ -15,6 +15,7 @@ macro_rules! out {
     }};
 }
 
+/// Writes `s` and flushes; exits with status 1 if stdout is gone (what `out!` calls).
 pub fn write_stdout(s: &str) {
     let mut so = std::io::stdout().lock();
     if so.write_all(s.as_bytes()).and_then(|_| so.flush()).is_err() {

@@ -15,13 +15,16 @@ use crate::ranks::{gather_results, Ranks};
 
 /// One placement's figures of one row.
 pub struct Measure {
+    /// Time per operation, us: the slowest rank's (with `--checks-cost`, the unchecked side's).
     pub time_us: f64,
     /// `--checks-cost`: the checked side.
     pub cost: Option<Checked>,
     /// Launches of the timed calls (both sides with `--checks-cost`) that ran with each of the
     /// twin's checkers on, all ranks.
     pub checked_launches: CheckedLaunches,
+    /// GB/s: the row's size over the time.
     pub algbw: f64,
+    /// GB/s: algbw x the collective's busbw factor.
     pub busbw: f64,
     /// GM bytes the kernels' DMA read plus wrote, per operation (all ranks).
     pub dma_per_op: f64,
@@ -55,14 +58,19 @@ impl Measure {
 
 /// One row: a size, out of place and (if the collective runs in place) in place.
 pub struct Row {
+    /// The size column, bytes.
     pub size: usize,
+    /// The count column, elements.
     pub count: usize,
+    /// Out of place.
     pub out: Measure,
+    /// In place (`None`: the collective has no in-place form).
     pub inp: Option<Measure>,
 }
 
 /// What a sweep measured: its rows, and which of the twin's checkers were on.
 pub struct Sweep {
+    /// One per size, in order.
     pub rows: Vec<Row>,
     /// The twin's checkers as they ran (`None`: not on the twin).
     pub checkers: Option<Checkers>,

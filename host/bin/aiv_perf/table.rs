@@ -25,6 +25,7 @@ pub fn fmt_g(v: f64) -> String {
     }
 }
 
+/// `s` without the trailing zeros of its fraction (and the point, if nothing is left after it).
 pub fn strip_zeros(s: &str) -> &str {
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.')
@@ -53,6 +54,7 @@ pub fn fmt_cell(v: f64, width: usize) -> String {
     format!("{s:>width$}")
 }
 
+/// The header: the run's settings, then the column titles.
 pub fn print_header(o: &Opts, world: &Ranks) {
     let buffer = config(o)
         .resolved_buffer_bytes()
@@ -133,6 +135,7 @@ pub fn print_header(o: &Opts, world: &Ranks) {
     );
 }
 
+/// A placement's time, algbw, busbw and #wrong cells (N/A without the placement).
 pub fn body(m: Option<&Measure>) -> String {
     match m {
         Some(m) => format!(
@@ -146,6 +149,7 @@ pub fn body(m: Option<&Measure>) -> String {
     }
 }
 
+/// One row of the table.
 pub fn print_row(o: &Opts, r: &Row) {
     let c = &r.out;
     if !c.on_twin {
