@@ -645,13 +645,18 @@ pub(crate) unsafe fn atomic_read(dst: *mut u8, src: *const u8, len: usize) {
     let mut w = start & !7;
     while w < end {
         // SAFETY: w is 8-aligned and a word the range touches.
-        let v = unsafe { word(w) }.load(Ordering::Acquire).to_ne_bytes();
+        let v = unsafe { word(w) }.load(Ordering::Acquire);
         let (lo, hi) = (start.max(w), end.min(w + 8));
-        // SAFETY: [lo, hi) is inside the range, so dst + (lo - start) .. + (hi - lo) is inside
-        // the destination.
-        unsafe {
-            std::ptr::copy_nonoverlapping(v.as_ptr().add(lo - w), dst.add(lo - start), hi - lo)
-        };
+        if hi - lo == 8 {
+            // SAFETY: the whole word is inside the range, so its 8 bytes are in the destination.
+            unsafe { std::ptr::write_unaligned(dst.add(lo - start) as *mut u64, v) };
+        } else {
+            let bytes = v.to_ne_bytes();
+            for a in lo..hi {
+                // SAFETY: a is inside the range, so dst + (a - start) is in the destination.
+                unsafe { *dst.add(a - start) = bytes[a - w] };
+            }
+        }
         w += 8;
     }
 }
@@ -673,16 +678,17 @@ pub(crate) unsafe fn atomic_write(dst: *mut u8, src: *const u8, len: usize) {
         let (lo, hi) = (start.max(w), end.min(w + 8));
         // SAFETY: w is 8-aligned and a word the range touches.
         let cell = unsafe { word(w) };
-        // SAFETY: [lo, hi) is inside the range, so src + (lo - start) .. + (hi - lo) is inside
-        // the source.
-        let part = unsafe { std::slice::from_raw_parts(src.add(lo - start), hi - lo) };
         if hi - lo == 8 {
-            let v = u64::from_ne_bytes(part.try_into().expect("8 bytes"));
+            // SAFETY: the whole word is inside the range, so its 8 bytes are in the source.
+            let v = unsafe { std::ptr::read_unaligned(src.add(lo - start) as *const u64) };
             cell.store(v, Ordering::Release);
         } else {
             let merge = |old: u64| {
                 let mut b = old.to_ne_bytes();
-                b[lo - w..hi - w].copy_from_slice(part);
+                for a in lo..hi {
+                    // SAFETY: a is inside the range, so src + (a - start) is in the source.
+                    b[a - w] = unsafe { *src.add(a - start) };
+                }
                 Some(u64::from_ne_bytes(b))
             };
             let _ = cell.fetch_update(Ordering::Release, Ordering::Relaxed, merge);
