@@ -66,10 +66,10 @@ impl Board {
         }
         // SAFETY: a new descriptor owned from here on.
         let own = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: valid descriptors; the results are checked.
-        if unsafe { libc::fchmod(own.as_raw_fd(), 0o600) } != 0
-            || unsafe { libc::ftruncate(own.as_raw_fd(), PAGE as libc::off_t) } != 0
-        {
+        // SAFETY: a valid descriptor; the result is checked.
+        let mode = unsafe { libc::fchmod(own.as_raw_fd(), 0o600) };
+        // SAFETY: as above.
+        if mode != 0 || unsafe { libc::ftruncate(own.as_raw_fd(), PAGE as libc::off_t) } != 0 {
             return Err(os_err("making the job's board"));
         }
         let mine = map(own.as_raw_fd(), true)?;

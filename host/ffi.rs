@@ -18,7 +18,7 @@
 //! value of a self-test kernel's mode enum) still needs a regeneration nothing enforces.
 
 #[path = "bindings.rs"]
-#[allow(clippy::all, missing_docs)]
+#[allow(clippy::all, clippy::undocumented_unsafe_blocks, missing_docs)]
 mod bindings;
 pub use bindings::*;
 
@@ -275,7 +275,8 @@ pub(crate) unsafe trait WithComm: bytemuck::Pod + Send + 'static {
     }
 }
 
-// SAFETY (each impl): `comm: AivCommArgs` is the first field, at offset 0 (asserted below).
+// SAFETY: (this impl and each below) `comm: AivCommArgs` is the first field, at offset 0
+// (asserted below).
 unsafe impl WithComm for AivCollVArgs {}
 // SAFETY: as above.
 unsafe impl WithComm for AivPushArgs {}

@@ -172,7 +172,7 @@ impl Communicator {
             let cb = (cap.min(count - c0) * es) as u64;
             let input = send.addr() + (c0 * es) as u64;
             let output = recv.addr() + (c0 * es) as u64;
-            // SAFETY (every copy_raw below): addresses are inside the validated user buffers
+            // SAFETY: (every copy_raw below) addresses are inside the validated user buffers
             // (held by the tasks' claims) or inside the world's HCCL buffers (which every task
             // holds through its stream's launcher).
             unsafe {

@@ -103,6 +103,7 @@ fn check_elf(head: &[u8], origin: &str) -> R<()> {
 /// Makes this library's symbols global, so that a kernel object loaded next resolves its
 /// `asc_twin_*` references against it.
 fn export_self() -> R<()> {
+    // SAFETY: Dl_info is a C struct of pointers and integers, for which all zeros is valid.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr writes `info` for an address inside a loaded object; this function is one.
     let ok = unsafe { libc::dladdr(export_self as *const c_void, &mut info) };

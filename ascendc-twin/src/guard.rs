@@ -270,11 +270,14 @@ mod handler {
             // SAFETY: the previous handler was installed with this signature.
             let f: unsafe extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
                 unsafe { std::mem::transmute(prev.sa_sigaction) };
+            // SAFETY: the previous handler, called as the kernel would have called it, with
+            // this signal's own arguments.
             unsafe { f(sig, info, ctx) };
         } else if prev.sa_sigaction > 1 {
             // SAFETY: as above, the one-argument form.
             let f: unsafe extern "C" fn(libc::c_int) =
                 unsafe { std::mem::transmute(prev.sa_sigaction) };
+            // SAFETY: as above, with the one argument this form takes.
             unsafe { f(sig) };
         } else {
             // Default (or ignored): restore the default action; returning re-runs the faulting
