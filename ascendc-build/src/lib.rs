@@ -115,6 +115,7 @@ pub struct Build {
     out_dir: Option<PathBuf>,
     emit: bool,
     twin_binary: bool,
+    auto_sync: bool,
 }
 
 impl Default for Build {
@@ -138,6 +139,7 @@ impl Build {
             out_dir: None,
             emit: true,
             twin_binary: true,
+            auto_sync: true,
         }
     }
 
@@ -163,6 +165,18 @@ impl Build {
     pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Build {
         self.defines
             .push((name.to_string(), value.map(str::to_string)));
+        self
+    }
+
+    /// Whether the kernels are built with the compiler's automatic synchronisation (on by
+    /// default, as AscendC kernel projects build them): the compiler orders each
+    /// `LocalTensor::GetValue`/`SetValue` with the pipe instructions touching the same bytes, so
+    /// the kernel needs no `SetFlag`/`WaitFlag` for them. The twin's pipe-hazard checker then
+    /// orders them the same way instead of reporting them (hazards between two pipes are
+    /// reported either way); [`Build::npu`] passes `--cce-auto-sync` to bisheng. Off: every
+    /// such order must be written in the kernel, and a missing one is reported.
+    pub fn auto_sync(&mut self, on: bool) -> &mut Build {
+        self.auto_sync = on;
         self
     }
 
@@ -307,6 +321,10 @@ impl Build {
         for (k, v) in &self.defines {
             b.define(k, v.as_deref());
         }
+        b.define(
+            "ASC_TWIN_AUTO_SYNC",
+            Some(if self.auto_sync { "1" } else { "0" }),
+        );
         for f in &self.flags {
             b.flag_if_supported(f);
         }
@@ -458,6 +476,11 @@ pub static r#{k}: {rt}::Kernel = {{
                     Some(v) => format!("-D{k}={v}"),
                     None => format!("-D{k}"),
                 });
+            }
+            // The bisheng option that turns automatic synchronisation on (its docs list it as
+            // enabling it; without it, assumed off).
+            if self.auto_sync {
+                cmd.arg("--cce-auto-sync");
             }
             let status = cmd
                 .arg(&s.path)

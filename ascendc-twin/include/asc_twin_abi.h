@@ -206,6 +206,9 @@ int32_t asc_twin_trap(void);
 /* Defined in src/twin_entry.cpp, called by the runtime: runs one block of `kernel` inside a C++
  * try/catch; returns an AscTwinBlockRc. */
 int32_t asc_twin_invoke(void (*kernel)(uint8_t *), uint8_t *args);
+/* Whether the running kernel was built with the compiler's automatic synchronisation (1) or not
+ * (0): the launch trampoline says so as each block starts. */
+void asc_twin_auto_sync(uint32_t on);
 
 #ifdef __cplusplus
 }

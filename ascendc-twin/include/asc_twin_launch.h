@@ -24,6 +24,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "asc_twin_abi.h"
+
 namespace asc_twin {
 
 /* Mirrors ascendc_twin::ParamInfo. */
@@ -97,8 +99,19 @@ template <typename... A> inline uint32_t Signature(void (*)(A...), const ParamIn
 
 } // namespace asc_twin
 
+/* Whether the kernels of this translation unit were built with the compiler's automatic
+ * synchronisation (`--cce-auto-sync`, on in AscendC kernel projects): ascendc-build defines it
+ * (Build::auto_sync); on unless told otherwise. */
+#ifndef ASC_TWIN_AUTO_SYNC
+#define ASC_TWIN_AUTO_SYNC 1
+#endif
+
 #define ASC_TWIN_KERNEL(name)                                                                                         \
-    extern "C" void asc_twin_entry_##name(uint8_t *block) { asc_twin::Invoke(&name, block); }                       \
+    extern "C" void asc_twin_entry_##name(uint8_t *block)                                                           \
+    {                                                                                                                 \
+        asc_twin_auto_sync(ASC_TWIN_AUTO_SYNC);                                                                       \
+        asc_twin::Invoke(&name, block);                                                                               \
+    }                                                                                                                 \
     extern "C" uint32_t asc_twin_sig_##name(const asc_twin::ParamInfo **params)                                      \
     {                                                                                                                 \
         return asc_twin::Signature(&name, params);                                                                    \

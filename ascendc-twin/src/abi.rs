@@ -573,6 +573,19 @@ pub extern "C" fn asc_twin_tpipe(set: u32, pipe: *mut std::ffi::c_void) -> *mut 
     .unwrap_or(std::ptr::null_mut())
 }
 
+/// Whether the running kernel was built with the compiler's automatic synchronisation
+/// (`--cce-auto-sync`): the launch trampoline says so as each block starts (`on` 1) or not
+/// (0); the pipe-hazard checker then orders the scalar unit's UB accesses as the compiler does
+/// (hazard.rs).
+#[no_mangle]
+pub extern "C" fn asc_twin_auto_sync(on: u32) {
+    peek(|c| {
+        if let Some(h) = c.hazards.as_deref_mut() {
+            h.auto_sync = on != 0;
+        }
+    });
+}
+
 /// Cross-core synchronisation: `CrossCoreSetFlag<mode>(flag)` ([`ASC_TWIN_CROSS_SET_FLAG`]),
 /// `CrossCoreWaitFlag(flag)` ([`ASC_TWIN_CROSS_WAIT_FLAG`]), hardware `SyncAll()`
 /// ([`ASC_TWIN_CROSS_SYNC_ALL`]: a barrier over flag [`ASC_TWIN_SYNC_ALL_FLAG`] of every block

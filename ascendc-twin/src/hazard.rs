@@ -28,6 +28,22 @@
 //! earlier kernel left there).
 //! The UB is tracked as a short list of byte ranges with their last writer and last readers.
 //!
+//! Automatic synchronisation (`auto_sync`, a kernel built with the compiler's `--cce-auto-sync`,
+//! `ascendc-build`'s default; the AscendC docs: the compiler orders LocalTensor reads and writes
+//! that depend on each other, so the kernel writes no sync for them). Modelled as the pair of
+//! flags the compiler inserts next to the dependent access, for the scalar unit only:
+//! * before a scalar load or store of UB bytes, the scalar unit waits for every pipe with an
+//!   access of those bytes it would conflict with (`WaitFlag<X_S>` right after `SetFlag<X_S>`:
+//!   all of X's instructions so far);
+//! * before a pipe instruction accesses bytes a scalar store wrote, the pipe waits for the
+//!   scalar unit (`SetFlag<S_X>` + `WaitFlag<S_X>`).
+//!
+//! Conflicts between two pipes (MTE2, MTE3, V) are still reported: the compiler orders
+//! LocalTensor accesses by the scalar unit, and queues order the rest (TQue's EnQue/DeQue).
+//! Assumed where the docs are silent: the inserted pair sits right before the dependent access
+//! (so it orders everything the pipe did before), and a raw `__ubuf__` pointer access is not
+//! covered (the twin does not see those accesses anyway).
+//!
 //! Not checked, on purpose: two vector instructions where the later reads what the earlier
 //! wrote. On Atlas A2 they need `PipeBarrier<PIPE_V>` between them, but the bisheng compiler
 //! inserts it itself with `--cce-auto-sync=on`, the default of AscendC's kernel projects and
@@ -166,6 +182,8 @@ pub(crate) struct Hazards {
     loads_ok: (u32, u32),
     /// Unordered overwrites with identical bytes (harmless, not reported).
     pub benign: u64,
+    /// The kernel was built with the compiler's automatic synchronisation (module docs).
+    pub auto_sync: bool,
     /// Tests: take the general path for every access (the reference the fast paths must
     /// agree with).
     #[cfg(test)]
@@ -412,6 +430,9 @@ impl Hazards {
         end: usize,
         identical: &mut dyn FnMut(usize, usize) -> bool,
     ) -> Result<(), String> {
+        if self.auto_sync && start < end {
+            self.auto_sync_waits(kind, start, end);
+        }
         if kind == Access::ScalarRead && start < end && self.fast_paths() {
             let (a, b) = self.loads_ok;
             if a as usize <= start && end <= b as usize {
@@ -429,6 +450,57 @@ impl Hazards {
             return self.check_load(start, end, &knows);
         }
         self.record(kind, start, end, identical)
+    }
+
+    /// The flags the compiler's automatic synchronisation inserts before an access of `kind`
+    /// to `[start, end)` (module docs): the scalar unit waits for the pipes whose accesses of
+    /// the bytes a scalar access conflicts with; a pipe waits for the scalar unit before it
+    /// accesses bytes a scalar store wrote.
+    #[cold]
+    fn auto_sync_waits(&mut self, kind: Access, start: usize, end: usize) {
+        let lo = self.segs.partition_point(|s| s.end() <= start);
+        let hi = self.segs.partition_point(|s| s.start() < end).max(lo);
+        match kind {
+            Access::ScalarRead | Access::ScalarWrite => {
+                let write = kind == Access::ScalarWrite;
+                let mut known = self.known;
+                for s in &self.segs[lo..hi] {
+                    let writes = [(s.w_pipe(), s.w_time), s.w_prev().unwrap_or((SW, 0))];
+                    for (w, t) in writes {
+                        if w != SW && t > 0 && known[w] < t {
+                            join(&mut known, &self.vc[w]);
+                        }
+                    }
+                    if write {
+                        for q in [MTE2, MTE3, V] {
+                            if s.reads[q] > known[q] {
+                                join(&mut known, &self.vc[q]);
+                            }
+                        }
+                    }
+                }
+                // Only grows: the scalar loads' cache (`loads_ok`) stays valid.
+                self.known = known;
+            }
+            _ => {
+                let pipe = match kind {
+                    Access::Mte2Write => MTE2,
+                    Access::Mte3Read => MTE3,
+                    _ => V,
+                };
+                let scalar_wrote = self.segs[lo..hi].iter().any(|s| {
+                    let writes = [(s.w_pipe(), s.w_time), s.w_prev().unwrap_or((S, 0))];
+                    writes
+                        .iter()
+                        .any(|&(w, t)| w == SW && t > 0 && self.vc[pipe][SW] < t)
+                });
+                if scalar_wrote {
+                    let mut token = self.vc[SW];
+                    join(&mut token, &self.known);
+                    join(&mut self.vc[pipe], &token);
+                }
+            }
+        }
     }
 
     /// [`Hazards::access`] of anything but a scalar load on the fast paths (also of an empty
@@ -706,6 +778,55 @@ mod tests {
             let rest = b.split_once(' ').map_or("", |x| x.1);
             format!("{a}{rest}")
         })
+    }
+
+    /// With automatic synchronisation the scalar unit's accesses are ordered with the pipes as
+    /// the compiler orders them, each case being reported without it; a hazard between two
+    /// pipes, and one the inserted flags do not cover (a pipe after a scalar store of other
+    /// bytes, then a third pipe), is reported either way.
+    #[test]
+    fn automatic_synchronisation_orders_the_scalar_unit_only() {
+        use Access::*;
+        let run = |auto_sync: bool, steps: &[(Access, usize, usize)]| -> Result<(), String> {
+            let mut h = Hazards {
+                auto_sync,
+                ..Hazards::default()
+            };
+            for &(kind, a, b) in steps {
+                h.access(kind, a, b, &mut |_, _| false)?;
+            }
+            Ok(())
+        };
+        let scalar_cases: [&[(Access, usize, usize)]; 5] = [
+            // GetValue of what MTE2 loaded.
+            &[(Mte2Write, 0, 32), (ScalarRead, 0, 4)],
+            // GetValue of a vector result.
+            &[
+                (VWrite, 0, 32),
+                (VRead, 0, 32),
+                (VWrite, 32, 64),
+                (ScalarRead, 36, 40),
+            ],
+            // SetValue, then MTE3 stores the buffer.
+            &[(ScalarWrite, 0, 4), (Mte3Read, 0, 32)],
+            // SetValue into bytes MTE3 may still be reading.
+            &[(ScalarWrite, 0, 32), (Mte3Read, 0, 32), (ScalarWrite, 0, 4)],
+            // SetValue, then a vector instruction reads it.
+            &[(ScalarWrite, 0, 32), (VRead, 0, 32), (VWrite, 32, 64)],
+        ];
+        for (i, steps) in scalar_cases.iter().enumerate() {
+            assert!(run(false, steps).is_err(), "case {i} without auto-sync");
+            assert_eq!(run(true, steps), Ok(()), "case {i} with auto-sync");
+        }
+        let pipe_cases: [&[(Access, usize, usize)]; 2] = [
+            // MTE2 loads, MTE3 stores the same bytes: a queue's job, not the compiler's.
+            &[(Mte2Write, 0, 32), (Mte3Read, 0, 32)],
+            // A scalar access of other bytes orders nothing between MTE2 and V here.
+            &[(Mte2Write, 0, 32), (ScalarWrite, 64, 68), (VRead, 0, 32)],
+        ];
+        for (i, steps) in pipe_cases.iter().enumerate() {
+            assert!(run(true, steps).is_err(), "pipe case {i} with auto-sync");
+        }
     }
 
     /// Random kernels (accesses on every pipe over 256 UB bytes, flags, barriers, some writes of

@@ -4,5 +4,6 @@ fn main() {
         .kernels("kernels/accumulate.cpp", &["accumulate_custom"])
         .kernels("kernels/fused_all_reduce.cpp", &["relu_scale_all_reduce"])
         .kernels("kernels/flag_handoff.cpp", &["flag_handoff"])
+        .kernels("kernels/scalar_side.cpp", &["scalar_side"])
         .compile("example_kernels");
 }
