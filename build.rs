@@ -65,7 +65,7 @@ fn main() {
     );
 
     // Dependents' build scripts see these as DEP_AIV_KERNELS_SYNC_INCLUDE / _KERNEL_INCLUDE /
-    // _TWIN_INCLUDE (ascendc-build picks them up; README, "Your own kernels").
+    // _TWIN_INCLUDE (ascendc-build picks them up; docs/kernels.md).
     println!("cargo:sync_include={}", root.join("sync").display());
     println!("cargo:kernel_include={}", root.join("kernel").display());
 
