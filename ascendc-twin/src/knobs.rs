@@ -11,12 +11,13 @@ use std::time::Duration;
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(30);
 
 /// Largest default [`TwinConfig::stream_after`] (64 MiB), whatever cache size the host reports.
-/// A virtual machine sees its host's whole last-level cache (480 MiB on the 2-vCPU Intel VM of
-/// BENCHMARKS-HISTORY.md) but gets a share of it: there, two threads' memcpy drops from 27 GB/s at
-/// 16 MiB per thread to 13 at 64 MiB, and with half the reported cache (240 MiB) as the
-/// threshold, nothing streamed and the 16-64 MiB collectives on 4 and 8 ranks ran 1.2-1.5x
-/// slower than with 32 or 64 MiB (64 MiB also left the 2-rank 16 MiB AllReduce alone, which
-/// 32 MiB slowed).
+/// A virtual machine sees its host's whole last-level cache (480 MiB on the 2-vCPU Intel Xeon
+/// VM this project ran on on 2026-12-02) but gets a share of it: there, two threads' memcpy drops
+/// from 27 GB/s at 16 MiB per thread to 13 at 64 MiB (`benches/compare/memcpy_bw.c`), and with
+/// half the reported cache (240 MiB) as the threshold, nothing streamed and the 16-64 MiB
+/// collectives on 4 and 8 ranks ran 1.2-1.5x slower than with 32 or 64 MiB (64 MiB also left
+/// the 2-rank 16 MiB AllReduce alone, which 32 MiB slowed): medians of 3 aiv-perf runs per
+/// `AIV_TWIN_STREAM_MIB` of 0, 32, 64 and 128, in the message of commit a390cb7.
 pub const STREAM_AFTER_MAX: u64 = 64 << 20;
 
 /// Settings of a new twin. [`TwinConfig::from_env`] (what [`crate::Twin::new`] uses) reads the
@@ -49,9 +50,11 @@ pub struct TwinConfig {
     /// block has written `stream_after / running blocks` bytes, so that the running blocks
     /// together have written about this much (`AIV_TWIN_STREAM_MIB`, in MiB; 0 = never).
     /// Default: half the host's last-level cache as Linux reports it (else 16 MiB), at most
-    /// [`STREAM_AFTER_MAX`]: on the 32 MiB-L3 machine of BENCHMARKS-HISTORY.md, 16 MiB ran the
-    /// 16-64 MiB collectives faster than 32 MiB did and left the 1-4 MiB ones as they were.
-    /// Only speed depends on it.
+    /// [`STREAM_AFTER_MAX`]: on an AMD EPYC VM with 32 MiB of L3, 16 MiB ran the 16-64 MiB
+    /// collectives faster than 32 MiB did and left the 1-4 MiB ones as they were
+    /// (`aiv-perf -c 0`, medians of 3 runs interleaved with `AIV_TWIN_STREAM_MIB=0`: the 16 MiB
+    /// cells in 0.62-0.70x the time of never streaming, a 32 MiB threshold 3-5 points worse,
+    /// the 1-4 MiB cells 0.85-1.15x over two sweeps; commit dce6ffe). Only speed depends on it.
     pub stream_after: u64,
 }
 

@@ -5,7 +5,7 @@ Inputs in OUT: mpi.txt (mpi_bench lines), twin.jsonl (aiv-perf --json lines), me
 twin_checked.jsonl and twin_cost.jsonl (the same with --twin-checks and with --checks-cost;
 target d), twin_d_off.jsonl and twin_d_on.jsonl (DPAIRS), twin_staged.jsonl (-R 0),
 twin_procs.jsonl (a process per rank under mpirun, from 2026-12-07 on),
-memcpy_ws.txt (run.sh from issue 14's eighth session on: the same copies over each >= 16 MiB cell's
+memcpy_ws.txt (run.sh from commit 1b6f328 on: the same copies over each >= 16 MiB cell's
 working set, "coll ranks per-rank-size working-set GB/s"), and
 (run.sh from 2026-12-01 on) corelat.txt: the two CPUs' cache-line round trip in ns measured
 just before each MPI and twin run, shown per cell as a range and run by run for the 64 KiB
@@ -79,8 +79,8 @@ def other_twin_runs(name):
 
 # The same cells with the twin's checkers on (run.sh from issue 14 on; absent in older outputs).
 checked_all = other_twin_runs("twin_checked.jsonl")
-# Target d's runs: the pairs above plus run.sh's extra off/on pairs (DPAIRS, from the fourteenth
-# session on; absent in older outputs), the median time of each side per cell.
+# Target d's runs: the pairs above plus run.sh's extra off/on pairs (DPAIRS, from commit 32cb40a
+# on; absent in older outputs), the median time of each side per cell.
 d_extra = (other_twin_runs("twin_d_off.jsonl"), other_twin_runs("twin_d_on.jsonl"))
 d_runs = {k: ([r[0] for r in twin_all.get(k, [])] + [r[0] for r in d_extra[0].get(k, [])],
               [r[0] for r in v] + [r[0] for r in d_extra[1].get(k, [])])
@@ -91,7 +91,7 @@ def median(xs):
 # (A cell with runs on one side only, from a run stopped part-way, has no ratio.)
 checked = {k: (median(off), median(on), min(len(off), len(on)))
            for k, (off, on) in d_runs.items() if off and on}
-# Target d within one process (aiv-perf --checks-cost, run.sh from the fifteenth session on;
+# Target d within one process (aiv-perf --checks-cost, run.sh from commit 4661d07 on;
 # absent in older outputs): every repetition's adjacent off/on batch pairs of the cell, pooled;
 # per cell (pairs, median us per operation off, median on, median of the pairs' on/off ratios
 # (statistics.median: the mean of the middle two of an even count, as aiv-perf's own), median
@@ -315,7 +315,7 @@ if procs:
         print(f"| e. processes busbw / MPI, np 4 and 8, from 1 MiB | {len(goal)} | {len(met)} | {worst[0]}: {worst[3]:.2f} (goal 1.0) |")
 
 if census:
-    # Kernel cost in NPU terms (BENCHMARKS.md has the floors beside them).
+    # Kernel cost in NPU terms (BENCHMARKS.md sets them beside the floors docs/benchmarks.md defines).
     print()
     print("| collective | ranks | per-rank size | GM data read / rank (KiB) | GM data written / rank (KiB) | flag waits / rank | sync rounds |")
     print("|---|---|---|---|---|---|---|")

@@ -10,7 +10,7 @@
 # batches of iterations with the checkers off and on, the report taking the median over the
 # adjacent off/on pairs of batches of every rep. Separate processes vary 1.3-2x on this VM,
 # which made the ratio of separate runs a matter of chance; DPAIRS=N adds N more separate
-# off/on pairs per cell and rep (default 0; 2 in the fourteenth session) for comparison. Before
+# off/on pairs per cell and rep (default 0; 2 from 32cb40a to 4661d07) for comparison. Before
 # each run but those extra pairs and the --checks-cost run it measures how long the two CPUs
 # take to hand a cache line back and forth (corelat.c), which on this VM decides much of the
 # twin's speed; the report gives the range per cell.
@@ -34,8 +34,8 @@
 # report's third table; PROCS=0 skips those runs.
 #
 # Installs Open MPI from the distribution if mpicc/mpirun are missing. With STAGED=0 a rep took
-# 3.5 minutes here in issue 14's fifteenth session, the --checks-cost run included; the staged
-# runs add to it.
+# 3.5 minutes on the 2-vCPU VM of BENCHMARKS.md (2026-12-03, before the PROCS runs), the
+# --checks-cost run included; the staged runs add to it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-benches/compare/out}
