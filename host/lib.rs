@@ -5,16 +5,44 @@
 //! ([`ascendc_twin`]).
 //!
 //! * Device side (AscendC C++, compiled by build.rs): soft-sync primitives (`sync/aiv_sync.h`:
-//!   Record, Wait, Record1vN, WaitNv1, RecordNv1, Wait1vN, BarrierAll), the CpGM2GM copy engine
-//!   (`kernel/cp_gm2gm.h`), and HCCL's AIV collective set: AllGather(V), AllReduce (one-shot,
-//!   two-shot, push), ReduceScatter(V), Broadcast, AlltoAll(V/VC), Barrier, Send/Recv.
+//!   Record, Wait, Record1vN, WaitNv1, RecordNv1, Wait1vN, BarrierAll, Record1vNAt,
+//!   WaitNv1Source), the CpGM2GM copy engine (`kernel/cp_gm2gm.h`), and HCCL's AIV collective
+//!   set: AllGather(V), AllReduce (one-shot, two-shot, push), ReduceScatter(V), Broadcast,
+//!   AlltoAll(V/VC), Barrier, Send/Recv.
 //! * Host side (this crate): a [`World`] of ranks on one backend ([`backend::Backend`]: the CPU
-//!   twin, or any other), one [`Communicator`] each, device buffers, streams of operations,
-//!   the chunk planner ([`plan`]) that splits data to fit the HCCL buffer (200 MB by default,
-//!   `HCCL_BUFFSIZE`), tags ([`tags`]) and errors that name what went wrong ([`Error`]).
+//!   twin, NPUs through the ACL runtime ([`backend::acl`]), or any other), one [`Communicator`]
+//!   each, device buffers, streams of operations, the chunk planner ([`plan`]) that splits data
+//!   to fit the HCCL buffer (200 MB by default, `HCCL_BUFFSIZE`), tags ([`tags`]) and errors
+//!   that name what went wrong ([`Error`]). A rank may also be a process of its own
+//!   ([`Communicator::from_rank`], [`Communicator::from_env`], over [`bootstrap`]).
+//!
+//! What a [`Communicator`] offers (collectives and sends take bytes + [`DataType`];
+//! [`Communicator::typed`] gives them all but `all_reduce_hd` with element types and lengths,
+//! [`typed`]):
+//!
+//! * collectives: [`all_gather`](Communicator::all_gather) (and
+//!   [`all_gather_with`](Communicator::all_gather_with) an [`AllGatherAlgo`]),
+//!   [`all_gather_v`](Communicator::all_gather_v), [`all_reduce`](Communicator::all_reduce)
+//!   (and [`all_reduce_with`](Communicator::all_reduce_with) an [`AllReduceAlgo`]: one-shot,
+//!   two-shot, halving-doubling, push), [`all_reduce_hd`](Communicator::all_reduce_hd),
+//!   [`reduce_scatter`](Communicator::reduce_scatter),
+//!   [`reduce_scatter_v`](Communicator::reduce_scatter_v),
+//!   [`broadcast`](Communicator::broadcast),
+//!   [`broadcast_in_place`](Communicator::broadcast_in_place),
+//!   [`all_to_all`](Communicator::all_to_all), [`all_to_all_v`](Communicator::all_to_all_v),
+//!   [`all_to_all_vc`](Communicator::all_to_all_vc), [`barrier`](Communicator::barrier) and
+//!   [`batch_send_recv`](Communicator::batch_send_recv);
+//! * point to point: [`send`](Communicator::send) and [`recv`](Communicator::recv);
+//! * on a [`CommStream`] (the main one, [`Communicator::stream`], or one of
+//!   [`Communicator::create_stream`]): sends and receives, copies, reductions, acks, data
+//!   signals, and [`Event`]s between streams;
+//! * window memory: [`register`](Communicator::register) and
+//!   [`deregister`](Communicator::deregister);
+//! * your own kernels: [`CommStream::launch`] and [`Communicator::launch_with_tags`].
 //!
 //! `docs/architecture.md` in the repository is the map: the layers, the path of one call, and
-//! the invariants.
+//! the invariants; `docs/` also holds the twin's, aiv-perf's, the processes' and the NPU's
+//! pages.
 //!
 //! ```
 //! use aiv_comm::{World, Config, DataType};
@@ -82,3 +110,8 @@ pub use typed::{
     Typed, TypedStream,
 };
 pub use world::World;
+
+/// The README's Rust examples, run as doctests (`cargo test --doc`), so that they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
