@@ -21,7 +21,7 @@
 //! * every NaN result is the canonical quiet NaN (positive, payload 0): a NaN's payload would
 //!   otherwise depend on which operand came first.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{fence, Ordering};
 
 use half::{bf16, f16};
 use parking_lot::Mutex;
@@ -437,8 +437,8 @@ unsafe fn reduce_run(op: AtomicOp, ty: AtomicType, addr: usize, src: *const u8, 
     while w < end {
         let (lo, hi) = (start.max(w), end.min(w + 8));
         // SAFETY: w is 8-aligned and a word of GM the run touches (GM is whole words, see
-        // crate::mem); AtomicU64 has u64's layout.
-        let cell = unsafe { &*(w as *const AtomicU64) };
+        // crate::mem).
+        let cell = unsafe { crate::mem::word(w) };
         // SAFETY: [lo, hi) is inside the run, so src + (lo - start) .. + (hi - lo) is inside
         // the source.
         let part = unsafe { std::slice::from_raw_parts(src.add(lo - start), hi - lo) };

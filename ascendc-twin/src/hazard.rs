@@ -110,6 +110,20 @@ pub(crate) enum Access {
     ScalarRead,
 }
 
+impl Access {
+    /// The pipe (index) that makes the access, and whether it writes.
+    fn pipe(self) -> (usize, bool) {
+        match self {
+            Access::Mte2Write => (MTE2, true),
+            Access::Mte3Read => (MTE3, false),
+            Access::VWrite => (V, true),
+            Access::VRead => (V, false),
+            Access::ScalarWrite => (SW, true),
+            Access::ScalarRead => (S, false),
+        }
+    }
+}
+
 /// A range of UB bytes with one state: offsets in the core's UB (at most
 /// [`crate::MAX_UB_BYTES`], which `Device::new` enforces, so they fit 32 bits), pipes as
 /// indices. 32 bytes, so that a block's inline list fits in half a KiB, its checker state
@@ -460,9 +474,9 @@ impl Hazards {
     fn auto_sync_waits(&mut self, kind: Access, start: usize, end: usize) {
         let lo = self.segs.partition_point(|s| s.end() <= start);
         let hi = self.segs.partition_point(|s| s.start() < end).max(lo);
-        match kind {
-            Access::ScalarRead | Access::ScalarWrite => {
-                let write = kind == Access::ScalarWrite;
+        let (pipe, write) = kind.pipe();
+        match pipe {
+            S | SW => {
                 let mut known = self.known;
                 for s in &self.segs[lo..hi] {
                     let writes = [(s.w_pipe(), s.w_time), s.w_prev().unwrap_or((SW, 0))];
@@ -483,11 +497,6 @@ impl Hazards {
                 self.known = known;
             }
             _ => {
-                let pipe = match kind {
-                    Access::Mte2Write => MTE2,
-                    Access::Mte3Read => MTE3,
-                    _ => V,
-                };
                 let scalar_wrote = self.segs[lo..hi].iter().any(|s| {
                     let writes = [(s.w_pipe(), s.w_time), s.w_prev().unwrap_or((S, 0))];
                     writes
@@ -517,14 +526,7 @@ impl Hazards {
         if start >= end {
             return Ok(());
         }
-        let (pipe, write) = match kind {
-            Access::Mte2Write => (MTE2, true),
-            Access::Mte3Read => (MTE3, false),
-            Access::VWrite => (V, true),
-            Access::VRead => (V, false),
-            Access::ScalarWrite => (SW, true),
-            Access::ScalarRead => (S, false),
-        };
+        let (pipe, write) = kind.pipe();
         // What the access knows has completed before it.
         let knows: Vc = match pipe {
             S | SW => self.known,

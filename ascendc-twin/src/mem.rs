@@ -630,7 +630,7 @@ unsafe fn simd_copy(dst: *mut u8, src: *const u8, len: usize, _streaming: bool) 
 /// # Safety
 /// `w` must be 8-aligned and its 8 bytes GM (or other memory only accessed atomically while
 /// others may access it) for `'a`.
-unsafe fn word<'a>(w: usize) -> &'a AtomicU64 {
+pub(crate) unsafe fn word<'a>(w: usize) -> &'a AtomicU64 {
     // SAFETY: forwarded from the caller; AtomicU64 has u64's size and (8-byte) alignment.
     unsafe { &*(w as *const AtomicU64) }
 }

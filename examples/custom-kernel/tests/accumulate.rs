@@ -39,6 +39,14 @@ fn accumulate_adds_x_into_y_on_a_device() {
     }
 }
 
+/// acl-twin's ACL runtime: the libascendcl.so Cargo builds next to this test (a
+/// dev-dependency).
+fn acl_twin() -> ascendc_sys::Acl {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().join("libascendcl.so");
+    ascendc_sys::Acl::open(lib.to_str().unwrap(), &[]).unwrap()
+}
+
 /// On every rank of `world`: y = AllReduce(x), then y += x with the user's kernel on the same
 /// stream. Each rank's y.
 fn reduce_then_accumulate(world: &World) -> Vec<Vec<f32>> {
@@ -80,11 +88,7 @@ fn the_kernel_runs_on_every_rank_ordered_with_a_collective() {
 /// twin's bits.
 #[test]
 fn the_kernel_runs_through_acl_as_on_the_twin() {
-    // acl-twin's libascendcl.so, which Cargo builds next to this test (a dev-dependency).
-    let exe = std::env::current_exe().unwrap();
-    let lib = exe.parent().unwrap().join("libascendcl.so");
-    let acl = ascendc_sys::Acl::open(lib.to_str().unwrap(), &[]).unwrap();
-    let backend = AclBackend::with_runtime(acl, 2).unwrap();
+    let backend = AclBackend::with_runtime(acl_twin(), 2).unwrap();
     let world = World::with_backend(2, Config::default(), backend).unwrap();
     assert_eq!(world.backend_name(), "acl");
     let twin = reduce_then_accumulate(&World::sim(2).unwrap());
@@ -107,19 +111,12 @@ static MISSING_BINARY: Kernel = kernels::accumulate_custom.with_binaries(&Kernel
 /// A kernel whose binary the runtime cannot load is an error that says why, never a crash.
 #[test]
 fn a_kernel_without_a_loadable_binary_is_a_clear_error_through_acl() {
-    let exe = std::env::current_exe().unwrap();
-    let lib = exe.parent().unwrap().join("libascendcl.so");
     for (kernel, want) in [
         (&NO_TWIN_BINARY, "built without a twin binary"),
         (&MISSING_BINARY, "/nonexistent/libexample_kernels.twin.so"),
     ] {
-        let acl = ascendc_sys::Acl::open(lib.to_str().unwrap(), &[]).unwrap();
-        let world = World::with_backend(
-            1,
-            Config::default(),
-            AclBackend::with_runtime(acl, 1).unwrap(),
-        )
-        .unwrap();
+        let backend = AclBackend::with_runtime(acl_twin(), 1).unwrap();
+        let world = World::with_backend(1, Config::default(), backend).unwrap();
         let got = world.run(|c| -> aiv_comm::Result<()> {
             let x = c.alloc_from(&[1.0f32; 64])?;
             // SAFETY: reads 64 floats of x and adds them into x (claimed for writing).
