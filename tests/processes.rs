@@ -10,13 +10,13 @@
 //! its `libascendcl.so` on the loader path of tests, and the rank processes inherit it): the
 //! ranks' memory is then shared with ACL's IPC calls.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::results;
+use common::{result_lines, results};
 
 use aiv_comm::bootstrap::UniqueId;
 use aiv_comm::{Communicator, Config, DataType, Error, ReduceOp, StopCause, World};
@@ -167,6 +167,9 @@ fn rank_body() {
         "drops_busy" => {
             comm.barrier().unwrap();
             comm.synchronize().unwrap();
+            // Not before the other rank is past the barrier too (the test says when, on stdin):
+            // a rank may see a barrier done before its peer does.
+            std::io::stdin().read_line(&mut String::new()).unwrap();
             // Work the other rank has not joined yet, then the communicator is dropped with it
             // queued: the job is stopped.
             let x = comm.alloc_from(&[1.0f32; 64]).unwrap();
@@ -189,6 +192,7 @@ fn rank_body() {
         "stays" => {
             comm.barrier().unwrap();
             comm.synchronize().unwrap();
+            println!("RANK-READY");
             // Half a second later (the other rank has left, or stopped the job), an AllReduce
             // that needs the other rank: what it gives.
             std::thread::sleep(Duration::from_millis(500));
@@ -233,12 +237,28 @@ fn spawn_on(
         .env("AIV_WORLD_SIZE", size.to_string())
         .env("AIV_UNIQUE_ID", id.to_hex())
         .env("AIV_TWIN_WORKERS", "1")
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if let Some(t) = timeout_s {
         cmd.env("HCCL_CONNECT_TIMEOUT", t.to_string());
     }
     cmd.spawn().unwrap()
+}
+
+/// Reads `child`'s output up to its `RANK-READY` line; returns the rest of its output to come.
+fn ready(child: &mut Child) -> BufReader<std::process::ChildStdout> {
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("RANK-READY") {
+        line.clear();
+        assert_ne!(
+            out.read_line(&mut line).unwrap(),
+            0,
+            "the rank exited before it was ready"
+        );
+    }
+    out
 }
 
 /// The number of entries of /dev/shm (a job must leave none behind).
@@ -292,16 +312,7 @@ fn killed_rank_on(backend: &str) {
         .iter()
         .map(|&r| spawn_on(backend, r, 3, &id, "survivor", None))
         .collect();
-    let mut out = BufReader::new(victim.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("RANK-READY") {
-        line.clear();
-        assert_ne!(
-            out.read_line(&mut line).unwrap(),
-            0,
-            "the victim exited early"
-        );
-    }
+    ready(&mut victim);
     // The survivors are in their AllReduce (or about to be), waiting for rank 2.
     std::thread::sleep(Duration::from_millis(300));
     victim.kill().unwrap();
@@ -388,10 +399,16 @@ fn leaver_on(backend: &str) {
 #[test]
 fn a_rank_that_stops_the_job_is_named_by_the_others() {
     let id = job_id();
-    let dropper = spawn(1, 2, &id, "drops_busy", None);
-    let other = spawn(0, 2, &id, "stays", None);
+    let mut dropper = spawn(1, 2, &id, "drops_busy", None);
+    let mut other = spawn(0, 2, &id, "stays", None);
+    // The dropper stops the job only once the other rank is past the barrier.
+    let mut rest = ready(&mut other);
+    writeln!(dropper.stdin.take().unwrap(), "go").unwrap();
     assert!(dropper.wait_with_output().unwrap().status.success());
-    let res = results(&other.wait_with_output().unwrap());
+    let mut text = String::new();
+    rest.read_to_string(&mut text).unwrap();
+    other.wait().unwrap();
+    let res = result_lines(&text);
     assert_eq!(res.len(), 1, "{res:?}");
     assert!(
         res[0].contains("rank 1's process stopped the job"),

@@ -227,8 +227,12 @@ pub fn cpu_seconds() -> f64 {
 /// The `RESULT` lines a process started by a test printed (a rank process's answers to its
 /// parent), in the order printed, each without the marker.
 pub fn results(out: &std::process::Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    result_lines(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The `RESULT` lines of `text` (a process's output), each without the marker.
+pub fn result_lines(text: &str) -> Vec<String> {
+    text.lines()
         .filter_map(|l| l.split_once("RESULT ").map(|(_, r)| r.trim().to_string()))
         .collect()
 }
