@@ -231,6 +231,9 @@ pub(crate) struct Attrs {
     pub batch: bool,
     /// `TIMEOUT_US` (0: none).
     pub timeout_us: u64,
+    /// Print the launch's failure on stderr (a `<<<>>>` launch: its program has no status to
+    /// look at, and seldom checks the stream's).
+    pub report: bool,
 }
 
 /// Reads `cfg` (null: no attributes).
@@ -322,6 +325,7 @@ pub(crate) fn launch(
     let kernel = func.kernel;
     let runtime = rt.clone();
     let device = stream.device;
+    let report = attrs.report;
     stream.push(Box::new(move || {
         let held = held;
         let mut block = args.block;
@@ -331,12 +335,21 @@ pub(crate) fn launch(
         // other address in it is the caller's, as on the device.
         let r = unsafe { dev.launch(kernel.name(), kernel.entry(), blocks, block.as_mut_ptr()) };
         drop(held);
-        r.or_else(|e| match e {
+        let r = r.or_else(|e| match e {
             ascendc_twin::TwinError::Fault(f) => fail(
                 ACL_ERROR_RT_VECTOR_CORE_EXCEPTION,
                 format!("kernel fault: {f}"),
             ),
             other => fail(ACL_ERROR_RT_INTERNAL_ERROR, other.to_string()),
-        })
+        });
+        if let (true, Err(e)) = (report, &r) {
+            eprintln!(
+                "[acl-twin] kernel {}: {} (error {})",
+                kernel.name(),
+                e.msg,
+                e.code
+            );
+        }
+        r
     }))
 }

@@ -27,12 +27,16 @@
 //! unknown kernel, a device out of range, arguments of the wrong size) returns its error
 //! code; nothing here unwinds into C.
 //!
-//! Two functions are acl-twin's own, absent from CANN (a program finds them with `dlsym`):
+//! Three functions are acl-twin's own, absent from CANN (a program finds the first two with
+//! `dlsym`; the third is what the twin's build of an `.asc` program calls):
 //! - `aclError aclTwinMarkSync(void *devPtr, size_t size)`: marks device memory as flag
 //!   memory for the twin's race checker (stores are releases, loads acquires), as the twin's
 //!   `alloc_sync` does;
 //! - `aclError aclTwinLaunchStats(uint64_t *launches, uint64_t *batch)`: kernel launches so
-//!   far, and how many asked for batch scheduling.
+//!   far, and how many asked for batch scheduling;
+//! - `aclError aclTwinLaunchChevron(...)`: a kernel launch written `kernel<<<blocks, l2ctrl,
+//!   stream>>>(args...)` in an AscendC program, as the twin's headers (`asc_twin_chevron.h`)
+//!   turn it into a call (see [`aclTwinLaunchChevron`]).
 
 #![allow(non_snake_case)]
 
@@ -1185,4 +1189,147 @@ pub unsafe extern "C" fn aclTwinLaunchStats(
         }
         Ok(())
     })
+}
+
+/// `aclrtSynchronizeDevice`: waits for every stream of the calling thread's device (its default
+/// stream included), and returns the first of their failures.
+#[no_mangle]
+pub extern "C" fn aclrtSynchronizeDevice() -> aclError {
+    call("aclrtSynchronizeDevice", || {
+        let rt = rt()?;
+        let (dev, _) = rt.current()?;
+        let mut streams: Vec<Arc<Stream>> = rt
+            .handles
+            .streams
+            .lock()
+            .values()
+            .filter(|s| s.device == dev)
+            .cloned()
+            .collect();
+        streams.extend(rt.handles.default_streams.lock().get(&dev).cloned());
+        let mut first = Ok(());
+        for s in streams {
+            let r = s.synchronize(None);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    })
+}
+
+/// `aclrtCreateContext`: binds `deviceId` to the calling thread, as `aclrtSetDevice` does, and
+/// returns a handle of the context. acl-twin has one context per device: streams and memory
+/// belong to the device.
+///
+/// # Safety
+/// `context` is null (an error) or points at a writable `aclrtContext`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateContext(context: *mut *mut c_void, deviceId: i32) -> aclError {
+    call("aclrtCreateContext", || {
+        non_null(context, "context")?;
+        runtime::set_device(deviceId)?;
+        let rt = rt()?;
+        let h = rt.handles.fresh();
+        rt.handles.contexts.lock().insert(h, deviceId as u32);
+        // SAFETY: non-null, the caller's slot.
+        unsafe { *context = h as *mut c_void };
+        Ok(())
+    })
+}
+
+/// `aclrtDestroyContext`: forgets a context `aclrtCreateContext` made (an unknown or destroyed
+/// one is `ACL_ERROR_RT_INVALID_HANDLE`).
+#[no_mangle]
+pub extern "C" fn aclrtDestroyContext(context: *mut c_void) -> aclError {
+    call("aclrtDestroyContext", || {
+        if context.is_null() {
+            return fail(ACL_ERROR_INVALID_PARAM, "context is null");
+        }
+        match rt()?.handles.contexts.lock().remove(&(context as usize)) {
+            Some(_) => Ok(()),
+            None => fail(
+                ACL_ERROR_RT_INVALID_HANDLE,
+                format!("{context:p} is not a live context"),
+            ),
+        }
+    })
+}
+
+/// `aclFloat16ToFloat`: an IEEE half as a float (exact).
+#[no_mangle]
+pub extern "C" fn aclFloat16ToFloat(value: u16) -> f32 {
+    half::f16::from_bits(value).to_f32()
+}
+
+/// `aclFloatToFloat16`: a float as an IEEE half, rounded to nearest even.
+#[no_mangle]
+pub extern "C" fn aclFloatToFloat16(value: f32) -> u16 {
+    half::f16::from_f32(value).to_bits()
+}
+
+/// acl-twin's own: launches the kernel an AscendC program wrote as
+/// `kernel<<<numBlocks, l2ctrl, stream>>>(args...)`. The twin's headers turn that statement into
+/// this call (`asc_twin_chevron.h`): `entry` and `signature` are the kernel's trampolines (as
+/// `ASC_TWIN_KERNEL` makes them, generated per kernel by the compiler), `args` the argument
+/// block packed by the kernel's parameter types. The launch goes on `stream` (null: the
+/// default stream) as `aclrtLaunchKernelWithHostArgs` would; since such a program has no status
+/// to look at, a failure (of the launch, or of the kernel when it runs: a fault the twin's
+/// checkers found) is also printed on stderr, naming the kernel.
+///
+/// # Safety
+/// `name` is a NUL-terminated string; `entry` and `signature` are one kernel's trampolines;
+/// `args` points at `argsSize` readable bytes (or is null with `argsSize` 0).
+#[no_mangle]
+pub unsafe extern "C" fn aclTwinLaunchChevron(
+    name: *const c_char,
+    entry: ascendc_twin::KernelFn,
+    signature: ascendc_twin::SignatureFn,
+    numBlocks: u32,
+    stream: aclrtStream,
+    args: *const u8,
+    argsSize: usize,
+) -> aclError {
+    let mut shown = String::from("(unnamed)");
+    let r = (|| {
+        non_null(name, "name")?;
+        // SAFETY: the function's contract: a NUL-terminated string.
+        shown = unsafe { CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned();
+        let rt = rt()?;
+        let name = *rt
+            .handles
+            .chevron_names
+            .lock()
+            .entry(shown.clone())
+            .or_insert_with(|| Box::leak(shown.clone().into_boxed_str()));
+        // SAFETY: the function's contract: the kernel's own trampolines.
+        let kernel = unsafe { ascendc_twin::Kernel::from_trampoline(name, entry, signature) };
+        let func = Arc::new(binary::Function { kernel, binary: 0 });
+        let s = stream_of(&rt, stream)?;
+        let block = if argsSize == 0 {
+            Vec::new()
+        } else {
+            non_null(args, "args")?;
+            // SAFETY: the function's contract: `argsSize` readable bytes.
+            unsafe { std::slice::from_raw_parts(args, argsSize) }.to_vec()
+        };
+        let attrs = launch::Attrs {
+            report: true,
+            ..Default::default()
+        };
+        let args = launch::Args {
+            block,
+            holders: Vec::new(),
+        };
+        launch::launch(&rt, &func, numBlocks, &s, attrs, args)
+    })();
+    if let Err(e) = &r {
+        eprintln!(
+            "[acl-twin] kernel {shown}<<<{numBlocks}, ...>>> was not launched: {} (error {})",
+            e.msg, e.code
+        );
+    }
+    call("aclTwinLaunchChevron", || r)
 }

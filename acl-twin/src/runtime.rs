@@ -6,7 +6,7 @@
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use ascendc_sys::*;
@@ -30,6 +30,8 @@ pub(crate) struct Alloc {
 
 /// The runtime (see the module docs).
 pub(crate) struct Runtime {
+    /// Made by a call other than `aclInit`, and no `aclInit` since.
+    implicit: AtomicBool,
     pub twin: Twin,
     /// The process's window of the twin's node space, where device memory lives (`ipc`).
     pub space: Arc<Space>,
@@ -46,19 +48,30 @@ pub(crate) struct Runtime {
 
 static RUNTIME: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
 /// `aclFinalize` has run (a second one is `ACL_ERROR_REPEAT_FINALIZE`).
-static FINALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static FINALIZED: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// The device `aclrtSetDevice` bound to this thread.
     static CURRENT: Cell<Option<u32>> = const { Cell::new(None) };
 }
 
-/// `aclInit`.
+/// `aclInit`. A runtime that an earlier call made without it (see [`rt`]) takes this first
+/// `aclInit` as its own; a second one is `ACL_ERROR_REPEAT_INITIALIZE`.
 pub(crate) fn init() -> R<()> {
     let mut rt = RUNTIME.lock();
-    if rt.is_some() {
+    if let Some(r) = rt.as_ref() {
+        if r.implicit.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
         return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
     }
+    *rt = Some(create(false)?);
+    Ok(())
+}
+
+/// A runtime with the configuration of the environment; `implicit`: made by a call other than
+/// `aclInit`.
+fn create(implicit: bool) -> R<Arc<Runtime>> {
     let config = TwinConfig::try_from_env().or_else(|e| fail(ACL_ERROR_INVALID_PARAM, e))?;
     let devices = match std::env::var("ACL_TWIN_DEVICES") {
         Err(_) => DEFAULT_DEVICES,
@@ -80,7 +93,8 @@ pub(crate) fn init() -> R<()> {
             format!("acl-twin cannot place its device memory: {e}"),
         )
     })?;
-    *rt = Some(Arc::new(Runtime {
+    Ok(Arc::new(Runtime {
+        implicit: AtomicBool::new(implicit),
         twin: Twin::with_space(config, space.clone()),
         space,
         devices: (0..devices).map(|_| OnceLock::new()).collect(),
@@ -89,8 +103,7 @@ pub(crate) fn init() -> R<()> {
         launches: AtomicU64::new(0),
         batch_launches: AtomicU64::new(0),
         last_timeout_us: AtomicU64::new(0),
-    }));
-    Ok(())
+    }))
 }
 
 /// `aclFinalize`: waits for every stream, then drops the runtime.
@@ -109,12 +122,20 @@ pub(crate) fn finalize() -> R<()> {
     }
 }
 
-/// The runtime, or `ACL_ERROR_UNINITIALIZE`.
+/// The runtime. A call before `aclInit` makes it with the defaults, as CANN's runtime does:
+/// the public AscendC samples for Atlas A2 call `aclrtSetDevice` and the rest without `aclInit`.
+/// After `aclFinalize` it is `ACL_ERROR_UNINITIALIZE`.
 pub(crate) fn rt() -> R<Arc<Runtime>> {
-    RUNTIME.lock().clone().map_or_else(
-        || fail(ACL_ERROR_UNINITIALIZE, "aclInit was not called"),
-        Ok,
-    )
+    let mut rt = RUNTIME.lock();
+    if let Some(r) = rt.as_ref() {
+        return Ok(r.clone());
+    }
+    if FINALIZED.load(Ordering::Relaxed) {
+        return fail(ACL_ERROR_UNINITIALIZE, "aclFinalize was called");
+    }
+    let r = create(true)?;
+    *rt = Some(r.clone());
+    Ok(r)
 }
 
 impl Runtime {
@@ -293,6 +314,11 @@ pub(crate) struct Handles {
     /// Host memory `aclrtMallocHost` gave out and not yet freed.
     pub host_allocs: Mutex<std::collections::HashSet<usize>>,
     pub ipc: Mutex<crate::ipc::Ipc>,
+    /// Contexts `aclrtCreateContext` made, with their device.
+    pub contexts: Mutex<HashMap<usize, u32>>,
+    /// The names of kernels launched with `<<<>>>` (`aclTwinLaunchChevron`), each kept once for
+    /// the process's life, as a loaded binary's are.
+    pub chevron_names: Mutex<HashMap<String, &'static str>>,
 }
 
 impl Handles {

@@ -36,6 +36,11 @@
 
 #![warn(missing_docs)]
 
+mod chevron;
+mod program;
+pub use chevron::chevrons_to_calls;
+pub use program::Program;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,75 @@
+/*
+ * Kernel launches written `kernel<<<numBlocks, l2ctrl, stream>>>(args...)` in an AscendC
+ * program, for the twin.
+ *
+ * The AscendC compiler accepts a launch statement in that form in the host half of a program
+ * (`.asc` sources). A host C++ compiler does not; ascendc-build's `asc-twin-cc` rewrites each
+ * such statement, before compiling, to
+ *
+ *   ::asc_twin::Chevron<&kernel>("kernel", numBlocks, l2ctrl, stream)(args...);
+ *
+ * which packs the arguments by the kernel's own parameter types (each converted as in a call)
+ * and launches it on `stream` through acl-twin's ACL runtime (`aclTwinLaunchChevron`), so the
+ * program's ACL calls (aclrtMalloc, aclrtMemcpy, aclrtSynchronizeStream, ...) and its kernels
+ * meet on one twin. `l2ctrl` is accepted and ignored, as it is reserved in the docs. A launch
+ * that fails, or a kernel that faults, is printed on stderr by acl-twin, naming the kernel.
+ */
+#ifndef ASC_TWIN_CHEVRON_H
+#define ASC_TWIN_CHEVRON_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "asc_twin_launch.h"
+
+extern "C" int aclTwinLaunchChevron(const char *name, void (*entry)(uint8_t *),
+                                    uint32_t (*signature)(const asc_twin::ParamInfo **), uint32_t numBlocks,
+                                    void *stream, const uint8_t *args, size_t argsSize);
+
+namespace asc_twin {
+
+/* The launch trampoline of kernel K (what ASC_TWIN_KERNEL generates for a named kernel). */
+template <auto K> void ChevronEntry(uint8_t *block)
+{
+    asc_twin_auto_sync(ASC_TWIN_AUTO_SYNC);
+    Invoke(K, block);
+}
+template <auto K> uint32_t ChevronSignature(const ParamInfo **params) { return Signature(K, params); }
+
+/* Copy-initialisation, as a call converts an argument to its parameter's type. */
+template <typename A, typename X> inline A ChevronArg(X &&x) { return std::forward<X>(x); }
+
+template <typename... A, typename... X, size_t... I>
+inline std::vector<uint8_t> ChevronPack(void (*)(A...), std::index_sequence<I...>, X &&...xs)
+{
+    std::vector<uint8_t> block(Params<A...>::offsets.at[sizeof...(A)]);
+    /* Each argument becomes its parameter's type as a call would convert it. */
+    auto put = [&block](size_t at, auto v) { std::memcpy(block.data() + at, &v, sizeof(v)); };
+    (put(Params<A...>::offsets.at[I], ChevronArg<A>(std::forward<X>(xs))), ...);
+    return block;
+}
+
+template <typename... A> constexpr size_t ArityOf(void (*)(A...)) { return sizeof...(A); }
+
+template <auto K> struct Chevron {
+    const char *name;
+    uint32_t blocks;
+    void *stream;
+
+    template <typename L2> Chevron(const char *n, uint32_t numBlocks, L2 &&, void *s) : name(n), blocks(numBlocks), stream(s)
+    {
+    }
+
+    template <typename... X> void operator()(X &&...xs) const
+    {
+        static_assert(sizeof...(X) == ArityOf(K), "a <<<>>> launch must pass one argument per kernel parameter");
+        std::vector<uint8_t> block =
+            ChevronPack(K, std::make_index_sequence<sizeof...(X)>{}, std::forward<X>(xs)...);
+        aclTwinLaunchChevron(name, &ChevronEntry<K>, &ChevronSignature<K>, blocks, stream, block.data(), block.size());
+    }
+};
+
+} // namespace asc_twin
+
+#endif /* ASC_TWIN_CHEVRON_H */

@@ -1,0 +1,59 @@
+//! Whole AscendC programs (host `main` and kernels in one `.asc` source, kernels launched with
+//! `<<<>>>`, the host on the ACL runtime) build unchanged for the twin with
+//! `ascendc_build::Program` (the `asc-twin-cc` command) and run on acl-twin: their own `main`
+//! checks the numbers, and a kernel the checkers stop is named on stderr and fails the stream.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Builds `programs/<name>.asc` into the test's own directory, runs it, returns its output.
+fn build_and_run(name: &str) -> Output {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // acl-twin's libascendcl.so: Cargo builds it next to this test (a dev-dependency).
+    let libdir: PathBuf = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let exe = libdir.join(format!("program-{name}"));
+    ascendc_build::Program::new()
+        .source(here.join("programs").join(format!("{name}.asc")))
+        .acl_lib_dir(&libdir)
+        .output(&exe)
+        .build()
+        .unwrap_or_else(|e| panic!("building {name}.asc: {e}"));
+    Command::new(&exe)
+        .env("AIV_TWIN_WATCHDOG_MS", "20000")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_program_with_a_template_kernel_launched_with_chevrons_runs_and_checks_itself() {
+    let out = build_and_run("vadd");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(stdout.contains("vadd: 0 of 4096 wrong"), "{stdout}");
+    assert!(!stderr.contains("[acl-twin]"), "{stderr}");
+}
+
+#[test]
+fn a_kernel_the_checkers_stop_is_named_on_stderr_and_fails_the_stream() {
+    let out = build_and_run("unsynced");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("[acl-twin] kernel unsynced:") && stderr.contains("pipe hazard"),
+        "{stderr}"
+    );
+}
