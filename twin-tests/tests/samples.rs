@@ -1,0 +1,346 @@
+//! The public AscendC samples for Atlas A2 (asc-devkit's `examples/01_simd_cpp_api`) run
+//! unchanged on the twin, as their READMEs run them on an NPU: the sample's `gen_data.py` makes
+//! the inputs and the golden, the sample's own `.asc` source (host `main` and kernels) is built
+//! with `ascendc_build::Program` and run on acl-twin with the checkers on, and the sample's
+//! `verify_result.py` judges the output with the sample's tolerance.
+//!
+//! Nothing of asc-devkit is in this repository. With a checkout of it (a work tree):
+//!
+//!     AIV_ASC_DEVKIT=/path/to/asc-devkit cargo test --release -p twin-tests --test samples -- --ignored
+//!
+//! (python3 with numpy is needed by the samples' scripts). [`CASES`] lists every sample scenario
+//! this harness holds the twin to: most must pass; the scenarios written for Ascend 950 only
+//! (their kernels compile to nothing on A2) must be refused by the checkers, since their output
+//! would be whatever the Unified Buffer held.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What the twin must make of a sample scenario.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// The sample's own check passes, and acl-twin reports nothing.
+    Pass,
+    /// The kernel is stopped by a checker whose message contains this text.
+    Refused(&'static str),
+}
+
+use Expect::*;
+
+/// Stale UB copied out: what a 950-only scenario does on A2.
+const STALE_UB: &str = "none of which this kernel has written";
+
+/// (sample directory under `examples/01_simd_cpp_api`, scenario (`SCENARIO_NUM`), expectation).
+const CASES: &[(&str, Option<u32>, Expect)] = &[
+    ("00_introduction/01_add/add", None, Pass),
+    ("00_introduction/01_add/add_tpipe_tque", None, Pass),
+    ("01_utilities/05_sanitizer/ms_sanitizer", None, Pass),
+    ("01_utilities/06_cpu_debug", None, Pass),
+    (
+        "02_features/02_tiling_selector/vector_tiling_strategy",
+        Some(0),
+        Pass,
+    ),
+    (
+        "02_features/02_tiling_selector/vector_tiling_strategy",
+        Some(1),
+        Pass,
+    ),
+    (
+        "02_features/02_tiling_selector/vector_tiling_strategy",
+        Some(2),
+        Pass,
+    ),
+    (
+        "02_features/02_tiling_selector/vector_tiling_strategy",
+        Some(3),
+        Pass,
+    ),
+    (
+        "03_basic_api/00_data_movement/data_copy_pad_gm2ub_ub2gm",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/00_data_movement/data_copy_pad_gm2ub_ub2gm",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/00_data_movement/data_copy_pad_gm2ub_ub2gm",
+        Some(3),
+        Refused(STALE_UB),
+    ),
+    ("03_basic_api/01_memory_vector_compute/brcb", None, Pass),
+    (
+        "03_basic_api/01_memory_vector_compute/compare",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/compare",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/compare",
+        Some(3),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/compare",
+        Some(4),
+        Refused(STALE_UB),
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/duplicate",
+        None,
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_arithmetic",
+        None,
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_logic",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_logic",
+        Some(2),
+        Refused(STALE_UB),
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_logic",
+        Some(3),
+        Refused(STALE_UB),
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_logic",
+        Some(4),
+        Pass,
+    ),
+    ("03_basic_api/01_memory_vector_compute/reduce", None, Pass),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_data_block",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_data_block",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_data_block",
+        Some(3),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_repeat",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_repeat",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_repeat",
+        Some(3),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/reduce_repeat",
+        Some(4),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/select",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/select",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/select",
+        Some(3),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/select",
+        Some(4),
+        Refused(STALE_UB),
+    ),
+    ("03_basic_api/05_sync_control/data_sync_barrier", None, Pass),
+    ("03_basic_api/05_sync_control/sync_all", None, Pass),
+    (
+        "03_basic_api/06_atomic/data_movement_with_atomic_operations",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/06_atomic/data_movement_with_atomic_operations",
+        Some(2),
+        Pass,
+    ),
+    ("03_basic_api/07_tpipe_tque/get_tpipe_ptr", None, Pass),
+    ("03_basic_api/07_tpipe_tque/tpipe_reuse", None, Pass),
+    ("03_basic_api/09_utils/gm_by_dcache", None, Pass),
+    ("03_basic_api/09_utils/gm_by_pass_dcache", None, Pass),
+    (
+        "05_best_practices/04_memory_access/bank_conflict_ub",
+        Some(1),
+        Pass,
+    ),
+    (
+        "05_best_practices/04_memory_access/bank_conflict_ub",
+        Some(8),
+        Pass,
+    ),
+    ("06_compatibility_guide/scatter", None, Pass),
+];
+
+/// The samples' root in the checkout `AIV_ASC_DEVKIT` names.
+fn samples_root() -> PathBuf {
+    let Some(dir) = std::env::var_os("AIV_ASC_DEVKIT") else {
+        panic!("set AIV_ASC_DEVKIT to a checkout of asc-devkit (see tests/samples.rs)");
+    };
+    let root = PathBuf::from(dir).join("examples/01_simd_cpp_api");
+    assert!(root.is_dir(), "{} is not a directory", root.display());
+    root
+}
+
+/// The command of the sample's README that starts with `python3 ../scripts/<script>`, with the
+/// scenario put in.
+fn readme_command(readme: &str, script: &str, scenario: Option<u32>) -> Option<String> {
+    let at = readme.find(&format!("python3 ../scripts/{script}"))?;
+    let line = readme[at..].lines().next()?;
+    let line = line.split('#').next()?.trim();
+    Some(line.replace("$SCENARIO_NUM", &scenario.unwrap_or(1).to_string()))
+}
+
+/// The sources of the sample's executable (`add_executable(demo ...)` in its CMakeLists).
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let cmake = std::fs::read_to_string(dir.join("CMakeLists.txt")).unwrap_or_default();
+    let list = cmake
+        .split("add_executable(")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap_or("");
+    list.split_whitespace()
+        .filter(|w| w.ends_with(".asc") || w.ends_with(".cpp"))
+        .map(|w| dir.join(w.trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")))
+        .collect()
+}
+
+fn sh(cmd: &str, cwd: &Path) -> (bool, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(cwd)
+        .env("AIV_TWIN_WATCHDOG_MS", "20000")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// Runs one sample scenario in a copy of its directory: `Ok` with the run's output, or what
+/// failed.
+fn run(root: &Path, sample: &str, scenario: Option<u32>) -> Result<String, String> {
+    let src = root.join(sample);
+    let work = std::env::temp_dir().join(format!(
+        "twin-sample-{}-{}-{}",
+        std::process::id(),
+        sample.replace('/', "_"),
+        scenario.unwrap_or(0)
+    ));
+    let _ = std::fs::remove_dir_all(&work);
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&work)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "copying {}", src.display());
+    let build = work.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let readme = std::fs::read_to_string(work.join("README.md")).unwrap_or_default();
+    let result = (|| {
+        if let Some(gen) = readme_command(&readme, "gen_data.py", scenario) {
+            let (ok, out) = sh(&gen, &build);
+            if !ok {
+                return Err(format!("gen_data.py: {out}"));
+            }
+        }
+        let mut p = ascendc_build::Program::new();
+        for s in sources(&work) {
+            p.source(s);
+        }
+        if let Some(n) = scenario {
+            p.define("SCENARIO_NUM", Some(&n.to_string()));
+        }
+        let libdir = std::env::current_exe()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        p.acl_lib_dir(libdir).output(build.join("demo"));
+        p.build().map_err(|e| format!("build: {e}"))?;
+        let (ok, out) = sh("./demo", &build);
+        if !ok || out.contains("[acl-twin]") {
+            return Err(format!("run: {out}"));
+        }
+        if let Some(verify) = readme_command(&readme, "verify_result.py", scenario) {
+            let (ok, vout) = sh(&verify, &build);
+            if !ok || !vout.to_lowercase().contains("pass") {
+                return Err(format!("verify_result.py: {vout}"));
+            }
+        }
+        Ok(out)
+    })();
+    let _ = std::fs::remove_dir_all(&work);
+    result
+}
+
+#[test]
+#[ignore = "needs AIV_ASC_DEVKIT (an asc-devkit checkout) and python3 with numpy: see the file's docs"]
+fn public_a2_samples_run_unchanged_with_the_checkers_on() {
+    let root = samples_root();
+    let mut wrong = Vec::new();
+    for &(sample, scenario, expect) in CASES {
+        let got = run(&root, sample, scenario);
+        let ok = match (expect, &got) {
+            (Pass, Ok(_)) => true,
+            (Refused(why), Err(e)) => e.contains("[acl-twin] kernel") && e.contains(why),
+            _ => false,
+        };
+        eprintln!(
+            "{} {sample} scenario {scenario:?}: expected {expect:?}",
+            if ok { "ok  " } else { "FAIL" }
+        );
+        if !ok {
+            wrong.push(format!(
+                "{sample} scenario {scenario:?}: expected {expect:?}, got {got:?}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} cases:\n{}",
+        wrong.len(),
+        CASES.len(),
+        wrong.join("\n\n")
+    );
+}
