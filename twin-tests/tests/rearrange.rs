@@ -469,6 +469,7 @@ fn gather_mask_ref(
     kept
 }
 
+#[allow(clippy::too_many_arguments)]
 fn gather_mask_args(
     op: u32,
     dtype: u32,
@@ -748,7 +749,9 @@ fn transpose_nchw_nhwc_both_ways_for_every_type() {
             (1, 9, 1, 64),
             (2, 3, 3, 32),
         ] {
-            if (h * w) as usize * es % 32 != 0 || (n * c * h * w) as usize * es > 8 * 1024 {
+            if !((h * w) as usize * es).is_multiple_of(32)
+                || (n * c * h * w) as usize * es > 8 * 1024
+            {
                 continue;
             }
             for ty in [TRANSPOSE_NCHW2NHWC, TRANSPOSE_NHWC2NCHW] {
