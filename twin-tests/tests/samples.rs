@@ -8,7 +8,8 @@
 //!
 //!     AIV_ASC_DEVKIT=/path/to/asc-devkit cargo test --release -p twin-tests --test samples -- --ignored
 //!
-//! (python3 with numpy is needed by the samples' scripts). [`CASES`] lists every sample scenario
+//! (python3 with numpy is needed by the samples' scripts; `AIV_SAMPLES_ONLY=gather` runs the
+//! cases whose path contains `gather`). [`CASES`] lists every sample scenario
 //! this harness holds the twin to: most must pass; the scenarios written for Ascend 950 only
 //! (their kernels compile to nothing on A2) must be refused by the checkers, since their output
 //! would be whatever the Unified Buffer held.
@@ -122,6 +123,26 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Some(4),
         Pass,
     ),
+    (
+        "03_basic_api/01_memory_vector_compute/gather",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/gather",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/gather",
+        Some(3),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/gather",
+        Some(4),
+        Pass,
+    ),
     ("03_basic_api/01_memory_vector_compute/reduce", None, Pass),
     (
         "03_basic_api/01_memory_vector_compute/reduce_data_block",
@@ -177,6 +198,21 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         "03_basic_api/01_memory_vector_compute/select",
         Some(4),
         Refused(STALE_UB),
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/transpose",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/transpose",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/transpose",
+        Some(3),
+        Pass,
     ),
     ("03_basic_api/05_sync_control/data_sync_barrier", None, Pass),
     ("03_basic_api/05_sync_control/sync_all", None, Pass),
@@ -318,8 +354,11 @@ fn run(root: &Path, sample: &str, scenario: Option<u32>) -> Result<String, Strin
 #[ignore = "needs AIV_ASC_DEVKIT (an asc-devkit checkout) and python3 with numpy: see the file's docs"]
 fn public_a2_samples_run_unchanged_with_the_checkers_on() {
     let root = samples_root();
+    // AIV_SAMPLES_ONLY=text runs the cases whose path contains it.
+    let only = std::env::var("AIV_SAMPLES_ONLY").unwrap_or_default();
+    let cases: Vec<_> = CASES.iter().filter(|c| c.0.contains(&only)).collect();
     let mut wrong = Vec::new();
-    for &(sample, scenario, expect) in CASES {
+    for &&(sample, scenario, expect) in &cases {
         let got = run(&root, sample, scenario);
         let ok = match (expect, &got) {
             (Pass, Ok(_)) => true,
