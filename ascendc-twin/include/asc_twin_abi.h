@@ -91,6 +91,9 @@ struct AscTwinVecRegs {
     uint64_t pad_value; /* the DataCopyPad pad-value register (SetPadValue): raw bits */
     uint32_t pad_size;  /* sizeof(T) of the value it was set with; 0: not set in this kernel */
     uint32_t pad_reserved;
+    uint64_t vms4_sr;   /* VMS4_SR: per-list counts the last MrgSort consumed, 16 bits each */
+    uint32_t vms4_set;  /* 1: the last MrgSort ran with ifExhaustedSuspension (VMS4_SR defined) */
+    uint32_t vms4_reserved;
 };
 
 /* Element types the atomic store units know. */
@@ -243,7 +246,7 @@ ASC_TWIN_PIN_OFFSET(AscTwinUbRange, kind, 0);
 ASC_TWIN_PIN_OFFSET(AscTwinUbRange, reserved, 4);
 ASC_TWIN_PIN_OFFSET(AscTwinUbRange, ub, 8);
 ASC_TWIN_PIN_OFFSET(AscTwinUbRange, bytes, 16);
-ASC_TWIN_PIN_SIZE(AscTwinVecRegs, 72);
+ASC_TWIN_PIN_SIZE(AscTwinVecRegs, 88);
 ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, mask, 0);
 ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, counter, 16);
 ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, mask_undefined, 20);
@@ -254,6 +257,9 @@ ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, acc, 48);
 ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, pad_value, 56);
 ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, pad_size, 64);
 ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, pad_reserved, 68);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, vms4_sr, 72);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, vms4_set, 80);
+ASC_TWIN_PIN_OFFSET(AscTwinVecRegs, vms4_reserved, 84);
 #undef ASC_TWIN_PIN_SIZE
 #undef ASC_TWIN_PIN_OFFSET
 #endif

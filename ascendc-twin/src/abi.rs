@@ -886,12 +886,20 @@ pub struct AscTwinVecRegs {
     pub pad_size: u32,
     /// Keeps the struct a whole number of 8-byte words, as in C.
     pub pad_reserved: u32,
+    /// VMS4_SR: how many elements of each of its four lists the last `MrgSort` consumed, 16
+    /// bits per list, list 1 lowest (`GetMrgSortResult`).
+    pub vms4_sr: u64,
+    /// 1 when the last `MrgSort` ran in exhausted-suspension mode, the only mode after which
+    /// the docs let a kernel read VMS4_SR; 0 before any, or after one without it.
+    pub vms4_set: u32,
+    /// Keeps the struct a whole number of 8-byte words, as in C.
+    pub vms4_reserved: u32,
 }
 
 // The same numbers as the header's ASC_TWIN_PIN_*.
 const _: () = {
     use std::mem::{offset_of, size_of};
-    assert!(size_of::<AscTwinVecRegs>() == 72);
+    assert!(size_of::<AscTwinVecRegs>() == 88);
     assert!(offset_of!(AscTwinVecRegs, mask) == 0);
     assert!(offset_of!(AscTwinVecRegs, counter) == 16);
     assert!(offset_of!(AscTwinVecRegs, mask_undefined) == 20);
@@ -902,6 +910,9 @@ const _: () = {
     assert!(offset_of!(AscTwinVecRegs, pad_value) == 56);
     assert!(offset_of!(AscTwinVecRegs, pad_size) == 64);
     assert!(offset_of!(AscTwinVecRegs, pad_reserved) == 68);
+    assert!(offset_of!(AscTwinVecRegs, vms4_sr) == 72);
+    assert!(offset_of!(AscTwinVecRegs, vms4_set) == 80);
+    assert!(offset_of!(AscTwinVecRegs, vms4_reserved) == 84);
 };
 
 impl AscTwinVecRegs {
@@ -918,6 +929,9 @@ impl AscTwinVecRegs {
         pad_value: 0,
         pad_size: 0,
         pad_reserved: 0,
+        vms4_sr: 0,
+        vms4_set: 0,
+        vms4_reserved: 0,
     };
 }
 
@@ -1180,7 +1194,7 @@ mod tests {
             block_len, src_stride, dst_stride, is_pad, left_pad, right_pad, pad_value);
         layout!("AscTwinUbRange", AscTwinUbRange: kind, reserved, ub, bytes);
         layout!("AscTwinVecRegs", AscTwinVecRegs: mask, counter, mask_undefined, cmp, deq,
-            deq_set, acc, pad_value, pad_size, pad_reserved);
+            deq_set, acc, pad_value, pad_size, pad_reserved, vms4_sr, vms4_set, vms4_reserved);
         layout!("asc_twin::ParamInfo", crate::ParamInfo: size, align);
         facts.push(("PIPE_ALL".into(), crate::pipes::PIPE_ALL as i64));
         facts.push((
