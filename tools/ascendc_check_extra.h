@@ -1,7 +1,7 @@
 /*
  * CCE vector intrinsics the A2 implementation of AscendC's vector API calls and that the shared
- * ascendc-check stubs (../shared/tools/ascendc-check/stubs) do not declare: today only `vaxpy`
- * (behind Axpy). A catch-all like the stubs' own, so that kernel/vec_selftest.cpp can be
+ * ascendc-check stubs (../shared/tools/ascendc-check/stubs) do not declare: `vaxpy` (behind
+ * Axpy), `vbitsort` (Sort32), `vmrgsort4` (MrgSort) and `vcpadd` (ReducePairElem). A catch-all like the stubs' own, so that kernel/vec_selftest.cpp can be
  * syntax-checked against the real headers:
  *
  *     EXTRA_INC="-Ikernel -Isync -include tools/ascendc_check_extra.h" \
@@ -14,4 +14,7 @@
 #ifndef AIV_ASCENDC_CHECK_EXTRA_H
 #define AIV_ASCENDC_CHECK_EXTRA_H
 template <typename... A> inline long vaxpy(A...) { return 0; }
+template <typename... A> inline long vbitsort(A...) { return 0; }
+template <typename... A> inline long vmrgsort4(A...) { return 0; }
+template <typename... A> inline long vcpadd(A...) { return 0; }
 #endif

@@ -32,6 +32,7 @@
 #include "asc_twin/vec_reduce.h"
 #include "asc_twin/vec_gather.h"
 #include "asc_twin/vec_transpose.h"
+#include "asc_twin/vec_sort.h"
 #include "asc_twin/cache.h"
 #include "asc_twin/sync_all.h"
 #include "asc_twin/debug.h"
