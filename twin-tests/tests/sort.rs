@@ -287,9 +287,7 @@ fn sort32_misuse_is_reported() {
         "Sort32",
         "dst runs past the end of its LocalTensor",
     );
-    match run(2, 4) {
-        other => assert_v_reads_unordered_mte2_data(other, "Sort32"),
-    }
+    assert_v_reads_unordered_mte2_data(run(2, 4), "Sort32");
 }
 
 // ---------------------------------------------------------------- MrgSort
@@ -472,12 +470,11 @@ fn mrgsort_with_exhausted_suspension_stops_when_a_list_runs_out_and_reports_what
     }
 }
 
+/// Sorted lists of (score, index).
+type Lists<T> = Vec<Vec<(T, u32)>>;
+
 /// `repeat` merges of four contiguous lists of `len` each.
-fn repeated<T: Score>(
-    rng: &mut StdRng,
-    len: usize,
-    repeat: usize,
-) -> (Mrg, Vec<u8>, Vec<Vec<(T, u32)>>) {
+fn repeated<T: Score>(rng: &mut StdRng, len: usize, repeat: usize) -> (Mrg, Vec<u8>, Lists<T>) {
     let lists: Vec<_> = (0..4 * repeat)
         .map(|_| sorted_list::<T>(rng, len))
         .collect();
