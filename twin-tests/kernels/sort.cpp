@@ -79,12 +79,14 @@ extern "C" __global__ __aicore__ void sort32_f16(GM_ADDR in0, GM_ADDR in1, GM_AD
  * p (uint32): [0..4) elementLengths, [4] validBit, [5] ifExhaustedSuspension, [6] repeatTimes,
  * [7..11) list offsets (bytes), [11] dstOff (bytes), [12] inBytes, [13] outBytes,
  * [14] 1: call GetMrgSortResult into cnt[0..4) (uint32 each), [15] buffer bytes,
- * [16] 1: no MTE2 -> V flag before MrgSort (a pipe hazard), and no destination load.
+ * [16] 1: no MTE2 -> V flag before MrgSort (a pipe hazard), and no destination load,
+ * [17] 1: the high-level API's overload (elementCountList, sortedNum; its counts into cnt[4..8)),
+ * lists at GetSortOffset<T>(p[7..11) / 8) instead of p[7..11) / sizeof(T).
  */
 template <typename T> __aicore__ inline void MrgSortKernel(GM_ADDR in, GM_ADDR out, GM_ADDR cnt, GM_ADDR p)
 {
     GlobalTensor<uint32_t> prm;
-    prm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(p), 17);
+    prm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(p), 18);
     const bool noFlag = prm.GetValue(16) != 0;
     GlobalTensor<T> gi;
     GlobalTensor<T> go;
@@ -113,9 +115,26 @@ template <typename T> __aicore__ inline void MrgSortKernel(GM_ADDR in, GM_ADDR o
     info.validBit = static_cast<uint16_t>(prm.GetValue(4));
     info.ifExhaustedSuspension = prm.GetValue(5) != 0;
     info.repeatTimes = static_cast<uint8_t>(prm.GetValue(6));
-    MrgSortSrcList<T> list(all[prm.GetValue(7) / sizeof(T)], all[prm.GetValue(8) / sizeof(T)],
-                           all[prm.GetValue(9) / sizeof(T)], all[prm.GetValue(10) / sizeof(T)]);
-    MrgSort<T>(dst, list, info);
+    if (prm.GetValue(17) != 0) {
+        MrgSortSrcList<T> list(all[GetSortOffset<T>(prm.GetValue(7) / 8)],
+                               all[GetSortOffset<T>(prm.GetValue(8) / 8)],
+                               all[GetSortOffset<T>(prm.GetValue(9) / 8)],
+                               all[GetSortOffset<T>(prm.GetValue(10) / 8)]);
+        uint32_t sortedNum[4] = {0, 0, 0, 0};
+        if (info.ifExhaustedSuspension) {
+            MrgSort<T, true>(dst, list, info.elementLengths, sortedNum, info.validBit, info.repeatTimes);
+        } else {
+            MrgSort<T, false>(dst, list, info.elementLengths, sortedNum, info.validBit, info.repeatTimes);
+        }
+        for (int32_t i = 0; i < 4; i++) {
+            gc.SetValue(4 + i, sortedNum[i]);
+        }
+        DataCacheCleanAndInvalid<uint32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(gc);
+    } else {
+        MrgSortSrcList<T> list(all[prm.GetValue(7) / sizeof(T)], all[prm.GetValue(8) / sizeof(T)],
+                               all[prm.GetValue(9) / sizeof(T)], all[prm.GetValue(10) / sizeof(T)]);
+        MrgSort<T>(dst, list, info);
+    }
     if (prm.GetValue(14) != 0) {
         uint16_t c[4] = {0, 0, 0, 0};
         GetMrgSortResult(c[0], c[1], c[2], c[3]);

@@ -317,6 +317,8 @@ struct Mrg {
     get_result: bool,
     /// Leave out the MTE2 -> V flag (and the destination load).
     no_flag: bool,
+    /// Call the high-level API's overload (sortedNum), lists placed with GetSortOffset.
+    high_level: bool,
 }
 
 impl Mrg {
@@ -340,28 +342,29 @@ impl Mrg {
             self.get_result as u32,
             buf,
             self.no_flag as u32,
+            self.high_level as u32,
         ])
     }
 }
 
-/// Runs `m` with UB image `image` and destination contents `before`: (destination, counts).
+/// Runs `m` with UB image `image` and destination contents `before`: (destination, counts):
+/// GetMrgSortResult's, then the high-level overload's sortedNum (0 where not called).
 fn mrgsort<T: Score>(
     m: &Mrg,
     image: &[u8],
     before: &[u8],
-) -> Result<(Vec<u8>, [u32; 4]), TwinError> {
+) -> Result<(Vec<u8>, [u32; 8]), TwinError> {
     assert_eq!(image.len(), m.in_bytes as usize);
     assert_eq!(before.len(), m.out_bytes as usize);
     let out = launch(
         mrgsort_kernel::<T>(),
         &[image.to_vec(), before.to_vec(), vec![0u8; 32], m.params()],
     )?;
-    let c: Vec<u32> = out[2]
-        .chunks(4)
-        .take(4)
-        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-        .collect();
-    Ok((out[1].clone(), [c[0], c[1], c[2], c[3]]))
+    let mut c = [0u32; 8];
+    for (i, b) in out[2].chunks(4).take(8).enumerate() {
+        c[i] = u32::from_le_bytes(b.try_into().unwrap());
+    }
+    Ok((out[1].clone(), c))
 }
 
 /// The docs' merge of `lists` (each sorted): the stable descending sort of their
@@ -403,7 +406,7 @@ fn layout<T: Score>(lists: &[Vec<(T, u32)>], gaps: &[usize]) -> (Vec<u8>, Vec<u3
     (image, at)
 }
 
-fn one_merge<T: Score>(rng: &mut StdRng, nlists: usize, suspend: bool) {
+fn one_merge<T: Score>(rng: &mut StdRng, nlists: usize, suspend: bool, high_level: bool) {
     let lens: Vec<usize> = (0..nlists)
         .map(|_| match rng.gen_range(0..6) {
             0 => 0,
@@ -431,8 +434,9 @@ fn one_merge<T: Score>(rng: &mut StdRng, nlists: usize, suspend: bool) {
         dst: up32(image.len()) as u32 + 32 * rng.gen_range(0..3),
         in_bytes: image.len() as u32,
         out_bytes,
-        get_result: suspend,
+        get_result: suspend && !high_level,
         no_flag: false,
+        high_level,
     };
     let before: Vec<u8> = (0..out_bytes).map(|_| rng.gen()).collect();
     let (got, counts) = mrgsort::<T>(&m, &image, &before).unwrap();
@@ -440,11 +444,14 @@ fn one_merge<T: Score>(rng: &mut StdRng, nlists: usize, suspend: bool) {
     let mut want_bytes = to_bytes(&want);
     want_bytes.extend_from_slice(&before[want_bytes.len()..]);
     assert_eq!(got, want_bytes, "{m:?}");
-    if suspend {
-        for l in 0..4 {
-            let t = if l < nlists { taken[l] } else { 0 };
-            assert_eq!(counts[l], t, "GetMrgSortResult list {}: {m:?}", l + 1);
-        }
+    for l in 0..4 {
+        let t = if suspend && l < nlists { taken[l] } else { 0 };
+        let (c, what) = if high_level {
+            (counts[4 + l], "sortedNum")
+        } else {
+            (counts[l], "GetMrgSortResult")
+        };
+        assert_eq!(c, t, "{what} list {}: {m:?}", l + 1);
     }
 }
 
@@ -453,8 +460,8 @@ fn mrgsort_merges_2_3_and_4_lists_of_any_length_descending_earlier_list_first_on
     let mut rng = StdRng::seed_from_u64(10);
     for _ in 0..12 {
         for n in 2..=4 {
-            one_merge::<f32>(&mut rng, n, false);
-            one_merge::<f16>(&mut rng, n, false);
+            one_merge::<f32>(&mut rng, n, false, false);
+            one_merge::<f16>(&mut rng, n, false, false);
         }
     }
 }
@@ -464,8 +471,8 @@ fn mrgsort_with_exhausted_suspension_stops_when_a_list_runs_out_and_reports_what
     let mut rng = StdRng::seed_from_u64(11);
     for _ in 0..12 {
         for n in 2..=4 {
-            one_merge::<f32>(&mut rng, n, true);
-            one_merge::<f16>(&mut rng, n, true);
+            one_merge::<f32>(&mut rng, n, true, false);
+            one_merge::<f16>(&mut rng, n, true, false);
         }
     }
 }
@@ -490,6 +497,7 @@ fn repeated<T: Score>(rng: &mut StdRng, len: usize, repeat: usize) -> (Mrg, Vec<
         out_bytes: up32(4 * len * 8 * repeat) as u32,
         get_result: false,
         no_flag: false,
+        high_level: false,
     };
     (m, image, lists)
 }
@@ -513,6 +521,28 @@ fn check_repeats<T: Score>(seed: u64) {
 fn mrgsort_repeats_merge_each_group_of_four_contiguous_lists_on_its_own() {
     check_repeats::<f32>(12);
     check_repeats::<f16>(13);
+}
+
+#[test]
+fn the_high_level_mrgsort_overload_merges_alike_and_fills_sorted_num_when_suspending() {
+    let mut rng = StdRng::seed_from_u64(16);
+    for _ in 0..6 {
+        for n in 2..=4 {
+            for suspend in [false, true] {
+                one_merge::<f32>(&mut rng, n, suspend, true);
+                one_merge::<f16>(&mut rng, n, suspend, true);
+            }
+        }
+    }
+    let (mut m, image, _) = repeated::<f16>(&mut rng, 4, 2);
+    m.high_level = true;
+    m.repeat = 0;
+    let r = mrgsort::<f16>(&m, &image, &vec![0u8; m.out_bytes as usize]);
+    assert_fault(
+        r.map(|(d, _)| vec![d]),
+        "MrgSort",
+        "repeatTime out of range [1, 255]",
+    );
 }
 
 #[test]

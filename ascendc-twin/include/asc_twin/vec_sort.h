@@ -1,6 +1,7 @@
 /*
  * Sorting on the vector unit (Atlas A2): Sort32, MrgSort with MrgSortSrcList / MrgSort4Info,
- * GetMrgSortResult; and the pairwise reduction ReducePairElem (with its older name
+ * GetMrgSortResult, the high-level API's MrgSort overload (sortedNum) with GetSortOffset /
+ * GetSortLen; and the pairwise reduction ReducePairElem (with its older name
  * PairReduceSum), which shares nothing with the sort but arrived with it.
  *
  * Element layout (docs, Sort32): a sorted element is an 8-byte (score, index) structure: the
@@ -481,6 +482,44 @@ __aicore__ inline void GetMrgSortResult(uint16_t &mrgSortList1, uint16_t &mrgSor
     mrgSortList2 = static_cast<uint16_t>((reg.vms4_sr >> 16) & 0xffff);
     mrgSortList3 = static_cast<uint16_t>((reg.vms4_sr >> 32) & 0xffff);
     mrgSortList4 = static_cast<uint16_t>((reg.vms4_sr >> 48) & 0xffff);
+}
+
+/* The high-level API's MrgSort (docs: 高阶API, MrgSort): the same merge, its suspension mode a
+ * template parameter, repeatTime in [1, 255], and in suspension mode the per-list counts written
+ * to sortedNum (left alone otherwise). */
+template <typename T, bool isExhaustedSuspension = false>
+__aicore__ inline void MrgSort(const LocalTensor<T> &dst, const MrgSortSrcList<T> &sortList,
+                               const uint16_t elementCountList[4], uint32_t sortedNum[4], uint16_t validBit,
+                               const int32_t repeatTime)
+{
+    static_assert(asc_twin::vec::SortType<T>(), "MrgSort on Atlas A2 supports half and float");
+    if (repeatTime < 1 || repeatTime > 255) {
+        asc_twin::vec::Fail("MrgSort", "repeatTime out of range [1, 255]",
+                            static_cast<uint64_t>(static_cast<int64_t>(repeatTime)), 255);
+    }
+    const MrgSort4Info info(elementCountList, isExhaustedSuspension, validBit, static_cast<uint16_t>(repeatTime));
+    asc_twin::vec::MrgSortRun(dst, sortList, info);
+    if (isExhaustedSuspension) {
+        uint16_t c[4];
+        GetMrgSortResult(c[0], c[1], c[2], c[3]);
+        for (int32_t i = 0; i < 4; i++) {
+            sortedNum[i] = c[i];
+        }
+    }
+}
+
+/* Where structure `elemOffset` of sorted data starts, and how long `elemCount` structures are,
+ * counted in elements of T (8 / sizeof(T) per structure). The docs say bytes, but their own
+ * example indexes a LocalTensor<T> with it, and the A2 implementation returns elements. */
+template <typename T> __aicore__ inline uint32_t GetSortOffset(const uint32_t elemOffset)
+{
+    static_assert(asc_twin::vec::SortType<T>(), "GetSortOffset supports half and float");
+    return elemOffset * (asc_twin::vec::kSortStruct / static_cast<uint32_t>(sizeof(T)));
+}
+template <typename T> __aicore__ inline uint32_t GetSortLen(const uint32_t elemCount)
+{
+    static_assert(asc_twin::vec::SortType<T>(), "GetSortLen supports half and float");
+    return elemCount * (asc_twin::vec::kSortStruct / static_cast<uint32_t>(sizeof(T)));
 }
 
 /* The region-proposal APIs of older NPUs: not on Atlas A2 (docs). */
