@@ -143,6 +143,21 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Some(4),
         Pass,
     ),
+    (
+        "03_basic_api/01_memory_vector_compute/mrg_sort",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/mrg_sort",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/mrg_sort",
+        Some(3),
+        Pass,
+    ),
     ("03_basic_api/01_memory_vector_compute/reduce", None, Pass),
     (
         "03_basic_api/01_memory_vector_compute/reduce_data_block",

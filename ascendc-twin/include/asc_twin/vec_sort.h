@@ -112,12 +112,12 @@ template <typename T> inline T ScoreAt(const uint8_t *structure)
 }
 
 /* One UB byte range an instruction touches. */
-struct Span {
+struct SortSpan {
     const uint8_t *p;
     uint64_t n;
 };
 
-inline bool SpansMeet(const Span &a, const Span &b)
+inline bool SortSpansMeet(const SortSpan &a, const SortSpan &b)
 {
     return a.n > 0 && b.n > 0 && a.p < b.p + b.n && b.p < a.p + a.n;
 }
@@ -141,7 +141,7 @@ inline void CheckAligned(const char *api, const char *what, const void *p, uint3
 }
 
 /* Checks `span` lies inside the `cap` bytes of its tensor from `base`. */
-inline void CheckInside(const char *api, const char *what, const Span &span, const uint8_t *base, uint64_t cap)
+inline void CheckInside(const char *api, const char *what, const SortSpan &span, const uint8_t *base, uint64_t cap)
 {
     const uint64_t end = static_cast<uint64_t>(span.p - base) + span.n;
     if (end > cap) {
@@ -153,11 +153,11 @@ inline void CheckInside(const char *api, const char *what, const Span &span, con
 
 /* Refuses any byte shared by a source and the destination (the sort instructions support no
  * overlap: their sources and destination never have the same shape). */
-inline void CheckNoOverlap(const char *api, const std::vector<Span> &reads, const std::vector<Span> &writes)
+inline void CheckNoOverlap(const char *api, const std::vector<SortSpan> &reads, const std::vector<SortSpan> &writes)
 {
-    for (const Span &r : reads) {
-        for (const Span &w : writes) {
-            if (SpansMeet(r, w)) {
+    for (const SortSpan &r : reads) {
+        for (const SortSpan &w : writes) {
+            if (SortSpansMeet(r, w)) {
                 Fail(api, "a source overlaps the destination (not supported)",
                      static_cast<uint64_t>(r.p > w.p ? r.p - w.p : w.p - r.p), 0);
             }
@@ -166,13 +166,13 @@ inline void CheckNoOverlap(const char *api, const std::vector<Span> &reads, cons
 }
 
 /* Reports the footprint: the reads, then the writes. */
-inline void ReportSpans(const char *api, const std::vector<Span> &reads, const std::vector<Span> &writes)
+inline void ReportSpans(const char *api, const std::vector<SortSpan> &reads, const std::vector<SortSpan> &writes)
 {
     Footprint fp(api);
-    for (const Span &r : reads) {
+    for (const SortSpan &r : reads) {
         fp.Add(ASC_TWIN_UB_VECTOR_READ, r.p, r.n);
     }
-    for (const Span &w : writes) {
+    for (const SortSpan &w : writes) {
         fp.Add(ASC_TWIN_UB_VECTOR_WRITE, w.p, w.n);
     }
     fp.Flush();
@@ -195,8 +195,8 @@ inline void Sort32Run(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTe
     CheckAligned(api, "src1", s1, 32);
     const uint64_t reps = static_cast<uint64_t>(repeatTime);
     /* Each repeat: 32 scores and 32 indexes in, 32 structures (256 bytes) out. */
-    const std::vector<Span> reads = {{s0, reps * 32 * sizeof(T)}, {s1, reps * 32 * sizeof(uint32_t)}};
-    const std::vector<Span> writes = {{d, reps * 32 * kSortStruct}};
+    const std::vector<SortSpan> reads = {{s0, reps * 32 * sizeof(T)}, {s1, reps * 32 * sizeof(uint32_t)}};
+    const std::vector<SortSpan> writes = {{d, reps * 32 * kSortStruct}};
     CheckInside(api, "src0", reads[0], s0, static_cast<uint64_t>(src0.GetSize()) * sizeof(T));
     CheckInside(api, "src1", reads[1], s1, static_cast<uint64_t>(src1.GetSize()) * sizeof(uint32_t));
     CheckInside(api, "dst", writes[0], d, static_cast<uint64_t>(dst.GetSize()) * sizeof(T));
@@ -283,18 +283,18 @@ inline void MrgSortRun(const AscendC::LocalTensor<T> &dst, const AscendC::MrgSor
     }
     /* Repeat r merges the lists at base[i] + r * (all lists' bytes) into dst + the same. */
     const uint64_t step = total * kSortStruct;
-    std::vector<Span> reads;
+    std::vector<SortSpan> reads;
     static const char *listNames[4] = {"list 1 (src.src1)", "list 2 (src.src2)", "list 3 (src.src3)",
                                        "list 4 (src.src4)"};
     for (uint32_t r = 0; r < reps; r++) {
         for (uint32_t i = 0; i < lists; i++) {
-            reads.push_back(Span{base[i] + r * step, len[i] * kSortStruct});
+            reads.push_back(SortSpan{base[i] + r * step, len[i] * kSortStruct});
             CheckInside(api, listNames[i], reads.back(), base[i], static_cast<uint64_t>(t[i]->GetSize()) * sizeof(T));
         }
     }
     /* The destination's extent is what the parameters claim; the bytes written may be fewer
      * (suspension). Bounds and overlap are checked on the claimed extent. */
-    const Span claimed{d, step * reps};
+    const SortSpan claimed{d, step * reps};
     CheckInside(api, "dst", claimed, d, static_cast<uint64_t>(dst.GetSize()) * sizeof(T));
     CheckNoOverlap(api, reads, {claimed});
     std::vector<uint8_t> out(static_cast<size_t>(step * reps));
@@ -329,7 +329,7 @@ inline void MrgSortRun(const AscendC::LocalTensor<T> &dst, const AscendC::MrgSor
             taken[i] = pos[i];
         }
     }
-    ReportSpans(api, reads, {Span{d, written}});
+    ReportSpans(api, reads, {SortSpan{d, written}});
     std::memcpy(d, out.data(), static_cast<size_t>(written));
     AscTwinVecRegs &reg = Regs();
     reg.vms4_sr = 0;
