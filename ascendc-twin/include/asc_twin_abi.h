@@ -158,6 +158,21 @@ enum AscTwinCrossCoreOp {
 /* The cross-core flag the hardware SyncAll() uses. */
 #define ASC_TWIN_SYNC_ALL_FLAG 14
 
+/* Synchronisation APIs the headers build from DataCopy polls of flag words in a GM workspace
+ * (asc_twin_sync_flags: their flags are synchronisation for the race checker; asc_twin_sync_wait:
+ * what a block waits in, for the watchdog's report). */
+enum AscTwinSyncApi {
+    ASC_TWIN_SYNC_NONE = 0,              /* asc_twin_sync_wait: the block no longer waits */
+    ASC_TWIN_SYNC_ALL_GM = 1,            /* SyncAll(gmWorkspace, ubWorkspace, usedCores) */
+    ASC_TWIN_SYNC_IB_SET = 2,            /* IBSet */
+    ASC_TWIN_SYNC_IB_WAIT = 3,           /* IBWait */
+    ASC_TWIN_SYNC_DETERMINE_INIT = 4,    /* InitDetermineComputeWorkspace */
+    ASC_TWIN_SYNC_WAIT_PRE_BLOCK = 5,    /* WaitPreBlock */
+    ASC_TWIN_SYNC_NOTIFY_NEXT_BLOCK = 6, /* NotifyNextBlock */
+    ASC_TWIN_SYNC_GROUP_ARRIVE = 7,      /* GroupBarrier::Arrive */
+    ASC_TWIN_SYNC_GROUP_WAIT = 8         /* GroupBarrier::Wait */
+};
+
 /* The block's current TPipe (asc_twin_tpipe: `set`). Every op returns the current pipe after it. */
 enum AscTwinTPipeOp {
     ASC_TWIN_TPIPE_GET = 0,  /* change nothing */
@@ -179,7 +194,10 @@ enum AscTwinOp {
     ASC_TWIN_OP_CROSS_CORE = 9,
     ASC_TWIN_OP_DEBUG = 10,
     ASC_TWIN_OP_VECTOR = 11,
-    ASC_TWIN_OP_DATA_COPY_PAD = 12
+    ASC_TWIN_OP_DATA_COPY_PAD = 12,
+    ASC_TWIN_OP_IB_SYNC = 13,      /* IBSet / IBWait */
+    ASC_TWIN_OP_DETERMINE = 14,    /* InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock */
+    ASC_TWIN_OP_GROUP_BARRIER = 15 /* GroupBarrier */
 };
 
 int32_t asc_twin_copy(const struct AscTwinCopy *req);
@@ -200,7 +218,8 @@ int32_t asc_twin_print(const uint8_t *text, uint64_t len);
 int32_t asc_twin_assert_fail(const char *message);
 int32_t asc_twin_gm_bypass(uint32_t is_store, uint8_t *gm, void *value, uint32_t size);
 int32_t asc_twin_cross_core(uint32_t op, uint32_t mode, uint32_t flag);
-int32_t asc_twin_mark_sync(uint8_t *gm, uint64_t len);
+int32_t asc_twin_sync_flags(uint32_t api, uint8_t *gm, uint64_t len);
+int32_t asc_twin_sync_wait(uint32_t api, uint8_t *gm, uint64_t len, int64_t arg0, int64_t arg1);
 int64_t asc_twin_block_idx(void);
 int64_t asc_twin_block_num(void);
 int64_t asc_twin_system_cycle(void);

@@ -146,6 +146,42 @@ pub(crate) const ASC_TWIN_CROSS_SYNC_ALL: u32 = 2;
 /// `ASC_TWIN_SYNC_ALL_FLAG`: the cross-core flag of the hardware SyncAll().
 pub(crate) const ASC_TWIN_SYNC_ALL_FLAG: u32 = 14;
 
+// `enum AscTwinSyncApi`: the `api` of [`asc_twin_sync_flags`] and [`asc_twin_sync_wait`].
+
+/// `ASC_TWIN_SYNC_NONE`: [`asc_twin_sync_wait`]: the block no longer waits.
+pub(crate) const ASC_TWIN_SYNC_NONE: u32 = 0;
+/// `ASC_TWIN_SYNC_ALL_GM`: SyncAll(gmWorkspace, ubWorkspace, usedCores).
+pub(crate) const ASC_TWIN_SYNC_ALL_GM: u32 = 1;
+/// `ASC_TWIN_SYNC_IB_SET`: IBSet.
+pub(crate) const ASC_TWIN_SYNC_IB_SET: u32 = 2;
+/// `ASC_TWIN_SYNC_IB_WAIT`: IBWait.
+pub(crate) const ASC_TWIN_SYNC_IB_WAIT: u32 = 3;
+/// `ASC_TWIN_SYNC_DETERMINE_INIT`: InitDetermineComputeWorkspace.
+pub(crate) const ASC_TWIN_SYNC_DETERMINE_INIT: u32 = 4;
+/// `ASC_TWIN_SYNC_WAIT_PRE_BLOCK`: WaitPreBlock.
+pub(crate) const ASC_TWIN_SYNC_WAIT_PRE_BLOCK: u32 = 5;
+/// `ASC_TWIN_SYNC_NOTIFY_NEXT_BLOCK`: NotifyNextBlock.
+pub(crate) const ASC_TWIN_SYNC_NOTIFY_NEXT_BLOCK: u32 = 6;
+/// `ASC_TWIN_SYNC_GROUP_ARRIVE`: GroupBarrier::Arrive.
+pub(crate) const ASC_TWIN_SYNC_GROUP_ARRIVE: u32 = 7;
+/// `ASC_TWIN_SYNC_GROUP_WAIT`: GroupBarrier::Wait.
+pub(crate) const ASC_TWIN_SYNC_GROUP_WAIT: u32 = 8;
+
+/// The AscendC API an `AscTwinSyncApi` code stands for.
+pub(crate) fn sync_api_name(api: u32) -> &'static str {
+    match api {
+        ASC_TWIN_SYNC_ALL_GM => "SyncAll",
+        ASC_TWIN_SYNC_IB_SET => "IBSet",
+        ASC_TWIN_SYNC_IB_WAIT => "IBWait",
+        ASC_TWIN_SYNC_DETERMINE_INIT => "InitDetermineComputeWorkspace",
+        ASC_TWIN_SYNC_WAIT_PRE_BLOCK => "WaitPreBlock",
+        ASC_TWIN_SYNC_NOTIFY_NEXT_BLOCK => "NotifyNextBlock",
+        ASC_TWIN_SYNC_GROUP_ARRIVE => "GroupBarrier::Arrive",
+        ASC_TWIN_SYNC_GROUP_WAIT => "GroupBarrier::Wait",
+        _ => "a cross-core synchronisation API",
+    }
+}
+
 // `enum AscTwinTPipeOp`: `set` of [`asc_twin_tpipe`].
 
 /// `ASC_TWIN_TPIPE_GET`: change nothing.
@@ -184,6 +220,12 @@ pub(crate) const ASC_TWIN_OP_DEBUG: u32 = 10;
 pub(crate) const ASC_TWIN_OP_VECTOR: u32 = 11;
 /// `ASC_TWIN_OP_DATA_COPY_PAD`.
 pub(crate) const ASC_TWIN_OP_DATA_COPY_PAD: u32 = 12;
+/// `ASC_TWIN_OP_IB_SYNC`.
+pub(crate) const ASC_TWIN_OP_IB_SYNC: u32 = 13;
+/// `ASC_TWIN_OP_DETERMINE`.
+pub(crate) const ASC_TWIN_OP_DETERMINE: u32 = 14;
+/// `ASC_TWIN_OP_GROUP_BARRIER`.
+pub(crate) const ASC_TWIN_OP_GROUP_BARRIER: u32 = 15;
 
 /// The name a fault raised through [`asc_twin_fail`] with `op` carries.
 pub(crate) fn fail_op_name(op: u32) -> &'static str {
@@ -201,6 +243,9 @@ pub(crate) fn fail_op_name(op: u32) -> &'static str {
         ASC_TWIN_OP_DEBUG => "printf",
         ASC_TWIN_OP_VECTOR => "vector instruction",
         ASC_TWIN_OP_DATA_COPY_PAD => "DataCopyPad(GM->UB)",
+        ASC_TWIN_OP_IB_SYNC => "IBSet/IBWait",
+        ASC_TWIN_OP_DETERMINE => "WaitPreBlock/NotifyNextBlock",
+        ASC_TWIN_OP_GROUP_BARRIER => "GroupBarrier",
         _ => "AscendC API",
     }
 }
@@ -610,18 +655,39 @@ pub extern "C" fn asc_twin_cross_core(op: u32, mode: u32, flag: u32) -> i32 {
     })
 }
 
-/// Marks `[gm, gm + len)` as flag memory for the GM race checker (the GM workspace of the
-/// software SyncAll, whose cores poll each other's slots).
+/// Marks `[gm, gm + len)` as flag memory for the GM race checker: the flag words of a
+/// synchronisation API the headers build from DataCopy polls (`api`, an `ASC_TWIN_SYNC_*`:
+/// SyncAll's GM workspace, IBSet/IBWait's slot, the WaitPreBlock/NotifyNextBlock workspace,
+/// GroupBarrier's counters). Its stores then release and its loads acquire (race.rs). A range
+/// outside every live allocation is a fault of that API.
 #[no_mangle]
-pub extern "C" fn asc_twin_mark_sync(gm: *mut u8, len: u64) -> i32 {
-    with_ctx("SyncAll", |ctx| {
-        if ctx.twin.mem.lookup(gm as usize, len as usize).is_none() {
-            return Err(FaultKind::GmOutOfBounds {
-                addr: gm as u64,
-                len,
-            });
+pub extern "C" fn asc_twin_sync_flags(api: u32, gm: *mut u8, len: u64) -> i32 {
+    with_ctx(sync_api_name(api), |ctx| {
+        let (addr, len) = (gm as usize, len as usize);
+        match ctx.twin.mem.lookup(addr, len) {
+            None => Err(FaultKind::GmOutOfBounds {
+                addr: addr as u64,
+                len: len as u64,
+            }),
+            Some(found) if found.sync => Ok(()),
+            Some(_) => {
+                ctx.twin.mem.mark_sync(addr, len);
+                Ok(())
+            }
         }
-        ctx.twin.mem.mark_sync(gm as usize, len as usize);
+    })
+}
+
+/// The block starts (`api` an `ASC_TWIN_SYNC_*`) or ends ([`ASC_TWIN_SYNC_NONE`]) a wait in a
+/// synchronisation API the headers build from DataCopy polls of the flags at `[gm, gm + len)`;
+/// `arg0`, `arg1` are the API's arguments (see [`crate::cross::wait_text`]). The poll parks as
+/// every unchanged GM poll does (poll.rs); this names the wait in the watchdog's report.
+#[no_mangle]
+pub extern "C" fn asc_twin_sync_wait(api: u32, gm: *mut u8, len: u64, arg0: i64, arg1: i64) -> i32 {
+    with_ctx(sync_api_name(api), |ctx| {
+        let text = (api != ASC_TWIN_SYNC_NONE)
+            .then(|| crate::cross::wait_text(ctx, api, gm as usize, len as usize, arg0, arg1));
+        *ctx.status.waits_for.lock() = text;
         Ok(())
     })
 }
@@ -1173,6 +1239,15 @@ mod tests {
             ASC_TWIN_CROSS_WAIT_FLAG,
             ASC_TWIN_CROSS_SYNC_ALL,
             ASC_TWIN_SYNC_ALL_FLAG,
+            ASC_TWIN_SYNC_NONE,
+            ASC_TWIN_SYNC_ALL_GM,
+            ASC_TWIN_SYNC_IB_SET,
+            ASC_TWIN_SYNC_IB_WAIT,
+            ASC_TWIN_SYNC_DETERMINE_INIT,
+            ASC_TWIN_SYNC_WAIT_PRE_BLOCK,
+            ASC_TWIN_SYNC_NOTIFY_NEXT_BLOCK,
+            ASC_TWIN_SYNC_GROUP_ARRIVE,
+            ASC_TWIN_SYNC_GROUP_WAIT,
             ASC_TWIN_TPIPE_GET,
             ASC_TWIN_TPIPE_SET,
             ASC_TWIN_TPIPE_CLEAR,
@@ -1189,6 +1264,9 @@ mod tests {
             ASC_TWIN_OP_DEBUG,
             ASC_TWIN_OP_VECTOR,
             ASC_TWIN_OP_DATA_COPY_PAD,
+            ASC_TWIN_OP_IB_SYNC,
+            ASC_TWIN_OP_DETERMINE,
+            ASC_TWIN_OP_GROUP_BARRIER,
         );
         layout!("AscTwinCopy", AscTwinCopy: api, dir, ub, ub_cap, gm, elem_size, block_count,
             block_len, src_stride, dst_stride, is_pad, left_pad, right_pad, pad_value);

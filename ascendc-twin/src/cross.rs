@@ -222,3 +222,48 @@ pub(crate) fn wait(ctx: &mut BlockCtx, mode: u32, flag: u32, what: &str) -> Resu
     ctx.progress();
     Ok(())
 }
+
+/// What a block waiting in a GM-workspace synchronisation API waits for, in the watchdog's
+/// words (`api` an `ASC_TWIN_SYNC_*` code of [`crate::abi`]; `arg0`, `arg1` as its header passes
+/// them). These APIs are DataCopy polls of ordinary flag words (the headers say how each is
+/// laid out); a block in one parks like any unchanged poll, and the watchdog reports it by this.
+pub(crate) fn wait_text(
+    ctx: &BlockCtx,
+    api: u32,
+    gm: usize,
+    len: usize,
+    arg0: i64,
+    arg1: i64,
+) -> String {
+    use crate::abi::*;
+    let at = format!("GM {gm:#x} ({len} bytes)");
+    match api {
+        ASC_TWIN_SYNC_ALL_GM => format!(
+            "waits in SyncAll(gmWorkspace) for all {arg0} blocks' slots at {at} to reach round {arg1} (a block of usedCores has not called it)"
+        ),
+        ASC_TWIN_SYNC_IB_SET => format!(
+            "waits in IBSet(blockIdx {arg0}, eventID {arg1}) for its flag at {at} to be 0 again (no IBWait took its previous IBSet)"
+        ),
+        ASC_TWIN_SYNC_IB_WAIT => format!(
+            "waits in IBWait(blockIdx {arg0}, eventID {arg1}) for its flag at {at} to become 1 (no IBSet with the same blockIdx and eventID)"
+        ),
+        ASC_TWIN_SYNC_WAIT_PRE_BLOCK if ctx.block == 0 => format!(
+            "waits in WaitPreBlock (round {arg0}) for the last block's NotifyNextBlock of round {} to clear the workspace at {at}",
+            arg0 - 1
+        ),
+        ASC_TWIN_SYNC_WAIT_PRE_BLOCK => format!(
+            "waits in WaitPreBlock (round {arg0}) for block {}'s NotifyNextBlock at {at}",
+            ctx.block - 1
+        ),
+        ASC_TWIN_SYNC_GROUP_ARRIVE => format!(
+            "waits in GroupBarrier::Arrive({arg0}) for the Wait group's previous round: its counter at {at} to reach {arg1}"
+        ),
+        ASC_TWIN_SYNC_GROUP_WAIT => format!(
+            "waits in GroupBarrier::Wait({arg0}) for the Arrive group: its counter at {at} to reach {arg1}"
+        ),
+        _ => format!(
+            "waits in {} for the flags at {at}",
+            crate::abi::sync_api_name(api)
+        ),
+    }
+}

@@ -57,8 +57,8 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const L
                                      0));
     }
     // The cores poll each other's slots: flag memory for the race checker.
-    asc_twin_check(asc_twin_mark_sync(reinterpret_cast<uint8_t *>(const_cast<int32_t *>(gmWorkspace.GetPhyAddr())),
-                                      static_cast<uint64_t>(n) * 32));
+    uint8_t *const flags = reinterpret_cast<uint8_t *>(const_cast<int32_t *>(gmWorkspace.GetPhyAddr()));
+    asc_twin_check(asc_twin_sync_flags(ASC_TWIN_SYNC_ALL_GM, flags, static_cast<uint64_t>(n) * 32));
     DataCopy(ubWorkspace, gmWorkspace[me * 8], 8);
     asc_twin::Pair<HardEvent::MTE2_S>(pipe);
     const int32_t target = ubWorkspace.GetValue(0) + 1;
@@ -66,6 +66,8 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const L
     asc_twin::Pair<HardEvent::S_MTE3>(pipe);
     DataCopy(gmWorkspace[me * 8], ubWorkspace, 8);
     asc_twin::Pair<HardEvent::MTE3_MTE2>(pipe);
+    // A block that waits here is named in the watchdog's report.
+    asc_twin_check(asc_twin_sync_wait(ASC_TWIN_SYNC_ALL_GM, flags, static_cast<uint64_t>(n) * 32, n, target));
     for (;;) {
         DataCopy(ubWorkspace, gmWorkspace, static_cast<uint32_t>(n * 8));
         asc_twin::Pair<HardEvent::MTE2_S>(pipe);
@@ -77,6 +79,7 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const L
             break;
         }
     }
+    asc_twin_check(asc_twin_sync_wait(ASC_TWIN_SYNC_NONE, nullptr, 0, 0, 0));
 }
 
 /* Hardware barrier of every AIV core of the launch (cross-core flag ASC_TWIN_SYNC_ALL_FLAG, 14). */
