@@ -36,6 +36,7 @@
 #include "asc_twin/cache.h"
 #include "asc_twin/sync_all.h"
 #include "asc_twin/block_sync.h"
+#include "asc_twin/group_barrier.h"
 #include "asc_twin/debug.h"
 #include "asc_twin/unsupported.h"
 

@@ -1,7 +1,7 @@
 /*
  * Synchronisation between the blocks of a launch through flag words in a GM workspace:
  * IBSet / IBWait, InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock, and the task
- * synchronisation SetNextTaskStart / WaitPreTaskEnd.
+ * synchronisation SetNextTaskStart / WaitPreTaskEnd (GroupBarrier: group_barrier.h).
  *
  * The AscendC docs define the first five as ordinary GM flag words that one core writes and
  * another keeps reading through UB (DataCopy), and so does the twin: each is a DataCopy poll, so
