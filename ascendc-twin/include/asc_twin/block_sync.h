@@ -46,10 +46,9 @@ inline uint8_t *GmBytes(const AscendC::GlobalTensor<int32_t> &t)
  * which is the size the docs require (cores * 32 B * eventID_max + blockIdx_max * 32 B + 32 B).
  * Checks the documented limits first. */
 template <bool isAIVOnly>
-inline AscendC::GlobalTensor<int32_t> IbFlag(uint32_t api, const char *name, const AscendC::GlobalTensor<int32_t> &gm,
+inline AscendC::GlobalTensor<int32_t> IbFlag(uint32_t api, const AscendC::GlobalTensor<int32_t> &gm,
                                              const AscendC::LocalTensor<int32_t> &ub, int32_t blockIdx, int32_t eventID)
 {
-    (void)name;
     const int64_t cores = AscendC::GetBlockNum() * (isAIVOnly ? 1 : 2);
     if (blockIdx < 0 || blockIdx >= cores) {
         asc_twin_check(asc_twin_fail(ASC_TWIN_OP_IB_SYNC,
@@ -105,9 +104,8 @@ inline void IbHandshake(uint32_t api, AscendC::TPipe *pipe, const AscendC::Globa
  * in gmWorkspace (its first word the round the block last finished, 0 for none) and the block's
  * own round counter in ubWorkspace[GetBlockNum() * 8], after the copy of the slots: that is why
  * the docs ask for GetBlockNum() * 32 + 32 bytes of UB. */
-inline uint32_t DetermineCheck(const char *api, AscendC::GlobalTensor<int32_t> &gm, AscendC::LocalTensor<int32_t> &ub)
+inline uint32_t DetermineCheck(AscendC::GlobalTensor<int32_t> &gm, AscendC::LocalTensor<int32_t> &ub)
 {
-    (void)api;
     const uint32_t n = static_cast<uint32_t>(AscendC::GetBlockNum());
     if (ub.GetSize() < n * 8 + 8) {
         asc_twin_check(asc_twin_fail(ASC_TWIN_OP_DETERMINE,
@@ -142,7 +140,7 @@ __aicore__ inline void IBSet(const GlobalTensor<int32_t> &gmWorkspace, const Loc
 {
     TPipe *pipe = asc_twin::SyncPipe(ASC_TWIN_OP_IB_SYNC, "IBSet needs a TPipe: it takes its event ids from it");
     const GlobalTensor<int32_t> flag =
-        asc_twin::IbFlag<isAIVOnly>(ASC_TWIN_SYNC_IB_SET, "IBSet", gmWorkspace, ubWorkspace, blockIdx, eventID);
+        asc_twin::IbFlag<isAIVOnly>(ASC_TWIN_SYNC_IB_SET, gmWorkspace, ubWorkspace, blockIdx, eventID);
     asc_twin::IbHandshake(ASC_TWIN_SYNC_IB_SET, pipe, flag, ubWorkspace, 0, 1, blockIdx, eventID);
 }
 
@@ -154,7 +152,7 @@ __aicore__ inline void IBWait(const GlobalTensor<int32_t> &gmWorkspace, const Lo
 {
     TPipe *pipe = asc_twin::SyncPipe(ASC_TWIN_OP_IB_SYNC, "IBWait needs a TPipe: it takes its event ids from it");
     const GlobalTensor<int32_t> flag =
-        asc_twin::IbFlag<isAIVOnly>(ASC_TWIN_SYNC_IB_WAIT, "IBWait", gmWorkspace, ubWorkspace, blockIdx, eventID);
+        asc_twin::IbFlag<isAIVOnly>(ASC_TWIN_SYNC_IB_WAIT, gmWorkspace, ubWorkspace, blockIdx, eventID);
     asc_twin::IbHandshake(ASC_TWIN_SYNC_IB_WAIT, pipe, flag, ubWorkspace, 1, 0, blockIdx, eventID);
 }
 
@@ -167,7 +165,7 @@ __aicore__ inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t> &gmWo
 {
     TPipe *pipe = asc_twin::SyncPipe(ASC_TWIN_OP_DETERMINE,
                                       "InitDetermineComputeWorkspace needs a TPipe: it takes its event ids from it");
-    const uint32_t n = asc_twin::DetermineCheck("InitDetermineComputeWorkspace", gmWorkspace, ubWorkspace);
+    const uint32_t n = asc_twin::DetermineCheck(gmWorkspace, ubWorkspace);
     asc_twin_check(asc_twin_sync_flags(ASC_TWIN_SYNC_DETERMINE_INIT, asc_twin::GmBytes(gmWorkspace),
                                        static_cast<uint64_t>(n) * 32));
     PipeBarrier<PIPE_ALL>();
@@ -185,7 +183,7 @@ __aicore__ inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t> &gmWo
 __aicore__ inline void WaitPreBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t> &ubWorkspace)
 {
     TPipe *pipe = asc_twin::SyncPipe(ASC_TWIN_OP_DETERMINE, "WaitPreBlock needs a TPipe: it takes its event ids from it");
-    const uint32_t n = asc_twin::DetermineCheck("WaitPreBlock", gmWorkspace, ubWorkspace);
+    const uint32_t n = asc_twin::DetermineCheck(gmWorkspace, ubWorkspace);
     const uint32_t me = static_cast<uint32_t>(GetBlockIdx());
     asc_twin_check(asc_twin_sync_flags(ASC_TWIN_SYNC_WAIT_PRE_BLOCK, asc_twin::GmBytes(gmWorkspace),
                                        static_cast<uint64_t>(n) * 32));
@@ -216,7 +214,7 @@ __aicore__ inline void NotifyNextBlock(GlobalTensor<int32_t> &gmWorkspace, Local
 {
     TPipe *pipe =
         asc_twin::SyncPipe(ASC_TWIN_OP_DETERMINE, "NotifyNextBlock needs a TPipe: it takes its event ids from it");
-    const uint32_t n = asc_twin::DetermineCheck("NotifyNextBlock", gmWorkspace, ubWorkspace);
+    const uint32_t n = asc_twin::DetermineCheck(gmWorkspace, ubWorkspace);
     const uint32_t me = static_cast<uint32_t>(GetBlockIdx());
     asc_twin_check(asc_twin_sync_flags(ASC_TWIN_SYNC_NOTIFY_NEXT_BLOCK, asc_twin::GmBytes(gmWorkspace),
                                        static_cast<uint64_t>(n) * 32));
