@@ -159,7 +159,12 @@ impl Program {
         cmd.args(&self.flags);
         cmd.arg(format!("-L{}", acl_dir.display()))
             .arg("-lascendcl")
-            .arg(format!("-Wl,-rpath,{}", acl_dir.display()))
+            // RPATH, not RUNPATH: the program loads the libascendcl.so it was linked with, even
+            // where LD_LIBRARY_PATH (cargo test sets one) names another.
+            .arg(format!(
+                "-Wl,--disable-new-dtags,-rpath,{}",
+                acl_dir.display()
+            ))
             .arg("-pthread")
             .arg("-o")
             .arg(self.output.as_deref().unwrap_or(Path::new("a.out")));

@@ -230,7 +230,14 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Pass,
     ),
     ("03_basic_api/05_sync_control/data_sync_barrier", None, Pass),
+    ("03_basic_api/05_sync_control/ib_set_wait", None, Pass),
+    (
+        "03_basic_api/05_sync_control/sequential_block_sync",
+        None,
+        Pass,
+    ),
     ("03_basic_api/05_sync_control/sync_all", None, Pass),
+    ("03_basic_api/05_sync_control/task_sync", None, Pass),
     (
         "03_basic_api/06_atomic/data_movement_with_atomic_operations",
         Some(1),
