@@ -265,6 +265,32 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     ("06_compatibility_guide/scatter", None, Pass),
 ];
 
+/// The bugs the `ms_sanitizer` sample describes in its comments (each a one-line change of its
+/// kernel), applied one at a time: (what the sample has, what the bug makes of it, text the
+/// twin's report must contain).
+const SEEDED: &[(&str, &str, &str)] = &[
+    (
+        "    zGm.SetGlobalBuffer(z + block_idx * blockLength, blockLength);\n",
+        "",
+        "outside every live GM allocation",
+    ),
+    (
+        "    AscendC::DataCopy(xLocal, xGm, blockLength);\n",
+        "    AscendC::DataCopy(xLocal, xGm, blockLength * 2);\n",
+        "exceeds its buffer",
+    ),
+    (
+        "    AscendC::DataCopy(xLocal, xGm, blockLength);\n",
+        "    AscendC::DataCopy(xLocal[5], xGm, blockLength);\n",
+        "aligned",
+    ),
+    (
+        "    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);\n    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);\n",
+        "",
+        "pipe hazard",
+    ),
+];
+
 /// The samples' root in the checkout `AIV_ASC_DEVKIT` names.
 fn samples_root() -> PathBuf {
     let Some(dir) = std::env::var_os("AIV_ASC_DEVKIT") else {
@@ -316,7 +342,12 @@ fn sh(cmd: &str, cwd: &Path) -> (bool, String) {
 
 /// Runs one sample scenario in a copy of its directory: `Ok` with the run's output, or what
 /// failed.
-fn run(root: &Path, sample: &str, scenario: Option<u32>) -> Result<String, String> {
+fn run(
+    root: &Path,
+    sample: &str,
+    scenario: Option<u32>,
+    edit: Option<(&str, &str)>,
+) -> Result<String, String> {
     let src = root.join(sample);
     let work = std::env::temp_dir().join(format!(
         "twin-sample-{}-{}-{}",
@@ -336,6 +367,14 @@ fn run(root: &Path, sample: &str, scenario: Option<u32>) -> Result<String, Strin
     std::fs::create_dir_all(&build).unwrap();
     let readme = std::fs::read_to_string(work.join("README.md")).unwrap_or_default();
     let result = (|| {
+        if let Some((from, to)) = edit {
+            let asc = sources(&work)
+                .into_iter()
+                .find(|s| std::fs::read_to_string(s).is_ok_and(|t| t.contains(from)));
+            let asc = asc.ok_or_else(|| format!("no source of {sample} contains {from:?}"))?;
+            let text = std::fs::read_to_string(&asc).unwrap();
+            std::fs::write(&asc, text.replacen(from, to, 1)).unwrap();
+        }
         if let Some(gen) = readme_command(&readme, "gen_data.py", scenario) {
             let (ok, out) = sh(&gen, &build);
             if !ok {
@@ -381,7 +420,7 @@ fn public_a2_samples_run_unchanged_with_the_checkers_on() {
     let cases: Vec<_> = CASES.iter().filter(|c| c.0.contains(&only)).collect();
     let mut wrong = Vec::new();
     for &&(sample, scenario, expect) in &cases {
-        let got = run(&root, sample, scenario);
+        let got = run(&root, sample, scenario, None);
         let ok = match (expect, &got) {
             (Pass, Ok(_)) => true,
             (Refused(why), Err(e)) => e.contains("[acl-twin] kernel") && e.contains(why),
@@ -404,4 +443,23 @@ fn public_a2_samples_run_unchanged_with_the_checkers_on() {
         CASES.len(),
         wrong.join("\n\n")
     );
+}
+
+#[test]
+#[ignore = "needs AIV_ASC_DEVKIT (an asc-devkit checkout) and python3 with numpy: see the file's docs"]
+fn the_bugs_the_sanitizer_sample_describes_are_each_caught() {
+    let root = samples_root();
+    let sample = "01_utilities/05_sanitizer/ms_sanitizer";
+    let mut wrong = Vec::new();
+    for &(from, to, why) in SEEDED {
+        let got = run(&root, sample, None, Some((from, to)));
+        let ok = matches!(&got, Err(e) if e.contains("[acl-twin] kernel") && e.contains(why));
+        eprintln!("{} {to:?} for {from:?}", if ok { "ok  " } else { "FAIL" });
+        if !ok {
+            wrong.push(format!(
+                "{from:?} -> {to:?}: expected a report with {why:?}, got {got:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
