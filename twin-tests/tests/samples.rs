@@ -37,6 +37,8 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     ("00_introduction/01_add/add_tpipe_tque", None, Pass),
     ("01_utilities/05_sanitizer/ms_sanitizer", None, Pass),
     ("01_utilities/06_cpu_debug", None, Pass),
+    ("02_features/04_compile/00_basic_compile", None, Pass),
+    ("02_features/04_compile/01_separate_compile", None, Pass),
     (
         "02_features/02_tiling_selector/vector_tiling_strategy",
         Some(0),
@@ -72,6 +74,9 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Some(3),
         Refused(STALE_UB),
     ),
+    ("03_basic_api/00_data_movement/copy_ub2ub", Some(1), Pass),
+    ("03_basic_api/00_data_movement/copy_ub2ub", Some(2), Pass),
+    ("03_basic_api/00_data_movement/copy_ub2ub", Some(3), Pass),
     ("03_basic_api/01_memory_vector_compute/brcb", None, Pass),
     (
         "03_basic_api/01_memory_vector_compute/compare",
