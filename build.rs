@@ -20,8 +20,6 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("kernel/all_to_all.cpp", &["aiv_all_to_all"]),
     ("kernel/barrier.cpp", &["aiv_barrier"]),
     ("kernel/broadcast.cpp", &["aiv_broadcast"]),
-    ("kernel/api_selftest.cpp", &["aiv_api_selftest"]),
-    ("kernel/args_probe.cpp", &["aiv_args_probe"]),
     ("kernel/copy.cpp", &["aiv_copy"]),
     (
         "kernel/push.cpp",
@@ -32,9 +30,6 @@ const KERNELS: &[(&str, &[&str])] = &[
         "kernel/link.cpp",
         &["aiv_p2p", "aiv_link_signal", "aiv_handshake"],
     ),
-    ("kernel/sync_selftest.cpp", &["aiv_sync_selftest"]),
-    ("kernel/twin_selftest.cpp", &["aiv_twin_selftest"]),
-    ("kernel/vec_selftest.cpp", &["aiv_vec_selftest"]),
 ];
 
 fn main() {

@@ -40,11 +40,6 @@ pub const AIV_COLL_IN_WINDOW: u32 = 4;
 pub const AIV_PUSH_ACK_SLOT: u32 = 39;
 pub const AIV_PUSH_READY_SLOT: u32 = 40;
 pub const AIV_PUSH_MAX_PARTS: u32 = 8;
-pub const AIV_PROBE_WORDS: u32 = 1100;
-pub const AIV_PROBE_SLOTS: u32 = 16;
-pub const AIV_API_BLOCK_BYTES: u32 = 256;
-pub const AIV_API_PIECE: u32 = 64;
-pub const AIV_VEC_REGION_BYTES: u32 = 32768;
 pub const AIV_DIAG_WAIT: AivDiagKind = 1;
 pub const AIV_DIAG_WAIT_NV1: AivDiagKind = 2;
 pub const AIV_DIAG_WAIT_1VN: AivDiagKind = 3;
@@ -89,39 +84,6 @@ pub struct AivCommArgs {
     pub rank: i32,
     pub rank_size: i32,
 }
-pub const AIV_TT_COPY: AivTwinTestMode = 0;
-pub const AIV_TT_PAD_IN: AivTwinTestMode = 1;
-pub const AIV_TT_PAD_OUT: AivTwinTestMode = 2;
-pub const AIV_TT_STRIDED_IN: AivTwinTestMode = 3;
-pub const AIV_TT_STRIDED_OUT: AivTwinTestMode = 4;
-pub const AIV_TT_ATOMIC: AivTwinTestMode = 5;
-pub const AIV_TT_UB_OVERFLOW: AivTwinTestMode = 6;
-pub const AIV_TT_LOCAL_INDEX: AivTwinTestMode = 7;
-pub const AIV_TT_LONE_WAIT: AivTwinTestMode = 8;
-pub const AIV_TT_POLL: AivTwinTestMode = 9;
-pub const AIV_TT_POLL_SCALAR: AivTwinTestMode = 10;
-pub const AIV_TT_POLL_DCCI: AivTwinTestMode = 11;
-pub const AIV_TT_BAD_ATOMIC: AivTwinTestMode = 12;
-pub const AIV_TT_HAZ_RAW_DMA: AivTwinTestMode = 13;
-pub const AIV_TT_HAZ_RAW_SCALAR: AivTwinTestMode = 14;
-pub const AIV_TT_HAZ_SCALAR_DMA: AivTwinTestMode = 15;
-pub const AIV_TT_HAZ_WAR: AivTwinTestMode = 16;
-pub const AIV_TT_RELAY: AivTwinTestMode = 17;
-pub const AIV_TT_STALE_READ: AivTwinTestMode = 18;
-pub const AIV_TT_SNAP_PEER: AivTwinTestMode = 19;
-pub const AIV_TT_SNAP_SELF: AivTwinTestMode = 20;
-pub const AIV_TT_SNAP_EDIT: AivTwinTestMode = 21;
-pub const AIV_TT_STACK_OVERFLOW: AivTwinTestMode = 22;
-pub const AIV_TT_DOUBLE_SET: AivTwinTestMode = 23;
-pub const AIV_TT_SET_NO_WAIT: AivTwinTestMode = 24;
-pub const AIV_TT_EVENT_ID_8: AivTwinTestMode = 25;
-pub const AIV_TT_POLL_PAIR: AivTwinTestMode = 26;
-pub const AIV_TT_SPIN: AivTwinTestMode = 27;
-pub const AIV_TT_PAD_EXACT: AivTwinTestMode = 28;
-pub const AIV_TT_PAD_IN_PARAMS: AivTwinTestMode = 29;
-pub const AIV_TT_PAD_OUT_PARAMS: AivTwinTestMode = 30;
-pub const AIV_TT_PAD_IN_SET: AivTwinTestMode = 31;
-pub type AivTwinTestMode = ::std::os::raw::c_uint;
 pub const AIV_DT_F32: AivDtype = 0;
 pub const AIV_DT_F16: AivDtype = 1;
 pub const AIV_DT_BF16: AivDtype = 2;
@@ -134,29 +96,6 @@ pub const AIV_OP_SUM: AivReduceOp = 1;
 pub const AIV_OP_MAX: AivReduceOp = 2;
 pub const AIV_OP_MIN: AivReduceOp = 3;
 pub type AivReduceOp = ::std::os::raw::c_uint;
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct AivTwinTestArgs {
-    pub src: u64,
-    pub dst: u64,
-    pub deadline_cycles: u64,
-    pub mode: u32,
-    pub dtype: u32,
-    pub op: u32,
-    pub len: u32,
-    pub ub_off: u32,
-    pub dump_len: u32,
-    pub block_count: u32,
-    pub block_len: u32,
-    pub src_stride: u32,
-    pub dst_stride: u32,
-    pub is_pad: u32,
-    pub left_pad: u32,
-    pub right_pad: u32,
-    pub pad_value: u32,
-    pub expected: u32,
-    pub ub_bytes: u32,
-}
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct AivCopyArgs {
@@ -246,174 +185,4 @@ pub struct AivHandshakeArgs {
     pub fp: [i32; 6usize],
     pub partner: i32,
     pub reserved: i32,
-}
-pub const AIV_ST_PINGPONG: AivSyncTestMode = 0;
-pub const AIV_ST_ONE2N: AivSyncTestMode = 1;
-pub const AIV_ST_COUNT: AivSyncTestMode = 2;
-pub const AIV_ST_TIMEOUT: AivSyncTestMode = 3;
-pub const AIV_ST_BARRIER: AivSyncTestMode = 4;
-pub const AIV_ST_PUBLISH: AivSyncTestMode = 5;
-pub const AIV_ST_ONE_WAITS: AivSyncTestMode = 6;
-pub type AivSyncTestMode = ::std::os::raw::c_uint;
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct AivSyncTestArgs {
-    pub comm: AivCommArgs,
-    pub result: u64,
-    pub tag_base: i64,
-    pub mode: u32,
-    pub rounds: u32,
-    pub wrong_tag: u32,
-    pub bytes: u32,
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct AivProbeTiling {
-    pub words: [u64; 1100usize],
-    pub rows: u32,
-    pub cols: u32,
-}
-impl Default for AivProbeTiling {
-    fn default() -> Self {
-        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
-        unsafe {
-            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
-            s.assume_init()
-        }
-    }
-}
-pub const AIV_API_QUEUE_VECOUT: AivApiTestMode = 0;
-pub const AIV_API_TBUF_NO_SYNC: AivApiTestMode = 1;
-pub const AIV_API_NO_FREE_SYNC: AivApiTestMode = 2;
-pub const AIV_API_VECIN_TO_MTE3: AivApiTestMode = 3;
-pub const AIV_API_BIND_COPY: AivApiTestMode = 4;
-pub const AIV_API_EVENT_IDS: AivApiTestMode = 5;
-pub const AIV_API_EVENT_COLLISION: AivApiTestMode = 6;
-pub const AIV_API_EVENT_EXHAUST: AivApiTestMode = 7;
-pub const AIV_API_TENSOR_HELPERS: AivApiTestMode = 8;
-pub const AIV_API_SYS_VARS: AivApiTestMode = 9;
-pub const AIV_API_SYNC_ALL_GM: AivApiTestMode = 10;
-pub const AIV_API_SYNC_ALL_HW: AivApiTestMode = 11;
-pub const AIV_API_SYNC_ALL_SKIP: AivApiTestMode = 12;
-pub const AIV_API_CROSS_CORE: AivApiTestMode = 13;
-pub const AIV_API_CROSS_MODE1: AivApiTestMode = 14;
-pub const AIV_API_BYPASS: AivApiTestMode = 15;
-pub const AIV_API_PRINTF: AivApiTestMode = 16;
-pub const AIV_API_PRINTF_BAD: AivApiTestMode = 17;
-pub const AIV_API_ASSERT: AivApiTestMode = 18;
-pub const AIV_API_TRAP: AivApiTestMode = 19;
-pub const AIV_API_BUILTIN_FLAGS: AivApiTestMode = 20;
-pub const AIV_API_BUFPOOL_OVERFLOW: AivApiTestMode = 21;
-pub const AIV_API_ENQUE_FULL: AivApiTestMode = 22;
-pub const AIV_API_DEQUE_NEVER: AivApiTestMode = 23;
-pub const AIV_API_FUSED_COPY: AivApiTestMode = 24;
-pub const AIV_API_RESTORE: AivApiTestMode = 26;
-pub const AIV_API_RELOAD_TWICE: AivApiTestMode = 27;
-pub const AIV_API_LAZY_FILL: AivApiTestMode = 28;
-pub const AIV_API_EVENT_FETCH: AivApiTestMode = 29;
-pub const AIV_API_CROSS_WAIT_MODE1: AivApiTestMode = 30;
-pub const AIV_API_SET_TAIL: AivApiTestMode = 31;
-pub const AIV_API_RELOAD: AivApiTestMode = 25;
-pub type AivApiTestMode = ::std::os::raw::c_uint;
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct AivApiTestArgs {
-    pub out: u64,
-    pub in_: u64,
-    pub work: u64,
-    pub mode: u32,
-    pub rounds: u32,
-    pub bufs: u32,
-    pub param: i32,
-}
-pub const AIV_VEC_ADD: AivVecOp = 0;
-pub const AIV_VEC_SUB: AivVecOp = 1;
-pub const AIV_VEC_MUL: AivVecOp = 2;
-pub const AIV_VEC_DIV: AivVecOp = 3;
-pub const AIV_VEC_MAX: AivVecOp = 4;
-pub const AIV_VEC_MIN: AivVecOp = 5;
-pub const AIV_VEC_AND: AivVecOp = 6;
-pub const AIV_VEC_OR: AivVecOp = 7;
-pub const AIV_VEC_ADD_RELU: AivVecOp = 8;
-pub const AIV_VEC_SUB_RELU: AivVecOp = 9;
-pub const AIV_VEC_ADDS: AivVecOp = 16;
-pub const AIV_VEC_MULS: AivVecOp = 17;
-pub const AIV_VEC_MAXS: AivVecOp = 18;
-pub const AIV_VEC_MINS: AivVecOp = 19;
-pub const AIV_VEC_LEAKY_RELU: AivVecOp = 20;
-pub const AIV_VEC_SHIFT_LEFT: AivVecOp = 21;
-pub const AIV_VEC_SHIFT_RIGHT: AivVecOp = 22;
-pub const AIV_VEC_AXPY: AivVecOp = 23;
-pub const AIV_VEC_ABS: AivVecOp = 32;
-pub const AIV_VEC_EXP: AivVecOp = 33;
-pub const AIV_VEC_LN: AivVecOp = 34;
-pub const AIV_VEC_SQRT: AivVecOp = 35;
-pub const AIV_VEC_RSQRT: AivVecOp = 36;
-pub const AIV_VEC_RECIPROCAL: AivVecOp = 37;
-pub const AIV_VEC_RELU: AivVecOp = 38;
-pub const AIV_VEC_NOT: AivVecOp = 39;
-pub const AIV_VEC_DUPLICATE: AivVecOp = 48;
-pub const AIV_VEC_COPY: AivVecOp = 49;
-pub const AIV_VEC_BRCB: AivVecOp = 50;
-pub const AIV_VEC_CREATE_VEC_INDEX: AivVecOp = 51;
-pub const AIV_VEC_CAST: AivVecOp = 64;
-pub const AIV_VEC_COMPARE: AivVecOp = 80;
-pub const AIV_VEC_COMPARES: AivVecOp = 81;
-pub const AIV_VEC_SELECT: AivVecOp = 82;
-pub const AIV_VEC_SELECT_SCALAR: AivVecOp = 83;
-pub const AIV_VEC_COMPARE_REG: AivVecOp = 84;
-pub const AIV_VEC_REDUCE_SUM: AivVecOp = 96;
-pub const AIV_VEC_REDUCE_MAX: AivVecOp = 97;
-pub const AIV_VEC_REDUCE_MIN: AivVecOp = 98;
-pub const AIV_VEC_WHOLE_SUM: AivVecOp = 99;
-pub const AIV_VEC_WHOLE_MAX: AivVecOp = 100;
-pub const AIV_VEC_WHOLE_MIN: AivVecOp = 101;
-pub const AIV_VEC_BLOCK_SUM: AivVecOp = 102;
-pub const AIV_VEC_BLOCK_MAX: AivVecOp = 103;
-pub const AIV_VEC_BLOCK_MIN: AivVecOp = 104;
-pub const AIV_VEC_PIPELINE: AivVecOp = 128;
-pub const AIV_VEC_SCENARIO: AivVecOp = 129;
-pub type AivVecOp = ::std::os::raw::c_uint;
-pub const AIV_VEC_LEVEL2: AivVecForm = 0;
-pub const AIV_VEC_BITS: AivVecForm = 1;
-pub const AIV_VEC_CONT: AivVecForm = 2;
-pub const AIV_VEC_OPERATOR: AivVecForm = 3;
-pub const AIV_VEC_COUNTER: AivVecForm = 4;
-pub const AIV_VEC_NORM_REG: AivVecForm = 5;
-pub const AIV_VEC_COUNTER_BITS: AivVecForm = 6;
-pub const AIV_VEC_COUNTER_CONT: AivVecForm = 7;
-pub type AivVecForm = ::std::os::raw::c_uint;
-pub const AIV_VEC_F32: AivVecType = 0;
-pub const AIV_VEC_F16: AivVecType = 1;
-pub const AIV_VEC_I16: AivVecType = 2;
-pub const AIV_VEC_I32: AivVecType = 3;
-pub const AIV_VEC_U16: AivVecType = 4;
-pub const AIV_VEC_BF16: AivVecType = 5;
-pub const AIV_VEC_U8: AivVecType = 6;
-pub const AIV_VEC_I8: AivVecType = 7;
-pub const AIV_VEC_I64: AivVecType = 8;
-pub const AIV_VEC_U32: AivVecType = 9;
-pub type AivVecType = ::std::os::raw::c_uint;
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct AivVecTestArgs {
-    pub in0: u64,
-    pub in1: u64,
-    pub in2: u64,
-    pub out: u64,
-    pub work: u64,
-    pub mask: [u64; 2usize],
-    pub scalar: u64,
-    pub op: u32,
-    pub form: u32,
-    pub dtype: u32,
-    pub dtype2: u32,
-    pub count: i32,
-    pub repeat: u32,
-    pub blk: [u32; 3usize],
-    pub rep: [u32; 3usize],
-    pub mode: u32,
-    pub sync: u32,
-    pub deq: u32,
-    pub reserved: u32,
 }

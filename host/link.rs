@@ -283,23 +283,18 @@ impl CommStream {
     /// (as a collective's would) and comes back from [`CommStream::synchronize`].
     ///
     /// ```
-    /// use aiv_comm::{ffi, BufferAccess, World};
-    /// use ascendc_twin::args;
-    /// let world = World::sim(1).unwrap();
-    /// let comm = &world.comms()[0];
-    /// let out = comm.alloc(2 * 128).unwrap();
-    /// // aiv_args_probe(GM_ADDR out, bool, uint16_t, uint32_t, int64_t, float, AivProbeTiling,
-    /// //                uint8_t, GM_ADDR): each block writes what it received into `out`.
-    /// let a = args![out.gm(0), true, 7u16, 42u32, -1i64, 0.5f32,
-    ///               ffi::AivProbeTiling::default(), 1u8, out.gm(0)];
-    /// // SAFETY: aiv_args_probe writes 128 bytes per block into `out`, claimed for writing.
-    /// unsafe {
-    ///     comm.stream()
-    ///         .launch(&ffi::kernels::aiv_args_probe, 2, a, &[BufferAccess::Write(&out)])
-    ///         .unwrap()
-    /// };
-    /// let v = out.to_vec::<i64>().unwrap(); // waits for the launch
-    /// assert_eq!((v[2], v[16 + 2]), (42, 42)); // the uint32_t, as both blocks saw it
+    /// use aiv_comm::{args, BufferAccess, Kernel, World};
+    /// /// Runs `kernel`, your `scale(GM_ADDR out, uint32_t n, float factor)` built with
+    /// /// ascendc-build (as examples/custom-kernel builds its kernels), on 2 blocks.
+    /// fn run(kernel: &'static Kernel) -> aiv_comm::Result<Vec<f32>> {
+    ///     let world = World::sim(1)?;
+    ///     let comm = &world.comms()[0];
+    ///     let out = comm.alloc(2 * 128)?;
+    ///     let a = args![out.gm(0), 32u32, 0.5f32];
+    ///     // SAFETY: `scale` writes 128 bytes per block into `out`, claimed for writing.
+    ///     unsafe { comm.stream().launch(kernel, 2, a, &[BufferAccess::Write(&out)])? };
+    ///     out.to_vec::<f32>() // waits for the launch
+    /// }
     /// ```
     ///
     /// # Safety

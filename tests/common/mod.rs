@@ -5,8 +5,7 @@ pub mod gather;
 pub mod mismatch;
 pub mod reduce;
 
-use aiv_comm::ffi::{kernels, AivTwinTestArgs};
-use ascendc_twin::{Device, DeviceConfig, GmBuffer, KernelFault, Twin, TwinError};
+use ascendc_twin::{Device, DeviceConfig, GmBuffer, Twin};
 
 /// How many times a repeated test runs: the environment variable `var` if set (a count; any
 /// other value stops the test, rather than quietly running the default), else `default`.
@@ -166,29 +165,6 @@ pub fn pod_bytes<T: Copy>(v: &T) -> Vec<u8> {
     }
 }
 
-/// Runs the twin self-test kernel on `block_dim` blocks of `dev`.
-pub fn selftest(dev: &Device, args: AivTwinTestArgs, block_dim: u32) -> Result<(), TwinError> {
-    let a = dev.alloc(std::mem::size_of::<AivTwinTestArgs>()).unwrap();
-    a.write(0, &pod_bytes(&args)).unwrap();
-    // SAFETY: aiv_twin_selftest takes the GM address of an AivTwinTestArgs, which `a` holds for
-    // the whole (synchronous) launch.
-    unsafe {
-        dev.launch_kernel(
-            &kernels::aiv_twin_selftest,
-            block_dim,
-            &ascendc_twin::args![a.gm(0)],
-        )
-    }
-}
-
-/// The kernel fault of a launch that must have faulted.
-pub fn fault(r: Result<(), TwinError>) -> KernelFault {
-    match r {
-        Err(TwinError::Fault(f)) => f,
-        other => panic!("expected a kernel fault, got {other:?}"),
-    }
-}
-
 /// GM address of `buf` plus `off`, as kernels take it.
 pub fn gm(buf: &GmBuffer, off: usize) -> u64 {
     buf.addr() as u64 + off as u64
@@ -212,16 +188,6 @@ pub fn read_all(buf: &GmBuffer) -> Vec<u8> {
     let mut v = vec![0u8; buf.len()];
     buf.read(0, &mut v).unwrap();
     v
-}
-
-/// CPU time (user + system) this process has used, in seconds.
-pub fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command name
-    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
-    ticks / 100.0
 }
 
 /// The `RESULT` lines a process started by a test printed (a rank process's answers to its

@@ -1,17 +1,18 @@
 //! The twin's vector unit (AscendC's vector compute API), pinned instruction by instruction with
-//! `aiv_vec_selftest` (kernel/vec_selftest.cpp) against a host reference written here from the
+//! `aiv_vec_selftest` (kernels/vec_selftest.cpp) against a host reference written here from the
 //! AscendC docs, independently of the twin's C++: which lanes a mask and repeat select, where
 //! strides put them, what each operation computes for every supported type (NaN, inf, -0 and
 //! denormal inputs included), Cast in every Atlas A2 pair and round mode, compare bits,
 //! Select, and where reductions put their results. Misuse is an error; a vector instruction
 //! reading UB that MTE2 may still be filling is a pipe hazard.
 
-mod common;
+use twin_tests::util as common;
 
-use aiv_comm::ffi::*;
 use ascendc_twin::{args, Device, FaultKind, GmBuffer, TwinError};
 use half::{bf16, f16};
 use rand::{rngs::StdRng, Rng, SeedableRng};
+use twin_tests::args::*;
+use twin_tests::kernels;
 
 const R: usize = AIV_VEC_REGION_BYTES as usize;
 

@@ -1,3 +1,5 @@
+// kernels: aiv_args_probe
+// auto_sync: off
 /*
  * aiv_args_probe: a kernel with an ordinary AscendC signature (GM pointers, bool, 16/32/64-bit
  * integers, float, a struct of more than 8 KB by value, a trailing byte and pointer), as real
@@ -7,7 +9,7 @@
  *   7 words[last], 8 rows, 9 cols, 10 last, 11 the address `other`, 12 GetBlockNum().
  */
 #include "kernel_operator.h"
-#include "aiv_args.h"
+#include "selftest_args.h"
 
 using namespace AscendC;
 

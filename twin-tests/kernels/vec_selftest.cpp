@@ -1,3 +1,5 @@
+// kernels: aiv_vec_selftest
+// auto_sync: off
 /*
  * aiv_vec_selftest: one AscendC vector instruction, chosen by AivVecTestArgs (op, form, types,
  * mask, repeat and strides), on five 32 KiB UB regions loaded from GM (sources 0..2, the
@@ -6,7 +8,7 @@
  * public AscendC API only.
  */
 #include "kernel_operator.h"
-#include "aiv_args.h"
+#include "selftest_args.h"
 
 using namespace AscendC;
 

@@ -1,14 +1,18 @@
-//! Pins the device rules of the CPU twin with the self-test kernel (kernel/twin_selftest.cpp):
+//! Pins the device rules of the CPU twin with the self-test kernel (kernels/twin_selftest.cpp):
 //! DataCopy alignment and lengths, DataCopyPad layout and padding, strided forms, atomics per
 //! dtype and op under many concurrent blocks, bounds checks, pipe-flag pairing, block_dim limits,
 //! and the scalar data cache.
 
-mod common;
+use twin_tests::util as common;
 
-use aiv_comm::ffi::*;
+use aiv_comm::ffi::{
+    AIV_DT_BF16, AIV_DT_F16, AIV_DT_F32, AIV_DT_I16, AIV_DT_I32, AIV_DT_I8, AIV_OP_MAX, AIV_OP_MIN,
+    AIV_OP_SUM,
+};
 use ascendc_twin::{Device, FaultKind, GmBuffer, TwinError, POISON};
 use common::*;
 use half::{bf16, f16};
+use twin_tests::args::*;
 
 fn args(mode: u32) -> AivTwinTestArgs {
     AivTwinTestArgs {

@@ -3,13 +3,13 @@
 //! other test of this binary runs beside it and disturbs the CPU-time measurement or the
 //! watchdog's "everyone is parked" view.
 
-mod common;
+use twin_tests::util as common;
 
 use std::time::{Duration, Instant};
 
-use aiv_comm::ffi::*;
 use ascendc_twin::{FaultKind, TwinError};
 use common::*;
+use twin_tests::args::*;
 
 #[test]
 fn parked_polls_are_cheap_and_deadlocks_are_reported() {

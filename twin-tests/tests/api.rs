@@ -1,14 +1,15 @@
 //! The AscendC API surface of the twin, pinned mode by mode with `aiv_api_selftest`
-//! (kernel/api_selftest.cpp): queue synchronisation by position (a pipeline that is right
+//! (kernels/api_selftest.cpp): queue synchronisation by position (a pipeline that is right
 //! passes, one that is wrong without it is caught), the TPipe event allocator (a collision is
 //! reported), tensor and buffer helpers, system variables, SyncAll and cross-core flags, the
 //! data-cache bypass, and the debugging APIs.
 
-mod common;
 use common::fault;
+use twin_tests::util as common;
 
-use aiv_comm::ffi::{
-    kernels, AivApiTestArgs, AIV_API_ASSERT, AIV_API_BIND_COPY, AIV_API_BLOCK_BYTES,
+use ascendc_twin::{args, Device, FaultKind, GmBuffer, TwinError};
+use twin_tests::args::{
+    AivApiTestArgs, AIV_API_ASSERT, AIV_API_BIND_COPY, AIV_API_BLOCK_BYTES,
     AIV_API_BUFPOOL_OVERFLOW, AIV_API_BUILTIN_FLAGS, AIV_API_BYPASS, AIV_API_CROSS_CORE,
     AIV_API_CROSS_MODE1, AIV_API_CROSS_WAIT_MODE1, AIV_API_DEQUE_NEVER, AIV_API_ENQUE_FULL,
     AIV_API_EVENT_COLLISION, AIV_API_EVENT_EXHAUST, AIV_API_EVENT_FETCH, AIV_API_EVENT_IDS,
@@ -18,7 +19,7 @@ use aiv_comm::ffi::{
     AIV_API_SYNC_ALL_SKIP, AIV_API_SYS_VARS, AIV_API_TBUF_NO_SYNC, AIV_API_TENSOR_HELPERS,
     AIV_API_TRAP, AIV_API_VECIN_TO_MTE3,
 };
-use ascendc_twin::{args, Device, FaultKind, GmBuffer, TwinError};
+use twin_tests::kernels;
 
 const PIECE_BYTES: usize = AIV_API_PIECE as usize * 4;
 

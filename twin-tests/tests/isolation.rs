@@ -1,13 +1,13 @@
 //! Twins are isolated: knobs, memory and the watchdog of one twin do not reach another twin in
 //! the same process (issue 10, item 15). The tests of this file run in parallel on purpose.
 
-mod common;
+use twin_tests::util as common;
 
 use std::time::{Duration, Instant};
 
-use aiv_comm::ffi::*;
 use ascendc_twin::{DeviceConfig, FaultKind, Twin, TwinError};
 use common::*;
+use twin_tests::args::*;
 
 fn hazard_kernel(dev: &ascendc_twin::Device) -> Result<(), TwinError> {
     let src = dev.alloc(4096).unwrap();
@@ -124,7 +124,7 @@ fn a_twin_is_freed_with_its_last_handle() {
     let weak_threads = twin.workers();
     assert!(weak_threads >= 1);
     drop(dev);
-    drop(twin); // joins the twin's worker threads; a leak here would show in tests/leaks.rs
+    drop(twin); // joins the twin's worker threads; a leak here would show in aiv-comm's tests/leaks.rs
 }
 
 #[test]

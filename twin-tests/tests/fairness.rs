@@ -2,13 +2,13 @@
 //! in turn still give up their worker, so more of them than host CPUs all finish; a kernel that
 //! spins forever is reported by name within the watchdog period.
 
-mod common;
+use twin_tests::util as common;
 
 use std::time::{Duration, Instant};
 
-use aiv_comm::ffi::*;
 use ascendc_twin::{FaultKind, TwinError};
 use common::*;
+use twin_tests::args::*;
 
 #[test]
 fn blocks_polling_two_flags_in_turn_all_finish() {

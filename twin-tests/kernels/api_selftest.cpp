@@ -1,9 +1,11 @@
+// kernels: aiv_api_selftest
+// auto_sync: off
 /*
  * aiv_api_selftest: one mode per AscendC API behaviour the twin must reproduce (AivApiTestMode);
  * tests/api.rs pins the results. Written against the public AscendC API only.
  */
 #include "kernel_operator.h"
-#include "aiv_args.h"
+#include "selftest_args.h"
 #include "cp_gm2gm.h"
 
 using namespace AscendC;

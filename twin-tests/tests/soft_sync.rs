@@ -1,14 +1,16 @@
-//! Soft-sync primitives across ranks and blocks (kernel/sync_selftest.cpp), with random delays
+//! Soft-sync primitives across ranks and blocks (kernels/sync_selftest.cpp), with random delays
 //! injected in the twin, thousands of rounds, and tags that cross the signed 64-bit boundary; and
 //! waits that can never be satisfied, which must come back as WaitTimeout errors naming who waited
 //! for what.
 
 use std::time::{Duration, Instant};
 
-use aiv_comm::ffi::{self, AivSyncTestArgs};
+use aiv_comm::ffi;
 use aiv_comm::{
     BufferAccess, Communicator, Config, DataType, DeviceBuffer, Error, ReduceOp, World,
 };
+use twin_tests::args::{self, AivSyncTestArgs};
+use twin_tests::kernels;
 
 fn world(ranks: usize, timeout: Duration) -> World {
     let w = World::sim_with(
@@ -42,7 +44,7 @@ fn launch_at(
     // otherwise touches the world's HCCL buffers and sync areas.
     unsafe {
         comm.launch_with_tags(
-            &ffi::kernels::aiv_sync_selftest,
+            &kernels::aiv_sync_selftest,
             blocks,
             rounds as i64,
             &[BufferAccess::Write(&result)],
@@ -103,7 +105,7 @@ fn run_rounds(
 #[test]
 fn ping_pong_thousands_of_rounds_across_blocks_with_jitter() {
     // 2 ranks x 8 blocks, 100 launches x 30 rounds = 3000 round trips per block.
-    let issued = run_rounds(2, ffi::AIV_ST_PINGPONG, 8, 100, 30, 0);
+    let issued = run_rounds(2, args::AIV_ST_PINGPONG, 8, 100, 30, 0);
     assert_eq!(issued, vec![3000, 3000]);
 }
 
@@ -111,27 +113,27 @@ fn ping_pong_thousands_of_rounds_across_blocks_with_jitter() {
 fn tags_cross_the_signed_64_bit_boundary() {
     // Each launch's tags run from near i64::MAX past it to i64::MIN: the wrap-safe comparison
     // must order them (a plain `>=` would hang the first wait after the boundary).
-    run_rounds(2, ffi::AIV_ST_PINGPONG, 4, 3, 40, i64::MAX - 60);
-    run_rounds(5, ffi::AIV_ST_ONE2N, 2, 3, 40, i64::MAX - 60);
-    run_rounds(2, ffi::AIV_ST_BARRIER, 8, 3, 40, i64::MAX - 60);
+    run_rounds(2, args::AIV_ST_PINGPONG, 4, 3, 40, i64::MAX - 60);
+    run_rounds(5, args::AIV_ST_ONE2N, 2, 3, 40, i64::MAX - 60);
+    run_rounds(2, args::AIV_ST_BARRIER, 8, 3, 40, i64::MAX - 60);
 }
 
 #[test]
 fn record_1vn_observed_by_15_ranks() {
-    run_rounds(16, ffi::AIV_ST_ONE2N, 2, 24, 5, 0);
+    run_rounds(16, args::AIV_ST_ONE2N, 2, 24, 5, 0);
 }
 
 #[test]
 fn counting_pair_with_16_writers() {
     // 17 ranks: ranks 1..=16 each write from one block, rank 0 counts to 16.
-    run_rounds(17, ffi::AIV_ST_COUNT, 1, 24, 5, 0);
+    run_rounds(17, args::AIV_ST_COUNT, 1, 24, 5, 0);
     // And many blocks per writer rank: 3 ranks x 8 blocks = 16 writers.
-    run_rounds(3, ffi::AIV_ST_COUNT, 8, 10, 20, 0);
+    run_rounds(3, args::AIV_ST_COUNT, 8, 10, 20, 0);
 }
 
 #[test]
 fn barrier_all_blocks_of_a_rank() {
-    run_rounds(2, ffi::AIV_ST_BARRIER, 16, 10, 50, 0);
+    run_rounds(2, args::AIV_ST_BARRIER, 16, 10, 50, 0);
 }
 
 fn expect_timeout(wrong_tag: bool) {
@@ -139,9 +141,9 @@ fn expect_timeout(wrong_tag: bool) {
     let t0 = Instant::now();
     let results = w.run(|comm| {
         // Warm up with a good launch so the tags are not the first ones.
-        launch(comm, ffi::AIV_ST_BARRIER, 2, 3, false)?;
+        launch(comm, args::AIV_ST_BARRIER, 2, 3, false)?;
         comm.synchronize()?;
-        launch(comm, ffi::AIV_ST_TIMEOUT, 4, 1, wrong_tag)?;
+        launch(comm, args::AIV_ST_TIMEOUT, 4, 1, wrong_tag)?;
         comm.synchronize()
     });
     assert!(
@@ -214,16 +216,16 @@ fn a_faulting_rank_stops_its_waiting_peers_at_once() {
         if c.rank() == 0 {
             // SAFETY: aiv_twin_selftest takes an AivTwinTestArgs (the comm part is unused).
             unsafe {
-                c.launch_with_tags(&ffi::kernels::aiv_twin_selftest, 1, 1, &[], |_| {
-                    ffi::AivTwinTestArgs {
-                        mode: ffi::AIV_TT_LONE_WAIT,
+                c.launch_with_tags(&kernels::aiv_twin_selftest, 1, 1, &[], |_| {
+                    args::AivTwinTestArgs {
+                        mode: args::AIV_TT_LONE_WAIT,
                         ..Default::default()
                     }
                 })?;
             }
             c.synchronize()
         } else {
-            launch(c, ffi::AIV_ST_PINGPONG, 1, 1, false)?;
+            launch(c, args::AIV_ST_PINGPONG, 1, 1, false)?;
             c.synchronize()
         }
     });
@@ -326,7 +328,7 @@ fn launch_publish(comm: &Communicator, bytes: u32, early: bool) -> aiv_comm::Res
     // otherwise touches the world's HCCL buffers and sync areas.
     unsafe {
         comm.launch_with_tags(
-            &ffi::kernels::aiv_sync_selftest,
+            &kernels::aiv_sync_selftest,
             1,
             1,
             &[BufferAccess::Write(&result)],
@@ -334,7 +336,7 @@ fn launch_publish(comm: &Communicator, bytes: u32, early: bool) -> aiv_comm::Res
                 comm: c,
                 result: addr,
                 tag_base: 0,
-                mode: ffi::AIV_ST_PUBLISH,
+                mode: args::AIV_ST_PUBLISH,
                 rounds: 1,
                 wrong_tag: early as u32,
                 bytes,
@@ -356,7 +358,7 @@ fn a_panicking_argument_closure_reaches_its_caller_and_fails_the_world_not_the_p
         // otherwise.
         unsafe {
             c.launch_with_tags(
-                &ffi::kernels::aiv_sync_selftest,
+                &kernels::aiv_sync_selftest,
                 1,
                 1,
                 &[BufferAccess::Write(&result)],
@@ -442,7 +444,7 @@ fn a_timeout_in_any_block_of_a_wide_launch_reaches_its_stream() {
             // SAFETY: as in `launch_at`; the launch goes on `stream`.
             unsafe {
                 stream.launch_with_tags(
-                    &ffi::kernels::aiv_sync_selftest,
+                    &kernels::aiv_sync_selftest,
                     48,
                     1,
                     &[BufferAccess::Write(&result)],
@@ -450,7 +452,7 @@ fn a_timeout_in_any_block_of_a_wide_launch_reaches_its_stream() {
                         comm,
                         result: addr,
                         tag_base: 0,
-                        mode: ffi::AIV_ST_ONE_WAITS,
+                        mode: args::AIV_ST_ONE_WAITS,
                         rounds: 1,
                         wrong_tag: 40,
                         bytes: 0,
@@ -480,7 +482,7 @@ fn a_block_dim_the_device_cannot_run_is_refused_when_enqueued() {
     for bad in [0u32, 33] {
         // SAFETY: refused before anything is enqueued.
         let r = unsafe {
-            c.launch_with_tags(&ffi::kernels::aiv_sync_selftest, bad, 1, &[], |comm| {
+            c.launch_with_tags(&kernels::aiv_sync_selftest, bad, 1, &[], |comm| {
                 AivSyncTestArgs {
                     comm,
                     ..Default::default()

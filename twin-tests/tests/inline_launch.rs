@@ -4,15 +4,15 @@
 //! worker to the others, a stream launching back to back still lets the worker's other tasks
 //! run, an abort ends it, and the watchdog names it as parked on its poll.
 
-mod common;
+use twin_tests::util as common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use aiv_comm::ffi::*;
 use ascendc_twin::{Device, DeviceConfig, FaultKind, GmBuffer, Twin, TwinConfig, TwinError};
 use common::*;
+use twin_tests::args::*;
 
 /// Runs `f` as a host task of `dev`'s twin on worker `affinity` and returns a receiver for its
 /// result (nothing arrives if the task dies).

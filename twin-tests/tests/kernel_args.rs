@@ -2,11 +2,13 @@
 //! 8 KB by value) launched from Rust with typed arguments: every argument arrives intact, and
 //! arguments that do not match the kernel's parameters are refused before anything runs.
 
-mod common;
+use twin_tests::util as common;
 
-use aiv_comm::ffi::{self, kernels, AivProbeTiling, AIV_PROBE_SLOTS, AIV_PROBE_WORDS};
+use aiv_comm::ffi;
 use aiv_comm::{BufferAccess, World};
 use ascendc_twin::{args, ArgBlock, GmAddr, TwinError};
+use twin_tests::args::{AivProbeTiling, AIV_PROBE_SLOTS, AIV_PROBE_WORDS};
+use twin_tests::kernels;
 
 fn tiling() -> AivProbeTiling {
     let mut t = AivProbeTiling {
@@ -138,9 +140,14 @@ fn mismatched_arguments_are_refused_before_anything_runs() {
     assert!(read_slots(&out, 0).iter().all(|&v| v == 0));
     // Our own kernels take one GM address: a struct by value in its place is refused too.
     // SAFETY: refused before the kernel runs.
-    let e =
-        unsafe { dev.launch_kernel(&kernels::aiv_copy, 1, &args![ffi::AivCopyArgs::default()]) }
-            .unwrap_err();
+    let e = unsafe {
+        dev.launch_kernel(
+            &ffi::kernels::aiv_copy,
+            1,
+            &args![ffi::AivCopyArgs::default()],
+        )
+    }
+    .unwrap_err();
     assert!(e.to_string().contains("parameter 0 is 8 bytes"), "{e}");
 }
 
@@ -178,4 +185,34 @@ fn a_stream_launch_with_typed_arguments_is_ordered_with_host_copies() {
         let v = r.unwrap();
         assert_eq!(v[AIV_PROBE_SLOTS as usize + 12], 2);
     }
+}
+
+/// What the example of `CommStream::launch`'s documentation asserted when it launched this
+/// kernel (the example now launches a user's kernel it is given).
+#[test]
+fn the_stream_launch_example_with_the_probe_kernel() {
+    let world = World::sim(1).unwrap();
+    let comm = &world.comms()[0];
+    let out = comm.alloc(2 * 128).unwrap();
+    // aiv_args_probe(GM_ADDR out, bool, uint16_t, uint32_t, int64_t, float, AivProbeTiling,
+    //                uint8_t, GM_ADDR): each block writes what it received into `out`.
+    let a = args![
+        out.gm(0),
+        true,
+        7u16,
+        42u32,
+        -1i64,
+        0.5f32,
+        AivProbeTiling::default(),
+        1u8,
+        out.gm(0)
+    ];
+    // SAFETY: aiv_args_probe writes 128 bytes per block into `out`, claimed for writing.
+    unsafe {
+        comm.stream()
+            .launch(&kernels::aiv_args_probe, 2, a, &[BufferAccess::Write(&out)])
+            .unwrap()
+    };
+    let v = out.to_vec::<i64>().unwrap(); // waits for the launch
+    assert_eq!((v[2], v[16 + 2]), (42, 42)); // the uint32_t, as both blocks saw it
 }
