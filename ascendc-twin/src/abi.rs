@@ -1149,6 +1149,8 @@ mod tests {
         value: i64,
     }
 
+    // src/abi_probe.cpp, built by build.rs into a library only this test links.
+    #[link(name = "ascendc_twin_abi_probe", kind = "static")]
     extern "C" {
         /// The first of `asc_twin_abi_fact_count` facts.
         static asc_twin_abi_facts: AbiFact;

@@ -1,7 +1,7 @@
 // The twin's C ABI as the C++ compiler sees it, for the unit tests of src/abi.rs: every code,
 // constant and layout number of asc_twin_abi.h (and the AscendC values that cross it), by name,
-// and two kernels that go through the real boundary. Only the tests reference these symbols, so
-// this object is linked into nothing else.
+// and two kernels that go through the real boundary. build.rs makes it a library of its own,
+// which only the unit tests of src/abi.rs link.
 #include <cstddef>
 #include <cstdint>
 
