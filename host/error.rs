@@ -100,6 +100,8 @@ impl std::fmt::Display for Fault {
     }
 }
 
+impl std::error::Error for Fault {}
+
 /// Why the host side stopped a world's launches, when no device error did.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -305,7 +307,7 @@ pub enum Error {
     },
     /// A kernel faulted on the device.
     #[error("device error: {0}")]
-    Fault(Fault),
+    Fault(#[source] Fault),
     /// Device memory could not be allocated.
     #[error("device error: rank {rank}: cannot allocate {bytes} bytes of GM")]
     OutOfMemory {
@@ -327,11 +329,15 @@ pub enum Error {
     CommFailed {
         /// The rank.
         rank: u32,
-        /// The first error of the rank (a device error, a timeout, or [`Error::Stopped`]).
+        /// The first error of the rank (a device error, a timeout, or [`Error::Stopped`]), as
+        /// the value it was; also this error's [`source`](std::error::Error::source) (a
+        /// `Box<Error>` there).
+        #[source]
         cause: Box<Error>,
     },
-    /// The host side stopped the world (no device error): see [`StopCause`].
-    #[error("{0}")]
+    /// The host side stopped the world (no device error): see [`StopCause`]. Displays as the
+    /// cause itself, whose own source this error's is.
+    #[error(transparent)]
     Stopped(StopCause),
     /// Number of ranks out of range.
     #[error("a communicator needs 1..={max} ranks, got {ranks}")]
@@ -436,12 +442,14 @@ pub enum Error {
     /// [`crate::DeviceBuffer::clear_poison`].
     #[error("the bytes read were to be written by a device task that failed or never ran, so they do not hold its result (DeviceBuffer::clear_poison accepts them as they are): {cause}")]
     Poisoned {
-        /// Why the task failed or was dropped.
+        /// Why the task failed or was dropped; also this error's
+        /// [`source`](std::error::Error::source) (a `Box<Error>` there).
+        #[source]
         cause: Box<Error>,
     },
     /// The ranks of a job could not meet or lost one another (processes, [`crate::bootstrap`]).
     #[error("bootstrap: {0}")]
-    Bootstrap(BootstrapError),
+    Bootstrap(#[source] BootstrapError),
     /// A call of the device runtime (ACL) failed outside a kernel, or the runtime cannot be
     /// used; `message` is the runtime's own text (`aclGetRecentErrMsg`).
     #[error("device runtime: {call} failed (error {code}): {message}")]
@@ -460,3 +468,52 @@ pub enum Error {
 
 /// Result alias.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_wrapping_error_keeps_its_typed_cause_as_its_source() {
+        let fault = Fault::new("k", 1, Some(2), "DataCopy", FaultKind::Trap, "trapped");
+        let failed = Error::CommFailed {
+            rank: 1,
+            cause: Box::new(Error::Fault(fault.clone())),
+        };
+        // CommFailed -> the rank's first error (boxed, as the field holds it) -> the fault,
+        // each as the value it was.
+        let cause = failed.source().expect("CommFailed has a source");
+        assert_eq!(
+            cause.downcast_ref::<Box<Error>>().map(|b| &**b),
+            Some(&Error::Fault(fault.clone()))
+        );
+        assert_eq!(cause.to_string(), Error::Fault(fault.clone()).to_string());
+        let inner = cause.source().expect("Fault has a source");
+        assert_eq!(inner.downcast_ref::<Fault>(), Some(&fault));
+        let poisoned = Error::Poisoned {
+            cause: Box::new(failed.clone()),
+        };
+        assert_eq!(
+            poisoned
+                .source()
+                .and_then(|e| e.downcast_ref::<Box<Error>>())
+                .map(|b| &**b),
+            Some(&failed)
+        );
+        let boot = BootstrapError::Refused("no".into());
+        assert_eq!(
+            Error::Bootstrap(boot.clone())
+                .source()
+                .and_then(|e| e.downcast_ref::<BootstrapError>()),
+            Some(&boot)
+        );
+        // A stop the host made displays as its cause, with nothing under it.
+        let stop = Error::Stopped(StopCause::WorldDropped { busy: true });
+        assert_eq!(
+            stop.to_string(),
+            StopCause::WorldDropped { busy: true }.to_string()
+        );
+        assert!(stop.source().is_none());
+    }
+}
