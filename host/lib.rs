@@ -12,9 +12,9 @@
 //! * Host side (this crate): a [`World`] of ranks on one backend ([`backend::Backend`]: the CPU
 //!   twin, NPUs through the ACL runtime ([`backend::acl`]), or any other), one [`Communicator`]
 //!   each, device buffers, streams of operations, the chunk planner ([`plan`]) that splits data
-//!   to fit the HCCL buffer (200 MB by default, `HCCL_BUFFSIZE`), tags ([`tags`]) and errors
-//!   that name what went wrong ([`Error`]). A rank may also be a process of its own
-//!   ([`Communicator::from_rank`], [`Communicator::from_env`], over [`bootstrap`]).
+//!   to fit the HCCL buffer (200 MB by default, `HCCL_BUFFSIZE`), a fresh 64-bit tag for every
+//!   launch, and errors that name what went wrong ([`Error`]). A rank may also be a process of
+//!   its own ([`Communicator::from_rank`], [`Communicator::from_env`], over [`bootstrap`]).
 //!
 //! What a [`Communicator`] offers (collectives and sends take bytes + [`DataType`];
 //! [`Communicator::typed`] gives them all but `all_reduce_hd` with element types and lengths,
@@ -72,7 +72,7 @@ mod communicator;
 mod config;
 mod event;
 pub use plan::{AllGatherAlgo, AllReduceAlgo};
-pub mod diag;
+mod diag;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
@@ -84,7 +84,7 @@ pub mod plan;
 mod poison;
 mod process;
 mod stream;
-pub mod tags;
+mod tags;
 pub mod trace;
 mod turns;
 pub mod typed;
