@@ -78,6 +78,8 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     ("03_basic_api/00_data_movement/copy_ub2ub", Some(2), Pass),
     ("03_basic_api/00_data_movement/copy_ub2ub", Some(3), Pass),
     ("03_basic_api/01_memory_vector_compute/brcb", None, Pass),
+    ("03_basic_api/01_memory_vector_compute/cast", Some(0), Pass),
+    ("03_basic_api/01_memory_vector_compute/cast", Some(1), Pass),
     (
         "03_basic_api/01_memory_vector_compute/compare",
         Some(1),
@@ -106,6 +108,16 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     (
         "03_basic_api/01_memory_vector_compute/element_wise_arithmetic",
         None,
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_compound_compute",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/01_memory_vector_compute/element_wise_compound_compute",
+        Some(2),
         Pass,
     ),
     (

@@ -39,6 +39,11 @@ struct Access {
     }
 };
 
+/* Bits of one element of T in a tensor (int4b_t: 4, two to a byte). */
+template <typename T> constexpr uint64_t ElemBits() { return std::is_same<T, AscendC::int4b_t>::value ? 4 : 8 * sizeof(T); }
+/* Bytes that `n` elements of T occupy (rounded up). */
+template <typename T> constexpr uint64_t ElemBytes(uint64_t n) { return (n * ElemBits<T>() + 7) / 8; }
+
 inline uint8_t *UbBase()
 {
     uint8_t *base = nullptr;
@@ -68,6 +73,11 @@ public:
     __aicore__ inline PrimType GetValue(const uint32_t index) const
     {
         CheckIndex(index);
+        if constexpr (std::is_same<T, int4b_t>::value) {
+            const uint8_t *b = reinterpret_cast<const uint8_t *>(addr_) + index / 2;
+            asc_twin_check(asc_twin_ub_access(ASC_TWIN_UB_SCALAR_READ, b, 1));
+            return int4b_t((index % 2) ? (*b >> 4) : (*b & 0xf));
+        }
         asc_twin_check(asc_twin_ub_access(ASC_TWIN_UB_SCALAR_READ, reinterpret_cast<const uint8_t *>(addr_ + index), sizeof(T)));
         return addr_[index];
     }
@@ -75,6 +85,18 @@ public:
     {
         CheckIndex(index);
         const T v = static_cast<T>(value);
+        if constexpr (std::is_same<T, int4b_t>::value) {
+            /* One nibble: the store writes its byte with the other nibble kept. */
+            uint8_t *b = reinterpret_cast<uint8_t *>(addr_) + index / 2;
+            /* (A read of the byte first: the store keeps the other nibble.) */
+            asc_twin_check(asc_twin_ub_access(ASC_TWIN_UB_SCALAR_READ, b, 1));
+            const uint8_t n = static_cast<uint8_t>(v.v) & 0xf;
+            const uint8_t nb = (index % 2) ? static_cast<uint8_t>((*b & 0x0f) | (n << 4))
+                                           : static_cast<uint8_t>((*b & 0xf0) | n);
+            asc_twin_check(asc_twin_ub_store(b, &nb, 1));
+            *b = nb;
+            return;
+        }
         asc_twin_check(asc_twin_ub_store(reinterpret_cast<const uint8_t *>(addr_ + index), &v, sizeof(T)));
         addr_[index] = v;
     }
@@ -84,12 +106,22 @@ public:
             asc_twin_check(asc_twin_fail(ASC_TWIN_OP_LOCAL_INDEX, "LocalTensor offset past the end of its buffer",
                                          offset, size_));
         }
+        if constexpr (std::is_same<T, int4b_t>::value) {
+            if (offset % 2 != 0) {
+                asc_twin_check(asc_twin_fail(ASC_TWIN_OP_LOCAL_INDEX,
+                                             "LocalTensor<int4b_t> offset is odd: a tensor must start at a byte",
+                                             offset, 0));
+            }
+            return LocalTensor(asc_twin::RawTag{}, reinterpret_cast<T *>(reinterpret_cast<uint8_t *>(addr_) + offset / 2),
+                               size_ - offset, pos_, tag_);
+        }
         return LocalTensor(asc_twin::RawTag{}, addr_ + offset, size_ - offset, pos_, tag_);
     }
     template <typename U> __aicore__ inline LocalTensor<U> ReinterpretCast() const
     {
         return asc_twin::Access::Make<U>(reinterpret_cast<U *>(addr_),
-                                         static_cast<uint32_t>((static_cast<uint64_t>(size_) * sizeof(T)) / sizeof(U)),
+                                         static_cast<uint32_t>((static_cast<uint64_t>(size_) * asc_twin::ElemBits<T>()) /
+                                                               asc_twin::ElemBits<U>()),
                                          pos_, tag_);
     }
     /* UB byte address (offset from the start of the core's Unified Buffer), as on the NPU. */
@@ -99,14 +131,17 @@ public:
     }
     __aicore__ inline uint64_t GetPhyAddr(const uint32_t offset) const
     {
-        return GetPhyAddr() + static_cast<uint64_t>(offset) * sizeof(T);
+        return GetPhyAddr() + static_cast<uint64_t>(offset) * asc_twin::ElemBits<T>() / 8;
     }
     /* Elements. */
     __aicore__ inline uint32_t GetSize() const { return size_; }
     __aicore__ inline void SetSize(const uint32_t size) { size_ = size; }
     /* Bytes (deprecated in AscendC, still used). */
-    __aicore__ inline uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
-    __aicore__ inline void SetBufferLen(uint32_t dataLen) { size_ = dataLen / static_cast<uint32_t>(sizeof(T)); }
+    __aicore__ inline uint32_t GetLength() const { return static_cast<uint32_t>(asc_twin::ElemBytes<T>(size_)); }
+    __aicore__ inline void SetBufferLen(uint32_t dataLen)
+    {
+        size_ = static_cast<uint32_t>(static_cast<uint64_t>(dataLen) * 8 / asc_twin::ElemBits<T>());
+    }
     __aicore__ inline int32_t GetPosition() const { return static_cast<int32_t>(pos_); }
     /* The user tag of the tensor's queue buffer (shared by every tensor of that buffer). */
     __aicore__ inline void SetUserTag(const int32_t tag)

@@ -108,6 +108,21 @@ using hifloat8_t = asc_twin_hifloat8_not_on_a2<>;
 
 namespace AscendC {
 
+/* int4b_t (docs: built-in data types): a 4-bit signed integer in [-8, 7]; in a LocalTensor two
+ * of them share a byte, element 2k in the low nibble and 2k + 1 in the high one. The twin's
+ * scalar (sizeof 1) holds one value; tensors of it are addressed by nibble (tensor.h). Host
+ * code does not use it (docs, Cast: "host side does not support int4b_t yet"). */
+struct int4b_t {
+    int8_t v = 0;
+    int4b_t() = default;
+    /* Keeps the low 4 bits, sign-extended (as storing into a nibble does). */
+    template <typename I, typename = std::enable_if_t<std::is_arithmetic<I>::value>>
+    constexpr int4b_t(I x) : v(static_cast<int8_t>(static_cast<int8_t>(static_cast<int>(x) << 4) >> 4))
+    {
+    }
+    constexpr operator int() const { return v; }
+};
+
 /* (a + b - 1) / b, as AscendC's. */
 __aicore__ constexpr inline uint32_t DivCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 /* a rounded up to a multiple of b. */

@@ -9,7 +9,15 @@
  *
  * Out of range: integer results saturate (CTRL[59] = 0, AscendC's default). Assumed where the
  * docs are silent: NaN to an integer gives 0; half results overflow to inf and keep NaN (the
- * INF_NAN mode, as vec_math.h); int4b_t is not modelled.
+ * INF_NAN mode, as vec_math.h).
+ *
+ * int4b_t (A2 pairs: half -> int4b_t with any rounding mode or CAST_NONE, int4b_t -> half with
+ * CAST_NONE): a repeat has the 128 lanes of half; an int4b_t operand packs two lanes in a byte
+ * (lane 2k in the low nibble), so a 32-byte block holds 64 of them and a repeat 2 blocks. The
+ * docs require lanes to come in byte pairs: an even count (level 2, counter mode) or continuous
+ * mask, and in a bit mask bits 2k and 2k + 1 equal; anything else is refused. half -> int4b_t
+ * saturates to [-8, 7] (as the other integer results; assumed: the docs are silent) and
+ * CAST_NONE rounds to nearest even (as half -> int8_t).
  */
 #ifndef ASC_TWIN_VEC_CAST_H
 #define ASC_TWIN_VEC_CAST_H
@@ -29,6 +37,8 @@ constexpr uint32_t RM_ROUNDING = RM_RINT | RM_FLOOR | RM_CEIL | RM_ROUND | RM_TR
 template <typename D, typename S> constexpr uint32_t CastModes()
 {
     using namespace AscendC::Std;
+    if (is_same_v<S, AscendC::int4b_t> && is_same_v<D, half>) return RM_NONE;
+    if (is_same_v<S, half> && is_same_v<D, AscendC::int4b_t>) return RM_NONE | RM_ROUNDING;
     if (is_same_v<S, int8_t> && is_same_v<D, half>) return RM_NONE;
     if (is_same_v<S, uint8_t> && is_same_v<D, half>) return RM_NONE;
     if (is_same_v<S, int16_t> && is_same_v<D, half>) return RM_NONE | RM_ROUNDING;
@@ -231,19 +241,135 @@ template <typename D, typename S> inline void CheckMode(AscendC::RoundMode mode)
     }
 }
 
+/* The byte pairs of an int4b_t operand: lanes 2k and 2k + 1 of `lanes` as byte-lane k (64 per
+ * repeat), refusing lanes that split a byte (docs). */
+inline Lanes Int4Pairs(const Lanes &lanes)
+{
+    Lanes p;
+    p.perRep = lanes.perRep / 2;
+    p.repeats = lanes.repeats;
+    p.counter = lanes.counter;
+    if (lanes.counter) {
+        if (lanes.count % 2 != 0) {
+            Fail("Cast", "with int4b_t the element count must be even (docs)", lanes.count, 0);
+        }
+        p.count = lanes.count / 2;
+        return p;
+    }
+    for (uint32_t k = 0; k < p.perRep; k++) {
+        const bool lo = lanes.Active(0, 2 * k), hi = lanes.Active(0, 2 * k + 1);
+        if (lo != hi) {
+            Fail("Cast",
+                 "with int4b_t the mask must enable lanes in byte pairs: bits 2k and 2k + 1 equal, a continuous mask "
+                 "even (docs)",
+                 2 * k, 0);
+        }
+        if (lo) {
+            p.bits[k >> 6] |= 1ULL << (k & 63);
+        }
+    }
+    return p;
+}
+
+/* Cast between half and int4b_t: `h` the half operand (lanes of `lanes`), `q` the int4b_t one
+ * as bytes (lanes of Int4Pairs(lanes)). */
+template <typename D, typename S>
+inline void RunCast4(AscendC::RoundMode mode, const Lanes &lanes, const Opnd &od, const Opnd &os)
+{
+    CheckMode<D, S>(mode);
+    constexpr bool toInt4 = std::is_same<D, AscendC::int4b_t>::value;
+    const Lanes pairs = Int4Pairs(lanes);
+    const Lanes &dl = toInt4 ? pairs : lanes;
+    const Lanes &sl = toInt4 ? lanes : pairs;
+    Footprint fp("Cast");
+    fp.Operand(os, sl);
+    fp.Operand(od, dl);
+    /* No overlap at all: the operands differ in size, so no overlap is an identical one. */
+    std::vector<std::pair<const uint8_t *, const uint8_t *>> rs, rd;
+    Footprint::ForEachRun(os, sl, [&](const uint8_t *p, uint64_t n) { rs.emplace_back(p, p + n); });
+    Footprint::ForEachRun(od, dl, [&](const uint8_t *p, uint64_t n) { rd.emplace_back(p, p + n); });
+    for (const auto &a : rs) {
+        for (const auto &b : rd) {
+            if (a.first < b.second && b.first < a.second) {
+                Fail("Cast", "the source overlaps the destination (operands of different sizes must be disjoint)",
+                     static_cast<uint64_t>(a.first > b.first ? a.first - b.first : b.first - a.first), 0);
+            }
+        }
+    }
+    fp.Flush();
+    /* The half operand's lane l of repeat r, and the int4b_t one's byte and nibble. */
+    auto nib = [](const Opnd &o, uint32_t r, uint32_t l, uint32_t &shift) {
+        shift = (l % 2) * 4;
+        return o.base + static_cast<uint64_t>(r) * o.rep * 32 + static_cast<uint64_t>(l / 64) * o.blk * 32 +
+               (l % 64) / 2;
+    };
+    int8_t q[128];
+    half h[128];
+    for (uint32_t r = 0; r < lanes.repeats; r++) {
+        for (uint32_t l = 0; l < lanes.perRep; l++) {
+            if (!lanes.Active(r, l)) {
+                continue;
+            }
+            if constexpr (toInt4) {
+                half x;
+                std::memcpy(&x, os.At(r, l), sizeof x);
+                const long double v = RoundIntegral(Wide(x), mode);
+                q[l] = v != v ? 0 : v <= -8 ? -8 : v >= 7 ? 7 : static_cast<int8_t>(v);
+            } else {
+                uint32_t sh = 0;
+                const uint8_t b = *nib(os, r, l, sh);
+                h[l] = half(static_cast<float>(static_cast<int8_t>(static_cast<uint8_t>(b >> sh) << 4) >> 4));
+            }
+        }
+        for (uint32_t l = 0; l < lanes.perRep; l++) {
+            if (!lanes.Active(r, l)) {
+                continue;
+            }
+            if constexpr (toInt4) {
+                uint32_t sh = 0;
+                uint8_t *b = nib(od, r, l, sh);
+                *b = static_cast<uint8_t>((*b & ~(0xfu << sh)) | ((static_cast<uint8_t>(q[l]) & 0xfu) << sh));
+            } else {
+                std::memcpy(od.At(r, l), &h[l], sizeof(half));
+            }
+        }
+    }
+}
+
+/* An operand of Cast: an int4b_t one as bytes (element size 1, its byte capacity). */
+template <typename T> inline Opnd CastOp(const AscendC::LocalTensor<T> &t, uint32_t blk, uint32_t rep, bool write)
+{
+    Opnd o = Op(t, blk, rep, write);
+    if constexpr (std::is_same<T, AscendC::int4b_t>::value) {
+        o.cap = ElemBytes<T>(t.GetSize());
+    }
+    return o;
+}
+template <typename T> inline Opnd CastDense(const AscendC::LocalTensor<T> &t, uint32_t perRep, bool write)
+{
+    return CastOp(t, 1, static_cast<uint32_t>(ElemBytes<T>(perRep) / 32), write);
+}
+
 template <typename D, typename S>
 inline void RunCast(const AscendC::LocalTensor<D> &dst, const AscendC::LocalTensor<S> &src, AscendC::RoundMode mode,
                     const Lanes &lanes, const Opnd &od, const Opnd &os)
 {
-    CheckMode<D, S>(mode);
-    const float deq = Regs().deq;
-    (void)dst;
-    (void)src;
-    Unary<D, S>("Cast", lanes, od, os, [mode, deq](S v) { return CastOne<D, S>(v, mode, deq); });
+    if constexpr (std::is_same<D, AscendC::int4b_t>::value || std::is_same<S, AscendC::int4b_t>::value) {
+        (void)dst;
+        (void)src;
+        RunCast4<D, S>(mode, lanes, od, os);
+    } else {
+        CheckMode<D, S>(mode);
+        const float deq = Regs().deq;
+        (void)dst;
+        (void)src;
+        Unary<D, S>("Cast", lanes, od, os, [mode, deq](S v) { return CastOne<D, S>(v, mode, deq); });
+    }
 }
 
 template <typename D, typename S> constexpr uint32_t CastLanes()
 {
+    /* (int4b_t is stored in one byte: the other side, half, is the wider.) */
     return LanesPerRepeat(sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S));
 }
 
@@ -267,7 +393,7 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
     const int32_t n = count > 0x7fffffffu ? -1 : static_cast<int32_t>(count);
     CheckCount("Cast", n, dst.GetSize(), true);
     CheckCount("Cast", n, src.GetSize(), false);
-    RunCast(dst, src, roundMode, CountLanes("Cast", n, per), Dense(dst, per, true), Dense(src, per, false));
+    RunCast(dst, src, roundMode, CountLanes("Cast", n, per), CastDense(dst, per, true), CastDense(src, per, false));
     AfterLevel2();
 }
 
@@ -279,8 +405,8 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
     ASC_TWIN_CAST_PAIR_CHECK();
     using namespace asc_twin::vec;
     RunCast(dst, src, roundMode, BitLanes<isSetMask>("Cast", mask, repeatTime, CastLanes<T, U>()),
-            Op(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true),
-            Op(src, repeatParams.srcBlkStride, repeatParams.srcRepStride, false));
+            CastOp(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true),
+            CastOp(src, repeatParams.srcBlkStride, repeatParams.srcRepStride, false));
 }
 
 /* Level 0, continuous mask. */
@@ -291,8 +417,8 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
     ASC_TWIN_CAST_PAIR_CHECK();
     using namespace asc_twin::vec;
     RunCast(dst, src, roundMode, ContLanes<isSetMask>("Cast", mask, repeatTime, CastLanes<T, U>()),
-            Op(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true),
-            Op(src, repeatParams.srcBlkStride, repeatParams.srcRepStride, false));
+            CastOp(dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, true),
+            CastOp(src, repeatParams.srcBlkStride, repeatParams.srcRepStride, false));
 }
 
 #undef ASC_TWIN_CAST_PAIR_CHECK

@@ -1,7 +1,7 @@
 /*
  * The vector unit's data movement inside UB: Duplicate (fill with a scalar) in its three forms,
  * Brcb (one element to a whole 32-byte block), CreateVecIndex (an arithmetic sequence) and Copy
- * (UB to UB, masked, with CopyRepeatParams). The compute instructions are in
+ * (UB to UB, masked, with CopyRepeatParams) and DataCopy UB -> UB. The compute instructions are in
  * vec_elementwise.h, vec_cast.h, vec_cmpsel.h and vec_reduce.h; the shared machinery in
  * vec_base.h.
  */
@@ -406,6 +406,129 @@ __aicore__ inline void Copy(const LocalTensor<T> &dst, const LocalTensor<T> &src
      * pattern, not Copy's per-repeat count.) */
     asc_twin_copy::Run(dst, src, ContLanes<isSetMask>("Copy", mask, repeatTime, LanesPerRepeat(sizeof(T))), repeatTime,
                        repeatParams);
+}
+
+} // namespace AscendC
+
+/* ---- DataCopy UB -> UB (VECIN -> VECCALC, VECCALC -> VECOUT) ----
+ *
+ * Model (docs: DataCopy (UBToUB contiguous) and (UBToUB high-dimensional slicing), Atlas A2):
+ *  - it runs on PIPE_V (docs appendix, API pipe types: "DataCopy(UB->UB) | AIV | PIPE_V"; the
+ *    C-API overview lists UB -> UB moves under PIPE_MTE3, but that page is not per product and
+ *    the per-product table is the one followed here);
+ *  - both UB addresses must be 32-byte aligned;
+ *  - DataCopyParams form: blockCount blocks of blockLen x 32 bytes; srcGap / dstGap are the
+ *    32-byte blocks between the end of one block and the start of the next; blockCount in
+ *    [0, 4095]; blockCount or blockLen 0 makes the call a NOP;
+ *  - count form: count * sizeof(T) bytes; the NPU rounds a ragged length down to whole 32-byte
+ *    blocks, silently: the twin reports it, as it does for DataCopy GM <-> UB.
+ * Assumptions where the docs are silent: a source that overlaps the destination other than
+ * exactly (src == dst, same layout: a copy onto itself) is refused, since what lands depends on
+ * the order the engine reads and writes; the whole source is read before anything is written.
+ */
+namespace asc_twin {
+namespace vec {
+template <typename T> constexpr bool UbCopyType()
+{
+    return AscendC::Std::is_one_of_v<T, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t,
+                                     float, int64_t, uint64_t, double>;
+}
+
+template <typename T>
+inline void UbToUb(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, uint32_t blockCount,
+                   uint32_t blockLen, uint32_t srcGap, uint32_t dstGap)
+{
+    const char *api = "DataCopy(UB->UB)";
+    if (blockCount > 4095) {
+        Fail(api, "blockCount out of range [0, 4095]", blockCount, 4095);
+    }
+    uint8_t *d = reinterpret_cast<uint8_t *>(Access::Ptr(dst));
+    const uint8_t *s = reinterpret_cast<const uint8_t *>(Access::Ptr(src));
+    if ((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & 31u) {
+        Fail(api, "UB address is not 32-byte aligned",
+             (reinterpret_cast<uintptr_t>(d) & 31u) ? reinterpret_cast<uintptr_t>(d) & 31u
+                                                     : reinterpret_cast<uintptr_t>(s) & 31u,
+             32);
+    }
+    if (blockCount == 0 || blockLen == 0) {
+        return; /* a NOP (docs) */
+    }
+    const uint64_t len = static_cast<uint64_t>(blockLen) * 32;
+    const uint64_t sstep = len + static_cast<uint64_t>(srcGap) * 32;
+    const uint64_t dstep = len + static_cast<uint64_t>(dstGap) * 32;
+    const uint64_t send = (blockCount - 1) * sstep + len;
+    const uint64_t dend = (blockCount - 1) * dstep + len;
+    const uint64_t scap = static_cast<uint64_t>(src.GetSize()) * sizeof(T);
+    const uint64_t dcap = static_cast<uint64_t>(dst.GetSize()) * sizeof(T);
+    if (send > scap) {
+        Fail(api, "reads past the end of its source LocalTensor", send, scap);
+    }
+    if (dend > dcap) {
+        Fail(api, "writes past the end of its destination LocalTensor", dend, dcap);
+    }
+    const bool same = s == d && sstep == dstep;
+    if (!same && s < d + dend && d < s + send) {
+        /* Spans meet: do any source and destination blocks share a byte? */
+        for (uint32_t i = 0; i < blockCount; i++) {
+            for (uint32_t j = 0; j < blockCount; j++) {
+                const uint8_t *a = s + i * sstep;
+                const uint8_t *b = d + j * dstep;
+                if (a < b + len && b < a + len) {
+                    Fail(api,
+                         "the source overlaps the destination (the docs define no order of reads and writes; "
+                         "use disjoint buffers)",
+                         static_cast<uint64_t>(a > b ? a - b : b - a), 0);
+                }
+            }
+        }
+    }
+    /* The footprint before any byte is read: reads, then writes (vector-pipe accesses). */
+    Footprint fp(api);
+    for (uint32_t i = 0; i < blockCount; i++) {
+        fp.Add(ASC_TWIN_UB_VECTOR_READ, s + i * sstep, len);
+    }
+    for (uint32_t i = 0; i < blockCount; i++) {
+        fp.Add(ASC_TWIN_UB_VECTOR_WRITE, d + i * dstep, len);
+    }
+    fp.Flush();
+    if (same) {
+        return;
+    }
+    for (uint32_t i = 0; i < blockCount; i++) {
+        std::memcpy(d + i * dstep, s + i * sstep, len);
+    }
+}
+} // namespace vec
+} // namespace asc_twin
+
+namespace AscendC {
+
+/* UB -> UB, `count` elements (count * sizeof(T) a multiple of 32 bytes). */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count)
+{
+    static_assert(asc_twin::vec::UbCopyType<T>(),
+                  "DataCopy (UB to UB) on Atlas A2 supports int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, "
+                  "int32_t, uint32_t, float, int64_t, uint64_t and double");
+    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % 32 != 0) {
+        asc_twin::vec::Fail("DataCopy(UB->UB)",
+                            "count * sizeof(T) is not a multiple of 32 bytes: the NPU would silently copy only the "
+                            "whole 32-byte blocks (value: bytes asked, limit: bytes copied)",
+                            bytes, bytes / 32 * 32);
+    }
+    asc_twin::vec::UbToUb(dst, src, 1, static_cast<uint32_t>(bytes / 32), 0, 0);
+}
+
+/* UB -> UB, strided: blockCount blocks of blockLen x 32 bytes, gaps in 32-byte blocks. */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyParams &repeatParams)
+{
+    static_assert(asc_twin::vec::UbCopyType<T>(),
+                  "DataCopy (UB to UB) on Atlas A2 supports int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, "
+                  "int32_t, uint32_t, float, int64_t, uint64_t and double");
+    asc_twin::vec::UbToUb(dst, src, repeatParams.blockCount, repeatParams.blockLen, repeatParams.srcStride,
+                          repeatParams.dstStride);
 }
 
 } // namespace AscendC
