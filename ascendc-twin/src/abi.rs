@@ -226,6 +226,8 @@ pub(crate) const ASC_TWIN_OP_IB_SYNC: u32 = 13;
 pub(crate) const ASC_TWIN_OP_DETERMINE: u32 = 14;
 /// `ASC_TWIN_OP_GROUP_BARRIER`.
 pub(crate) const ASC_TWIN_OP_GROUP_BARRIER: u32 = 15;
+/// `ASC_TWIN_OP_DATA_COPY`: a DataCopy form the headers check (SliceInfo).
+pub(crate) const ASC_TWIN_OP_DATA_COPY: u32 = 16;
 
 /// The name a fault raised through [`asc_twin_fail`] with `op` carries.
 pub(crate) fn fail_op_name(op: u32) -> &'static str {
@@ -246,6 +248,7 @@ pub(crate) fn fail_op_name(op: u32) -> &'static str {
         ASC_TWIN_OP_IB_SYNC => "IBSet/IBWait",
         ASC_TWIN_OP_DETERMINE => "WaitPreBlock/NotifyNextBlock",
         ASC_TWIN_OP_GROUP_BARRIER => "GroupBarrier",
+        ASC_TWIN_OP_DATA_COPY => "DataCopy",
         _ => "AscendC API",
     }
 }
@@ -1269,6 +1272,7 @@ mod tests {
             ASC_TWIN_OP_IB_SYNC,
             ASC_TWIN_OP_DETERMINE,
             ASC_TWIN_OP_GROUP_BARRIER,
+            ASC_TWIN_OP_DATA_COPY,
         );
         layout!("AscTwinCopy", AscTwinCopy: api, dir, ub, ub_cap, gm, elem_size, block_count,
             block_len, src_stride, dst_stride, is_pad, left_pad, right_pad, pad_value);

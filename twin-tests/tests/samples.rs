@@ -60,6 +60,11 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Pass,
     ),
     (
+        "03_basic_api/00_data_movement/data_copy_gm2ub_slice",
+        None,
+        Pass,
+    ),
+    (
         "03_basic_api/00_data_movement/data_copy_pad_gm2ub_ub2gm",
         Some(1),
         Pass,

@@ -10,6 +10,9 @@
 
 #include "tensor.h"
 
+#include <cstdio>
+#include <vector>
+
 namespace AscendC {
 
 /* ---- DataCopy parameter structs (field names and types as AscendC, Atlas A2) ---- */
@@ -261,6 +264,150 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor
     r.src_stride = dataCopyParams.srcStride;
     r.dst_stride = dataCopyParams.dstStride;
     asc_twin_check(asc_twin_copy(&r));
+}
+
+/* ---- DataCopy with SliceInfo (GM <-> UB slices of an up-to-8-dimensional tensor) ----
+ *
+ * Model (docs: DataCopy (GM and UB slice data movement), Atlas A2). The docs call it a software
+ * interface: it is issued as ordinary DataCopy bursts (MTE2 in, MTE3 out), so every burst obeys
+ * DataCopy's rules (UB addresses 32-byte aligned, whole 32-byte blocks), checked by the twin's
+ * DMA engine as for any DataCopy.
+ *  - dimension 0 (the innermost; shapeValue elements a row): from startIndex, N bursts of
+ *    burstLen x 32 bytes, `stride` elements between one burst's end and the next's start, the
+ *    last ending at endIndex: endIndex - startIndex + 1 = (N - 1) * stride + N * burstLen * 32 /
+ *    sizeof(T);
+ *  - dimension i > 0: burstLen must be 1; from startIndex, every (stride + 1)-th index up to
+ *    endIndex (the docs' example: {0, 2, 1, 1, 3} takes rows 0 and 2), each a slice of the
+ *    dimensions below. Assumed (the docs' formula, read with one index a slice, is the only one
+ *    their example satisfies): endIndex - startIndex + 1 = (N - 1) * stride + N;
+ *  - startIndex < endIndex <= shapeValue in every dimension; dimValue in [1, 8] (K_MAX_DIM);
+ *    src and dst have equal burstLen in every dimension;
+ *  - the slices of src and dst are paired in order (outer indices, then bursts): assumed that
+ *    both must then have the same N in every dimension, which the twin checks (a pairing with
+ *    slices left over has no documented meaning).
+ * shapeValue 0 (take the shape from the tensor's ShapeInfo) is refused: the twin does not model
+ * ShapeInfo.
+ */
+constexpr int32_t K_MAX_DIM = 8;
+
+struct SliceInfo {
+    __aicore__ SliceInfo() {}
+    __aicore__ SliceInfo(const uint32_t startIndexIn, const uint32_t endIndexIn, const uint32_t strideIn,
+                         const uint32_t burstLenIn, const uint32_t shapeValueIn = 0)
+        : startIndex(startIndexIn), endIndex(endIndexIn), stride(strideIn), burstLen(burstLenIn),
+          shapeValue(shapeValueIn)
+    {
+    }
+    uint32_t startIndex = 0;
+    uint32_t endIndex = 31;
+    uint32_t stride = 0;
+    uint32_t burstLen = 32;
+    uint32_t shapeValue = 0;
+};
+
+namespace asc_twin_dma {
+[[noreturn]] inline void SliceFail(const char *what, uint64_t value, uint64_t limit)
+{
+    char msg[256];
+    std::snprintf(msg, sizeof msg, "DataCopy with SliceInfo: %s", what);
+    asc_twin_check(asc_twin_fail(ASC_TWIN_OP_DATA_COPY, msg, value, limit));
+    throw AscTwinAbort{};
+}
+
+/* Element offsets (from the tensor's start) of every burst of a slice, in order, and the
+ * burst length in elements. */
+template <typename T>
+inline std::vector<uint64_t> SliceBursts(const SliceInfo info[], uint32_t dimValue, uint32_t &burstElems)
+{
+    const uint64_t c0 = 32 / sizeof(T);
+    std::vector<uint64_t> offs{0};
+    uint64_t size = 1; /* elements of one index of dimension i */
+    for (uint32_t i = 0; i < dimValue; i++) {
+        const SliceInfo &s = info[i];
+        if (s.shapeValue == 0) {
+            SliceFail("shapeValue 0 (the shape from the tensor's ShapeInfo) is not modelled by the twin: give "
+                      "shapeValue",
+                      i, 0);
+        }
+        if (!(s.startIndex < s.endIndex && s.endIndex <= s.shapeValue)) {
+            SliceFail("needs startIndex < endIndex <= shapeValue (docs) (value: endIndex, limit: shapeValue)",
+                      s.endIndex, s.shapeValue);
+        }
+        if (i > 0 && s.burstLen != 1) {
+            SliceFail("burstLen must be 1 in every dimension above the first (docs)", s.burstLen, 1);
+        }
+        const uint64_t seg = i == 0 ? static_cast<uint64_t>(s.burstLen) * c0 : 1;
+        const uint64_t span = static_cast<uint64_t>(s.endIndex) - s.startIndex + 1;
+        if (seg == 0 || (span + s.stride) % (seg + s.stride) != 0) {
+            SliceFail("endIndex - startIndex + 1 must be (N - 1) * stride + N * (burstLen * 32 / sizeof(T) in the "
+                      "first dimension, 1 above it) for a whole N (docs)",
+                      span, seg + s.stride);
+        }
+        const uint64_t n = (span + s.stride) / (seg + s.stride);
+        std::vector<uint64_t> next;
+        for (uint64_t k = 0; k < n; k++) {
+            const uint64_t at = (s.startIndex + k * (seg + s.stride)) * size;
+            for (uint64_t o : offs) {
+                next.push_back(i == 0 ? at : o + at);
+            }
+        }
+        offs.swap(next);
+        if (i == 0) {
+            burstElems = static_cast<uint32_t>(seg);
+        }
+        size *= s.shapeValue;
+    }
+    return offs;
+}
+
+template <typename T>
+inline void SliceCopy(uint32_t dir, const LocalTensor<T> &ub, T *gm, const SliceInfo ubInfo[], const SliceInfo gmInfo[],
+                      uint32_t dimValue)
+{
+    static_assert(Std::is_one_of_v<T, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>,
+                  "DataCopy with SliceInfo on Atlas A2 supports int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, "
+                  "int32_t, uint32_t and float");
+    if (dimValue < 1 || dimValue > static_cast<uint32_t>(K_MAX_DIM)) {
+        SliceFail("dimValue out of range [1, 8]", dimValue, K_MAX_DIM);
+    }
+    for (uint32_t i = 0; i < dimValue; i++) {
+        if (ubInfo[i].burstLen != gmInfo[i].burstLen) {
+            SliceFail("src and dst burstLen differ (docs: they must be equal)", gmInfo[i].burstLen, ubInfo[i].burstLen);
+        }
+    }
+    uint32_t ubBurst = 0, gmBurst = 0;
+    const std::vector<uint64_t> u = SliceBursts<T>(ubInfo, dimValue, ubBurst);
+    const std::vector<uint64_t> g = SliceBursts<T>(gmInfo, dimValue, gmBurst);
+    if (u.size() != g.size()) {
+        SliceFail("src and dst select a different number of bursts (value: GM's, limit: UB's)", g.size(), u.size());
+    }
+    for (size_t k = 0; k < u.size(); k++) {
+        if (u[k] > ub.GetSize()) {
+            SliceFail("a burst starts past the end of the LocalTensor", u[k], ub.GetSize());
+        }
+        AscTwinCopy r = Req(ASC_TWIN_DATA_COPY, dir, ub[static_cast<uint32_t>(u[k])], gm + g[k]);
+        r.block_len = ubBurst * static_cast<uint32_t>(sizeof(T));
+        asc_twin_check(asc_twin_copy(&r));
+    }
+}
+} // namespace asc_twin_dma
+
+/* GM -> UB: the slice srcSliceInfo of src to the slice dstSliceInfo of dst (MTE2). */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const SliceInfo dstSliceInfo[],
+                                const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1)
+{
+    asc_twin_dma::SliceCopy(ASC_TWIN_GM_TO_UB, dst, const_cast<T *>(src.GetPhyAddr()), dstSliceInfo, srcSliceInfo,
+                            dimValue);
+}
+
+/* UB -> GM: the slice srcSliceInfo of src to the slice dstSliceInfo of dst (MTE3). */
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const SliceInfo dstSliceInfo[],
+                                const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1)
+{
+    asc_twin_dma::SliceCopy(ASC_TWIN_UB_TO_GM, src, const_cast<T *>(dst.GetPhyAddr()), srcSliceInfo, dstSliceInfo,
+                            dimValue);
 }
 
 namespace asc_twin_dma {
