@@ -377,7 +377,7 @@ fn to_int4(x: f32, mode: u32) -> i8 {
 fn put_nibble(img: &mut [u8], base: usize, i: usize, v: i8) {
     let b = &mut img[base + i / 2];
     let n = (v as u8) & 0xf;
-    *b = if i % 2 == 0 {
+    *b = if i & 1 == 0 {
         (*b & 0xf0) | n
     } else {
         (*b & 0x0f) | (n << 4)
@@ -385,7 +385,7 @@ fn put_nibble(img: &mut [u8], base: usize, i: usize, v: i8) {
 }
 fn get_nibble(img: &[u8], base: usize, i: usize) -> i8 {
     let b = img[base + i / 2];
-    let n = if i % 2 == 0 { b & 0xf } else { b >> 4 };
+    let n = if i & 1 == 0 { b & 0xf } else { b >> 4 };
     ((n << 4) as i8) >> 4
 }
 
