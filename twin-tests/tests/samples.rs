@@ -537,9 +537,12 @@ fn run(
     edit: Option<(&str, &str)>,
 ) -> Result<String, String> {
     let src = root.join(sample);
+    // One directory per run: the two tests run at once and share samples.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let work = std::env::temp_dir().join(format!(
-        "twin-sample-{}-{}-{}",
+        "twin-sample-{}-{}-{}-{}",
         std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         sample.replace('/', "_"),
         scenario.unwrap_or(0)
     ));
