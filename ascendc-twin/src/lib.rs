@@ -53,6 +53,7 @@ mod kernel;
 mod knobs;
 mod launch;
 mod lazy;
+mod lot;
 mod mem;
 mod meta;
 mod padded;
@@ -61,6 +62,7 @@ mod poll;
 mod race;
 mod sched;
 mod shared;
+mod sync;
 mod traffic;
 mod twin;
 

@@ -24,7 +24,7 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -33,8 +33,10 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use smallvec::SmallVec;
 
 use crate::guard::{self, GuardedStack, TrapSite};
+use crate::lot::{self, Lot};
 use crate::meta::RegionMeta;
 use crate::padded::Padded;
+use crate::sync;
 
 /// How long a block runs before it gives its worker to the others waiting for it (checked at
 /// twin calls).
@@ -140,10 +142,8 @@ struct Worker {
     /// Tasks in `queue`, readable without the lock.
     queued: AtomicUsize,
     /// Tasks of this worker parked on a range (or a host signal).
-    waiters: Mutex<Waiters>,
-    /// Entries in `waiters`, readable without the lock.
-    parked: AtomicUsize,
-    /// Earliest deadline in `waiters`, ns since the pool's start (u64::MAX: none).
+    lot: Lot<Waiter>,
+    /// Earliest deadline in `lot`, ns since the pool's start (u64::MAX: none).
     next_deadline: AtomicU64,
     /// Stacks of this worker's finished tasks, for its next ones.
     stacks: Mutex<Vec<GuardedStack>>,
@@ -156,14 +156,6 @@ struct Worker {
     bell_sleep: AtomicBool,
 }
 
-/// The parked tasks of one worker.
-#[derive(Default)]
-struct Waiters {
-    list: Vec<Waiter>,
-    /// Id of the next waiter (ids are unique per worker).
-    next_id: u64,
-}
-
 /// How long an idle worker yields for new work before sleeping: work usually arrives from the
 /// other workers within microseconds while a collective runs, and a futex sleep and wake-up cost
 /// more than that (measured: ~15% of a small collective's time went to the kernel's scheduler).
@@ -172,7 +164,6 @@ const IDLE_SPIN: Duration = Duration::from_micros(30);
 const IDLE_SLEEP: Duration = Duration::from_millis(20);
 
 struct Waiter {
-    id: u64,
     addr: usize,
     len: usize,
     until: Instant,
@@ -262,8 +253,7 @@ impl Pool {
                         queue: Mutex::new(VecDeque::new()),
                         cv: Condvar::new(),
                         queued: AtomicUsize::new(0),
-                        waiters: Mutex::new(Waiters::default()),
-                        parked: AtomicUsize::new(0),
+                        lot: Lot::new(),
                         next_deadline: AtomicU64::new(u64::MAX),
                         stacks: Mutex::new(Vec::new()),
                         running: AtomicUsize::new(0),
@@ -558,18 +548,13 @@ impl PoolShared {
     /// Resumes the tasks parked on any byte of `[addr, addr + len)`; true if it resumed any.
     /// `meta`: the counters of the GM allocation written (None: not GM).
     pub fn notify(&self, addr: usize, len: usize, meta: Option<&RegionMeta>) -> bool {
-        // Pairs with the fence in `park`: either the parker sees this store, or this sees its
-        // count.
-        fence(Ordering::SeqCst);
+        // The writer's half of the park/notify handshake (lot.rs): either the parker sees this
+        // store, or this sees its count (of the allocation and of the worker: both are counted
+        // before the parker's last look).
+        lot::written();
         match meta {
             Some(m) if m.parked.load(Ordering::SeqCst) == 0 => return false,
-            None if self
-                .workers
-                .iter()
-                .all(|w| w.parked.load(Ordering::SeqCst) == 0) =>
-            {
-                return false
-            }
+            None if self.workers.iter().all(|w| w.lot.count() == 0) => return false,
             _ => {}
         }
         let end = addr + len.max(1);
@@ -596,37 +581,16 @@ impl PoolShared {
 
     /// Resumes the tasks `pred` picks, on every worker that has parked tasks.
     fn release(&self, pred: impl Fn(&Waiter) -> bool) -> bool {
-        let mut any = false;
-        for (i, w) in self.workers.iter().enumerate() {
-            // A task parking on this worker counts itself before its last look at the value
-            // (see `park`), so a worker counted empty here has nothing this write must wake.
-            if w.parked.load(Ordering::SeqCst) == 0 {
-                continue;
-            }
-            let mut woken: SmallVec<[Waiter; 8]> = SmallVec::new();
-            {
-                let mut ws = w.waiters.lock();
-                let mut j = 0;
-                while j < ws.list.len() {
-                    if pred(&ws.list[j]) {
-                        woken.push(ws.list.swap_remove(j));
-                    } else {
-                        j += 1;
-                    }
-                }
-            }
-            any |= !woken.is_empty();
-            for x in woken {
-                self.unparked(i, &x);
-                self.push(x.task.worker, x.task);
-            }
-        }
-        any
+        // A task parking on a worker counts itself before its last look at the value (see
+        // `park`), so a worker counted empty here has nothing this write must wake.
+        lot::release(self.workers.iter().map(|w| &w.lot), pred, |_, x| {
+            self.unparked(&x);
+            self.push(x.task.worker, x.task);
+        })
     }
 
-    /// `x`, parked on `worker`, is no longer.
-    fn unparked(&self, worker: usize, x: &Waiter) {
-        self.workers[worker].parked.fetch_sub(1, Ordering::SeqCst);
+    /// `x`, taken out of its worker's lot, is no longer parked.
+    fn unparked(&self, x: &Waiter) {
         if let Some(m) = &x.meta {
             m.parked.fetch_sub(1, Ordering::SeqCst);
         }
@@ -650,56 +614,47 @@ impl PoolShared {
             (Kind::Host { .. }, Some(Inline { status, aborted })) => (Some(aborted), Some(status)),
             (Kind::Host { .. }, None) => (None, None),
         };
-        // A task parks with the worker it runs on (this thread).
-        let wi = t.worker;
-        let w = &self.workers[wi];
-        w.parked.fetch_add(1, Ordering::SeqCst);
+        // A task parks with the worker it runs on (this thread). Counted in its allocation
+        // (and a job's shared window) before the worker's lot counts it, hence before its last
+        // look at the value (see `notify`).
+        let w = &self.workers[t.worker];
         if let Some(m) = &meta {
             m.parked.fetch_add(1, Ordering::SeqCst);
         }
         let remote = self.space.get().and_then(|s| s.park(addr, len));
-        let id = {
-            let mut ws = w.waiters.lock();
-            let id = ws.next_id;
-            ws.next_id += 1;
-            ws.list.push(Waiter {
-                id,
-                addr,
-                len: len.max(1),
-                until,
-                task: t,
-                meta,
-                remote,
-                block,
-            });
-            // The deadline changes only under this lock (`wake_expired` takes it too): no
+        let waiter = Waiter {
+            addr,
+            len: len.max(1),
+            until,
+            task: t,
+            meta,
+            remote,
+            block,
+        };
+        let registered = |_: &Waiter| {
+            // The deadline changes only under the lot's lock (`wake_expired` takes it too): no
             // read-modify-write when it is not earlier.
             let ns = self.ns(until);
             if ns < w.next_deadline.load(Ordering::SeqCst) {
                 w.next_deadline.store(ns, Ordering::SeqCst);
             }
-            id
         };
-        // Pairs with the fence in `notify`: either the writer sees us registered, or we see its
-        // store now.
-        fence(Ordering::SeqCst);
-        let changed = fresh && {
-            // Polls are tracked only for small reads, so the range fits a SMALL_ACCESS buffer.
-            let mut now = [0u8; crate::mem::SMALL_ACCESS];
-            let len = len.min(crate::mem::SMALL_ACCESS);
-            // SAFETY: the range was bounds-checked by the access that polled it and stays
-            // allocated while its poller is parked (the poller's launch holds its buffers).
-            unsafe { crate::mem::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
-            crate::poll::hash_bytes(&now[..len]) != hash
+        let changed = || {
+            let changed = fresh && {
+                // Polls are tracked only for small reads, so the range fits a SMALL_ACCESS
+                // buffer.
+                let mut now = [0u8; crate::mem::SMALL_ACCESS];
+                let len = len.min(crate::mem::SMALL_ACCESS);
+                // SAFETY: the range was bounds-checked by the access that polled it and stays
+                // allocated while its poller is parked (the poller's launch holds its buffers).
+                unsafe { crate::mem::atomic_read(now.as_mut_ptr(), addr as *const u8, len) };
+                crate::poll::hash_bytes(&now[..len]) != hash
+            };
+            changed || aborted.is_some_and(|a| a.load(Ordering::SeqCst))
         };
-        if changed || aborted.is_some_and(|a| a.load(Ordering::SeqCst)) {
-            let mut ws = w.waiters.lock();
-            if let Some(i) = ws.list.iter().position(|x| x.id == id) {
-                let x = ws.list.swap_remove(i);
-                drop(ws);
-                self.unparked(wi, &x);
-                self.push(x.task.worker, x.task);
-            }
+        if let Some(x) = w.lot.park(waiter, registered, changed) {
+            self.unparked(&x);
+            self.push(x.task.worker, x.task);
         }
     }
 
@@ -707,26 +662,25 @@ impl PoolShared {
     /// `next_deadline` to the next one.
     fn wake_expired(&self, worker: usize) {
         let now = Instant::now();
-        let mut next: Option<Instant> = None;
-        let mut woken = Vec::new();
+        let next: Cell<Option<Instant>> = Cell::new(None);
         let w = &self.workers[worker];
-        {
-            let mut ws = w.waiters.lock();
-            let mut i = 0;
-            while i < ws.list.len() {
-                if ws.list[i].until <= now {
-                    woken.push(ws.list.swap_remove(i));
-                } else {
-                    let u = ws.list[i].until;
-                    next = Some(next.map_or(u, |n| n.min(u)));
-                    i += 1;
+        let woken = w.lot.take_then(
+            |x| {
+                if x.until <= now {
+                    return true;
                 }
-            }
-            w.next_deadline
-                .store(next.map_or(u64::MAX, |t| self.ns(t)), Ordering::SeqCst);
-        }
+                next.set(Some(next.get().map_or(x.until, |n| n.min(x.until))));
+                false
+            },
+            || {
+                w.next_deadline.store(
+                    next.get().map_or(u64::MAX, |t| self.ns(t)),
+                    Ordering::SeqCst,
+                )
+            },
+        );
         for x in woken {
-            self.unparked(worker, &x);
+            self.unparked(&x);
             self.push(x.task.worker, x.task);
         }
     }
@@ -786,25 +740,23 @@ impl PoolShared {
         // progress.
         w.since = now;
         drop(w);
-        let parked: Vec<(*const BlockStatus, usize, usize)> =
-            self.workers
-                .iter()
-                .flat_map(|w| {
-                    w.waiters
-                        .lock()
-                        .list
-                        .iter()
-                        .filter_map(|x| {
-                            let status = match (&x.task.kind, &x.block) {
-                                (Kind::Block { status, .. }, _)
-                                | (Kind::Host { .. }, Some(status)) => status,
-                                (Kind::Host { .. }, None) => return None,
-                            };
-                            Some((Arc::as_ptr(status), x.addr, x.len))
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect();
+        let parked: Vec<(*const BlockStatus, usize, usize)> = self
+            .workers
+            .iter()
+            .flat_map(|w| {
+                let mut parked = Vec::new();
+                w.lot.for_each(|x| {
+                    let status = match (&x.task.kind, &x.block) {
+                        (Kind::Block { status, .. }, _) | (Kind::Host { .. }, Some(status)) => {
+                            status
+                        }
+                        (Kind::Host { .. }, None) => return,
+                    };
+                    parked.push((Arc::as_ptr(status), x.addr, x.len));
+                });
+                parked
+            })
+            .collect();
         let live: Vec<Arc<BlockStatus>> = self
             .workers
             .iter()
@@ -1059,50 +1011,73 @@ fn finish(p: &PoolShared, t: Task, rc: i32) {
 /// A 64-bit value that host code waits on: OS threads block on a condition variable, host
 /// tasks of a twin's pool ([`crate::Twin::spawn_host_task`]) suspend their coroutine (parked on
 /// the value's address like a block on a flag) and leave the worker free for blocks.
+///
+/// Its handshakes (an update against a thread's wait, and against a host task's park) run under
+/// loom in the tests at the end of this file, with the atomics and locks of `sync.rs`.
 pub struct HostSignal {
-    value: AtomicU64,
-    lock: Mutex<()>,
-    cv: Condvar,
+    value: sync::AtomicU64,
+    lock: sync::Mutex<()>,
+    cv: sync::Condvar,
     /// Pools with host tasks parked on this signal: an update wakes them there.
     pools: Mutex<SmallVec<[Weak<PoolShared>; 2]>>,
     /// Host tasks parked on this signal now (or about to park): an update with none skips the
     /// pools (whose wake-up looks through their parked tasks, on every worker that has some).
-    parked: AtomicUsize,
+    parked: sync::AtomicUsize,
 }
 
 impl HostSignal {
     /// A signal holding `value`.
     pub fn new(value: u64) -> HostSignal {
         HostSignal {
-            value: AtomicU64::new(value),
-            lock: Mutex::new(()),
-            cv: Condvar::new(),
+            value: sync::AtomicU64::new(value),
+            lock: sync::Mutex::new(()),
+            cv: sync::Condvar::new(),
             pools: Mutex::new(SmallVec::new()),
-            parked: AtomicUsize::new(0),
+            parked: sync::AtomicUsize::new(0),
         }
     }
 
     /// The current value.
     pub fn get(&self) -> u64 {
-        self.value.load(Ordering::SeqCst)
+        self.value.load(sync::Ordering::SeqCst)
     }
 
     /// Replaces the value by `f(value)` and wakes every waiter; returns the new value.
     pub fn update(&self, f: impl FnOnce(u64) -> u64) -> u64 {
+        let new = self.set(f);
+        if self.tasks_parked() {
+            self.wake_pools();
+        }
+        new
+    }
+
+    /// Replaces the value by `f(value)` and wakes the threads waiting for it; returns the new
+    /// value.
+    fn set(&self, f: impl FnOnce(u64) -> u64) -> u64 {
         let new = {
+            // Under the lock that a waiting thread holds from its look at the value until it
+            // waits: the notification below cannot fall between the two.
             let _g = self.lock.lock();
-            let new = f(self.value.load(Ordering::SeqCst));
-            self.value.store(new, Ordering::SeqCst);
+            let new = f(self.value.load(sync::Ordering::SeqCst));
+            self.value.store(new, sync::Ordering::SeqCst);
             new
         };
         self.cv.notify_all();
-        // Pairs with the park of `wait_until`: a host task counts itself before the worker's
+        new
+    }
+
+    /// After [`HostSignal::set`]: true if host tasks may be parked on the signal (its pools
+    /// must then look for them).
+    fn tasks_parked(&self) -> bool {
+        // Pairs with the park of `wait_parked`: a host task counts itself before the worker's
         // last look at the value (after which it parks), so either it is counted here, or that
         // look sees the new value and it does not stay parked.
-        fence(Ordering::SeqCst);
-        if self.parked.load(Ordering::SeqCst) == 0 {
-            return new;
-        }
+        sync::fence(sync::Ordering::SeqCst);
+        self.parked.load(sync::Ordering::SeqCst) != 0
+    }
+
+    /// Resumes the host tasks parked on the signal, in every pool they park in.
+    fn wake_pools(&self) {
         // The pool of the calling worker is alive while it runs (its thread holds an Arc), so
         // it is used without upgrading its Weak: the upgrade's reference count is a cache line
         // every worker would write at every launch's end. Other pools are upgraded.
@@ -1121,7 +1096,7 @@ impl HostSignal {
                 }
             })
             .collect();
-        let addr = self.value.as_ptr() as usize;
+        let addr = sync::addr_of(&self.value);
         if wake_own {
             // SAFETY: `own` is the pool of the worker running this code, which holds an Arc to
             // it for as long as it runs.
@@ -1135,36 +1110,55 @@ impl HostSignal {
                 p.progress();
             }
         }
-        new
     }
 
     /// Waits until `ready(value)` holds (true) or `deadline` passes (false, `ready` still false).
     pub fn wait_until(&self, deadline: Option<Instant>, ready: impl Fn(u64) -> bool) -> bool {
         let host = HOST_YIELDER.with(|h| h.get());
         if host.is_null() {
-            let mut g = self.lock.lock();
-            loop {
-                if ready(self.value.load(Ordering::SeqCst)) {
-                    return true;
-                }
-                match deadline {
-                    Some(d) => {
-                        if self.cv.wait_until(&mut g, d).timed_out() {
-                            return ready(self.value.load(Ordering::SeqCst));
-                        }
-                    }
-                    None => self.cv.wait(&mut g),
-                }
-            }
+            return self.wait_blocking(deadline, ready);
         }
         // Already there (e.g. a launch whose blocks all ended before it waited): no
         // registration.
-        if ready(self.value.load(Ordering::SeqCst)) {
+        if ready(self.get()) {
             return true;
         }
         self.register_pool();
+        // SAFETY: HOST_YIELDER is set only while this worker resumes a host task, and it is
+        // that task's own yielder (we are running inside it).
+        self.wait_parked(deadline, ready, |req| unsafe {
+            suspend(host, Req::Park(req))
+        })
+    }
+
+    /// [`HostSignal::wait_until`] of an OS thread: blocks on the condition variable.
+    fn wait_blocking(&self, deadline: Option<Instant>, ready: impl Fn(u64) -> bool) -> bool {
+        let mut g = self.lock.lock();
         loop {
-            let v = self.value.load(Ordering::SeqCst);
+            if ready(self.get()) {
+                return true;
+            }
+            match deadline {
+                Some(d) => {
+                    if self.cv.wait_until(&mut g, d).timed_out() {
+                        return ready(self.get());
+                    }
+                }
+                None => self.cv.wait(&mut g),
+            }
+        }
+    }
+
+    /// [`HostSignal::wait_until`] of a host task: `park` suspends it with a park request on the
+    /// value (the worker parks it, see [`PoolShared::park`]), and returns once it is resumed.
+    fn wait_parked(
+        &self,
+        deadline: Option<Instant>,
+        ready: impl Fn(u64) -> bool,
+        mut park: impl FnMut(Park),
+    ) -> bool {
+        loop {
+            let v = self.get();
             if ready(v) {
                 return true;
             }
@@ -1173,20 +1167,18 @@ impl HostSignal {
                 return false;
             }
             let until = deadline.unwrap_or(now + Duration::from_secs(3600));
-            let req = Req::Park(Park {
-                addr: self.value.as_ptr() as usize,
+            let req = Park {
+                addr: sync::addr_of(&self.value),
                 len: 8,
                 hash: crate::poll::hash_bytes(&v.to_ne_bytes()),
                 fresh: true,
                 until,
                 meta: None,
-            });
-            // Counted before the park re-reads the value (see `update`).
-            self.parked.fetch_add(1, Ordering::SeqCst);
-            // SAFETY: HOST_YIELDER is set only while this worker resumes a host task, and it is
-            // that task's own yielder (we are running inside it).
-            unsafe { suspend(host, req) };
-            self.parked.fetch_sub(1, Ordering::SeqCst);
+            };
+            // Counted before the park re-reads the value (see `tasks_parked`).
+            self.parked.fetch_add(1, sync::Ordering::SeqCst);
+            park(req);
+            self.parked.fetch_sub(1, sync::Ordering::SeqCst);
         }
     }
 
@@ -1235,5 +1227,63 @@ impl Countdown {
 
     pub fn done_one(&self) {
         self.left.update(|v| v - 1);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use loom::sync::Arc;
+    use loom::thread;
+
+    use super::*;
+    use crate::lot::task::Task;
+
+    /// An OS thread waits for a value another thread sets: it always wakes (loom reports a
+    /// deadlock if the notification is lost) and sees it.
+    #[test]
+    fn loom_host_signal_wakes_a_waiting_thread() {
+        loom::model(|| {
+            let s = Arc::new(HostSignal::new(0));
+            let s2 = s.clone();
+            let setter = thread::spawn(move || s2.update(|v| v + 1));
+            assert!(s.wait_until(None, |v| v == 1));
+            assert_eq!(setter.join().unwrap(), 1);
+        });
+    }
+
+    /// A host task waits for a value another thread sets: the task's half is the real
+    /// `wait_parked` with its park suspending into a worker's lot as `PoolShared::park` does
+    /// (the value re-read under its `changed`), the setter's the real `set` and
+    /// `tasks_parked`, then the pool's wake-up (`PoolShared::notify` of the signal's address:
+    /// `lot::written`, then `lot::release`). The task is always resumed, and sees the value.
+    #[test]
+    fn loom_host_signal_resumes_a_parked_host_task() {
+        loom::model(|| {
+            let s = Arc::new(HostSignal::new(0));
+            let lots: Arc<[Lot<Task>; 1]> = Arc::new([Lot::new()]);
+            let (s2, l2) = (s.clone(), lots.clone());
+            let setter = thread::spawn(move || {
+                let new = s2.set(|v| v + 1);
+                if s2.tasks_parked() {
+                    lot::written();
+                    lot::release(l2.iter(), |_| true, |_, t| t.resume());
+                }
+                new
+            });
+            let ok = s.wait_parked(
+                None,
+                |v| v == 1,
+                |req| {
+                    let me = Task::default();
+                    let changed = || crate::poll::hash_bytes(&s.get().to_ne_bytes()) != req.hash;
+                    if lots[0].park(me.clone(), |_| (), changed).is_none() {
+                        me.wait();
+                    }
+                },
+            );
+            assert!(ok);
+            assert_eq!(setter.join().unwrap(), 1);
+            assert_eq!(s.get(), 1);
+        });
     }
 }
