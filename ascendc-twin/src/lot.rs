@@ -37,9 +37,6 @@ struct Waiters<W> {
     next_id: u64,
 }
 
-/// What [`Lot::take`] returns: the waiters taken out (inline up to a few).
-pub(crate) type Taken<W> = SmallVec<[W; 8]>;
-
 impl<W> Lot<W> {
     /// An empty lot.
     pub fn new() -> Lot<W> {
@@ -91,19 +88,26 @@ impl<W> Lot<W> {
         Some(w)
     }
 
-    /// Takes out the waiters `pick` chooses; without looking when none is counted (see
-    /// [`written`]).
-    pub fn take(&self, pick: impl FnMut(&W) -> bool) -> Taken<W> {
+    /// Takes out the waiters `pick` chooses and hands each to `wake` (outside the lock);
+    /// without looking when none is counted (see [`written`]). True if it took any.
+    pub fn take(&self, pick: impl FnMut(&W) -> bool, wake: impl FnMut(W)) -> bool {
         if self.count() == 0 {
-            return Taken::new();
+            return false;
         }
-        self.take_then(pick, || ())
+        self.take_then(pick, || (), wake)
     }
 
     /// Takes out the waiters `pick` chooses (it sees each once), then calls `then`, both under
-    /// the lot's lock, whether or not any waiter is counted.
-    pub fn take_then(&self, mut pick: impl FnMut(&W) -> bool, then: impl FnOnce()) -> Taken<W> {
-        let mut taken = Taken::new();
+    /// the lot's lock, whether or not any waiter is counted; then hands each waiter taken out
+    /// to `wake`. True if it took any.
+    pub fn take_then(
+        &self,
+        mut pick: impl FnMut(&W) -> bool,
+        then: impl FnOnce(),
+        mut wake: impl FnMut(W),
+    ) -> bool {
+        // Inline up to a few (a SmallVec returned by value would be copied whole).
+        let mut taken: SmallVec<[W; 8]> = SmallVec::new();
         {
             let mut ws = self.waiters.lock();
             let mut j = 0;
@@ -116,10 +120,14 @@ impl<W> Lot<W> {
             }
             then();
         }
-        if !taken.is_empty() {
-            self.parked.fetch_sub(taken.len(), Ordering::SeqCst);
+        if taken.is_empty() {
+            return false;
         }
-        taken
+        self.parked.fetch_sub(taken.len(), Ordering::SeqCst);
+        for w in taken {
+            wake(w);
+        }
+        true
     }
 
     /// Calls `f` with each waiter, under the lot's lock.
@@ -145,11 +153,7 @@ pub(crate) fn release<'a, W: 'a>(
 ) -> bool {
     let mut any = false;
     for (i, lot) in lots.enumerate() {
-        let taken = lot.take(&pick);
-        any |= !taken.is_empty();
-        for w in taken {
-            wake(i, w);
-        }
+        any |= lot.take(&pick, |w| wake(i, w));
     }
     any
 }
@@ -225,7 +229,7 @@ mod tests {
             assert_eq!(park_on(&lots[0], &value, 0), 1);
             writer.join().unwrap();
             assert_eq!(lots[0].count(), 0);
-            assert_eq!(lots[0].take_then(|_| true, || ()).len(), 0);
+            assert!(!lots[0].take_then(|_| true, || (), |_| ()));
         });
     }
 
@@ -263,9 +267,12 @@ mod tests {
             let writer = thread::spawn(move || {
                 v.store(1, Ordering::Release);
                 written();
-                for _ in l.take(|_| true) {
-                    r.fetch_add(1, Ordering::SeqCst);
-                }
+                l.take(
+                    |_| true,
+                    |_| {
+                        r.fetch_add(1, Ordering::SeqCst);
+                    },
+                );
             });
             let own = lot.park((), |_| (), || value.load(Ordering::Acquire) != 0);
             writer.join().unwrap();

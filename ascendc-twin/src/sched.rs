@@ -664,7 +664,7 @@ impl PoolShared {
         let now = Instant::now();
         let next: Cell<Option<Instant>> = Cell::new(None);
         let w = &self.workers[worker];
-        let woken = w.lot.take_then(
+        w.lot.take_then(
             |x| {
                 if x.until <= now {
                     return true;
@@ -678,11 +678,11 @@ impl PoolShared {
                     Ordering::SeqCst,
                 )
             },
+            |x| {
+                self.unparked(&x);
+                self.push(x.task.worker, x.task);
+            },
         );
-        for x in woken {
-            self.unparked(&x);
-            self.push(x.task.worker, x.task);
-        }
     }
 
     /// Resumes the tasks parked on `worker` whose deadline has passed, if any has.
