@@ -1,6 +1,6 @@
 /*
- * Unified Buffer management: TPipe, TBuf, TQueBind / TQue, TBufPool, LocalMemAllocator,
- * GetTPipePtr.
+ * Unified Buffer management: TPipe, TBuf, TQueBind / TQue, TBufPool, custom TBufPools
+ * (EXTERN_IMPL_BUFPOOL), LocalMemAllocator, GetTPipePtr.
  *
  * Queues synchronise as AscendC's do, by queue position (not a full barrier):
  *   TQue<VECIN>  (GM -> VECIN):       EnQue/DeQue  SetFlag/WaitFlag<MTE2_V>,
@@ -24,7 +24,9 @@
 
 namespace AscendC {
 class TPipe;
-}
+/* A block of a TQue / TBuf as a custom TBufPool hands it out (GetBufHandle). */
+using TBufHandle = uint8_t *;
+} // namespace AscendC
 
 /* The block's current TPipe: the one constructed last (nullptr before). */
 __aicore__ inline AscendC::TPipe *GetTPipePtr()
@@ -160,7 +162,127 @@ constexpr AscendC::TPosition QueDst(AscendC::TPosition pos)
     return pos == AscendC::TPosition::VECOUT ? AscendC::TPosition::GM : pos;
 }
 
+/* The state EXTERN_IMPL_BUFPOOL gives a user's pool class. The user code places each block
+ * itself (InitStartBufHandle / InitBufHandle); the twin checks that a block lies inside the
+ * pool's memory, is 32-byte aligned and names one of the pool's handles. Blocks may overlap:
+ * the docs allow blocks shared between queues. */
+template <AscendC::TPosition pos, uint32_t N> struct CustomPool {
+    static_assert(!IsCubePosition(pos),
+                  "a custom TBufPool at a cube-unit (AIC) position: the aiv-comm twin models AIV vector cores only");
+    static_assert(pos == AscendC::TPosition::VECIN || pos == AscendC::TPosition::VECOUT ||
+                      pos == AscendC::TPosition::VECCALC,
+                  "a TBufPool's position must be VECIN, VECOUT or VECCALC on an AIV core (or A1/B1/C1 on a cube core)");
+    static_assert(N >= 1 && N <= 64, "EXTERN_IMPL_BUFPOOL: BUFID_SIZE must be 1..64 (the docs advise at most 16)");
+    /* base and cap: the pool's memory (TPipe::InitBufPool); `used` is not used. */
+    Region region;
+    /* GetCurAddr / GetCurBufSize: what the user's code last set. */
+    uint32_t cur = 0;
+    uint8_t curBufs = 0;
+    /* The handles GetBufHandle gives: only their addresses matter. */
+    uint8_t handles[N] = {};
+
+    void Bind(uint8_t *base, uint32_t len, AscendC::TPipe *pipe, FreeTable *frees)
+    {
+        region = Region{base, len, 0, pipe, frees};
+        cur = static_cast<uint32_t>(base - UbBase());
+        curBufs = 0;
+    }
+    /* Init: no memory until TPipe::InitBufPool (start, current address and length 0). */
+    void Init()
+    {
+        region.base = nullptr;
+        region.cap = 0;
+        cur = 0;
+        curBufs = 0;
+    }
+    /* Reset: waits for the pending free events of the pool's queue buffers; the pool then has
+     * no memory (its buffers may not be used any more). */
+    void Reset()
+    {
+        if (region.frees != nullptr) {
+            region.frees->Drain(&region);
+        }
+        Init();
+    }
+    /* The destructor's Reset, while the TPipe whose events the pool's queues hold is still the
+     * block's current one (a pipe destroyed first has waited for them already). */
+    void Finish() noexcept
+    {
+        if (region.frees == nullptr || std::uncaught_exceptions() != 0 ||
+            asc_twin_tpipe(ASC_TWIN_TPIPE_GET, nullptr) != region.pipe) {
+            return;
+        }
+        try {
+            Reset();
+        } catch (const AscTwinAbort &) {
+        }
+    }
+    uint8_t *Handle(uint8_t offset)
+    {
+        if (offset >= N) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL,
+                                         "GetBufHandle: offset past the pool's BUFID_SIZE (EXTERN_IMPL_BUFPOOL)", offset,
+                                         N));
+            return handles;
+        }
+        return handles + offset;
+    }
+    /* The UB memory of a block at UB address `addr` of `len` bytes, checked. */
+    uint8_t *Block(const uint8_t *handle, uint32_t addr, uint32_t len)
+    {
+        if (handle < handles || handle >= handles + N) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL,
+                                         "InitBufHandle: the handle is not one of this pool's (GetBufHandle)", 0, N));
+        }
+        if (region.base == nullptr || region.frees == nullptr) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL,
+                                         "InitBufHandle: the custom TBufPool has no memory (TPipe::InitBufPool first; "
+                                         "Init and Reset take it away)",
+                                         addr, 0));
+        }
+        const uint64_t start = static_cast<uint64_t>(region.base - UbBase());
+        if (addr < start || static_cast<uint64_t>(addr) + len > start + region.cap) {
+            /* value: the block's end; limit: the pool's end (UB addresses). */
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL,
+                                         "InitBufHandle: the block lies outside the pool's memory",
+                                         static_cast<uint64_t>(addr) + len, start + region.cap));
+        }
+        if (addr % AscendC::ONE_BLK_SIZE != 0) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL,
+                                         "InitBufHandle: the block's UB address is not 32-byte aligned", addr,
+                                         AscendC::ONE_BLK_SIZE));
+        }
+        return UbBase() + addr;
+    }
+};
+
 } // namespace asc_twin
+
+/* Makes the class it is written in a custom TBufPool (the user's class places the blocks of
+ * its TQue / TBuf objects itself; TPipe::InitBufPool gives it its memory). Ends in `private:`. */
+#define EXTERN_IMPL_BUFPOOL(EXT_BUFPOOL, POSITION, BUFID_SIZE)                                                     \
+public:                                                                                                            \
+    static constexpr AscendC::TPosition poolPos = POSITION;                                                        \
+    static constexpr int bufIDSize = BUFID_SIZE;                                                                   \
+    static constexpr bool isTbufPool = true;                                                                       \
+    __aicore__ inline ~EXT_BUFPOOL() { asc_twin_pool_.Finish(); }                                                  \
+    __aicore__ inline void Reset() { asc_twin_pool_.Reset(); }                                                     \
+    __aicore__ inline void Init() { asc_twin_pool_.Init(); }                                                       \
+    __aicore__ inline AscendC::TBufHandle GetBufHandle(uint8_t offset) { return asc_twin_pool_.Handle(offset); }  \
+    __aicore__ inline void SetCurAddr(uint32_t curAddr) { asc_twin_pool_.cur = curAddr; }                          \
+    __aicore__ inline uint32_t GetCurAddr() { return asc_twin_pool_.cur; }                                         \
+    __aicore__ inline void SetCurBufSize(uint8_t curBufSize) { asc_twin_pool_.curBufs = curBufSize; }              \
+    __aicore__ inline uint8_t GetCurBufSize() { return asc_twin_pool_.curBufs; }                                   \
+    /* Twin: TPipe / TBufPool::InitBufPool give the pool its memory. */                                           \
+    void TwinInit(uint8_t *base, uint32_t len, AscendC::TPipe *pipe, asc_twin::FreeTable *frees)                   \
+    {                                                                                                              \
+        asc_twin_pool_.Bind(base, len, pipe, frees);                                                               \
+    }                                                                                                              \
+    asc_twin::Region &TwinRegion() { return asc_twin_pool_.region; }                                               \
+    asc_twin::CustomPool<POSITION, BUFID_SIZE> asc_twin_pool_;                                                     \
+                                                                                                                   \
+private:                                                                                                           \
+    friend class AscendC::TPipe
 
 namespace AscendC {
 
@@ -203,6 +325,28 @@ public:
     template <typename T> __aicore__ inline void EnQue(const LocalTensor<T> &) const {}
     template <typename T> __aicore__ inline void FreeTensor(LocalTensor<T> &) const {}
 
+    /* Custom TBufPool: a TBuf is one block of `len` bytes (num must be 1); its memory comes with
+     * InitBufHandle. */
+    __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len)
+    {
+        (void)startBufhandle;
+        if (num != 1) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL, "InitStartBufHandle of a TBuf: num must be 1", num, 1));
+        }
+        addr_ = nullptr;
+        len_ = len;
+    }
+    /* Custom TBufPool: the TBuf's block is `len` bytes at UB address `curPoolAddr` of `bufPool`. */
+    template <class P>
+    __aicore__ inline void InitBufHandle(P *bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr,
+                                         uint32_t len)
+    {
+        if (index != 0) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL, "InitBufHandle of a TBuf: index must be 0", index, 0));
+        }
+        addr_ = bufPool->asc_twin_pool_.Block(bufhandle, curPoolAddr, len);
+    }
+
 private:
     friend class TPipe;
     template <TPosition, uint32_t> friend class TBufPool;
@@ -236,6 +380,12 @@ public:
             const int32_t k = (next_ + i) % num_;
             Buf &b = bufs_[k];
             if (!b.inUse) {
+                if (b.addr == nullptr) {
+                    asc_twin_check(asc_twin_fail(ASC_TWIN_OP_QUEUE,
+                                                 "AllocTensor of a queue block InitBufHandle has not given memory "
+                                                 "(custom TBufPool)",
+                                                 static_cast<uint64_t>(k), static_cast<uint64_t>(num_)));
+                }
                 if (b.freeSlot >= 0) {
                     // Wait until the pipe that read the buffer before FreeTensor is done.
                     frees_->Take(b.freeSlot, b.freeGen);
@@ -333,6 +483,39 @@ public:
         }
     }
 
+    /* Custom TBufPool: the queue has `num` blocks of `len` bytes; their memory comes with
+     * InitBufHandle. */
+    __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len)
+    {
+        (void)startBufhandle;
+        if (num == 0 || num > MAX_BUFS) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL, "InitStartBufHandle: queue buffer count must be 1..64",
+                                         num, MAX_BUFS));
+        }
+        num_ = num;
+        len_ = len;
+        next_ = head_ = count_ = 0;
+        for (uint8_t i = 0; i < num; i++) {
+            bufs_[i] = Buf{nullptr, false, false, -1, 0, 0, len};
+        }
+    }
+    /* Custom TBufPool: block `index` of the queue is `len` bytes at UB address `curPoolAddr` of
+     * `bufPool` (whose Reset waits for the block's free event). */
+    template <class P>
+    __aicore__ inline void InitBufHandle(P *bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr,
+                                         uint32_t len)
+    {
+        if (index >= static_cast<uint32_t>(num_)) {
+            asc_twin_check(asc_twin_fail(ASC_TWIN_OP_BUF_POOL,
+                                         "InitBufHandle: index past the block count InitStartBufHandle gave", index,
+                                         static_cast<uint64_t>(num_)));
+        }
+        uint8_t *p = bufPool->asc_twin_pool_.Block(bufhandle, curPoolAddr, len);
+        frees_ = bufPool->asc_twin_pool_.region.frees;
+        owner_ = &bufPool->asc_twin_pool_.region;
+        bufs_[index] = Buf{p, false, false, -1, 0, 0, len};
+    }
+
     /* Twin: InitBuffer of `num` buffers of `len` bytes from `region`. */
     void TwinInit(asc_twin::Region &region, uint8_t num, uint32_t len, uint32_t op, const char *what)
     {
@@ -348,7 +531,7 @@ public:
         num_ = num;
         len_ = len;
         for (uint8_t i = 0; i < num; i++) {
-            bufs_[i] = Buf{region.Take(len, op, what), false, false, -1, 0, 0};
+            bufs_[i] = Buf{region.Take(len, op, what), false, false, -1, 0, 0, len};
         }
     }
 
@@ -360,6 +543,7 @@ private:
         int16_t freeSlot;
         uint32_t freeGen;
         int32_t tag;
+        uint32_t len;
     };
     struct Entry {
         int16_t buf;
@@ -367,7 +551,8 @@ private:
     };
     template <typename T> LocalTensor<T> Tensor(int32_t k)
     {
-        return asc_twin::Access::Make<T>(reinterpret_cast<T *>(bufs_[k].addr), len_ / static_cast<uint32_t>(sizeof(T)),
+        return asc_twin::Access::Make<T>(reinterpret_cast<T *>(bufs_[k].addr),
+                                         bufs_[k].len / static_cast<uint32_t>(sizeof(T)),
                                          Ev::tensorPos, &bufs_[k].tag);
     }
     template <typename T> int32_t Find(const LocalTensor<T> &tensor, const char *what) const
@@ -428,7 +613,7 @@ public:
     template <class T, class U> __aicore__ inline bool InitBufPool(T &bufPool, uint32_t len, U &shareBuf)
     {
         (void)len;
-        bufPool.TwinInit(shareBuf.region_.base, static_cast<uint32_t>(shareBuf.region_.cap), region_.pipe,
+        bufPool.TwinInit(shareBuf.TwinRegion().base, static_cast<uint32_t>(shareBuf.TwinRegion().cap), region_.pipe,
                          region_.frees);
         return true;
     }
@@ -442,6 +627,8 @@ public:
         bufs_ = 0;
     }
 
+    /* Twin: the pool's memory (for a pool sharing it). */
+    asc_twin::Region &TwinRegion() { return region_; }
     void TwinInit(uint8_t *base, uint32_t len, TPipe *pipe, asc_twin::FreeTable *frees)
     {
         region_.base = base;
@@ -520,7 +707,7 @@ public:
     template <class T, class U> __aicore__ inline bool InitBufPool(T &bufPool, uint32_t len, U &shareBuf)
     {
         (void)len;
-        bufPool.TwinInit(shareBuf.region_.base, static_cast<uint32_t>(shareBuf.region_.cap), this, &frees_);
+        bufPool.TwinInit(shareBuf.TwinRegion().base, static_cast<uint32_t>(shareBuf.TwinRegion().cap), this, &frees_);
         return true;
     }
 
