@@ -228,6 +228,8 @@ pub(crate) const ASC_TWIN_OP_DETERMINE: u32 = 14;
 pub(crate) const ASC_TWIN_OP_GROUP_BARRIER: u32 = 15;
 /// `ASC_TWIN_OP_DATA_COPY`: a DataCopy form the headers check (SliceInfo).
 pub(crate) const ASC_TWIN_OP_DATA_COPY: u32 = 16;
+/// `ASC_TWIN_OP_LIST_TENSOR`: ListTensorDesc / TensorDesc.
+pub(crate) const ASC_TWIN_OP_LIST_TENSOR: u32 = 17;
 
 /// The name a fault raised through [`asc_twin_fail`] with `op` carries.
 pub(crate) fn fail_op_name(op: u32) -> &'static str {
@@ -249,6 +251,7 @@ pub(crate) fn fail_op_name(op: u32) -> &'static str {
         ASC_TWIN_OP_DETERMINE => "WaitPreBlock/NotifyNextBlock",
         ASC_TWIN_OP_GROUP_BARRIER => "GroupBarrier",
         ASC_TWIN_OP_DATA_COPY => "DataCopy",
+        ASC_TWIN_OP_LIST_TENSOR => "ListTensorDesc",
         _ => "AscendC API",
     }
 }
@@ -1273,6 +1276,7 @@ mod tests {
             ASC_TWIN_OP_DETERMINE,
             ASC_TWIN_OP_GROUP_BARRIER,
             ASC_TWIN_OP_DATA_COPY,
+            ASC_TWIN_OP_LIST_TENSOR,
         );
         layout!("AscTwinCopy", AscTwinCopy: api, dir, ub, ub_cap, gm, elem_size, block_count,
             block_len, src_stride, dst_stride, is_pad, left_pad, right_pad, pad_value);

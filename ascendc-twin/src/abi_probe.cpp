@@ -94,6 +94,7 @@ extern "C" const AscTwinAbiFact asc_twin_abi_facts[] = {
     ASC_TWIN_FACT(ASC_TWIN_OP_DETERMINE),
     ASC_TWIN_FACT(ASC_TWIN_OP_GROUP_BARRIER),
     ASC_TWIN_FACT(ASC_TWIN_OP_DATA_COPY),
+    ASC_TWIN_FACT(ASC_TWIN_OP_LIST_TENSOR),
     ASC_TWIN_SIZE(AscTwinCopy),
     ASC_TWIN_OFFSET(AscTwinCopy, api),
     ASC_TWIN_OFFSET(AscTwinCopy, dir),
