@@ -57,3 +57,38 @@ fn a_kernel_the_checkers_stop_is_named_on_stderr_and_fails_the_stream() {
         "{stderr}"
     );
 }
+
+#[test]
+fn printf_of_asc_printf_h_is_the_kernels_in_a_kernel_and_the_c_librarys_on_the_host() {
+    let out = build_and_run("host_and_kernel_printf");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut want = vec![
+        "host without arguments".to_string(),
+        "host n=42 pi=3.14 s=str".to_string(),
+        "host std::printf 7".to_string(),
+        // 24 characters: the C library's return value.
+        "host printf returned 24".to_string(),
+    ];
+    for b in 0..2 {
+        want.push(format!(
+            "[rank 0] [AIV Block {b}/2] kernel without arguments"
+        ));
+        want.push(format!("[rank 0] [AIV Block {b}/2] kernel v=5 s=str"));
+    }
+    for w in &want {
+        assert_eq!(
+            lines.iter().filter(|l| **l == w.as_str()).count(),
+            1,
+            "{w:?} once in:\n{stdout}"
+        );
+    }
+    assert_eq!(lines.len(), want.len(), "{stdout}");
+    assert!(!stderr.contains("[acl-twin]"), "{stderr}");
+}

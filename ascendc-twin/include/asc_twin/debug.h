@@ -30,6 +30,20 @@ struct PrintfArg {
     const void *p;
 };
 
+/* Whether the NPU's printf takes an argument of type T (what ToPrintfArg accepts). */
+template <typename T> constexpr bool PrintfTakes()
+{
+    using U = std::decay_t<T>;
+    if constexpr (std::is_same<U, double>::value || std::is_same<U, long double>::value) {
+        return false;
+    } else {
+        return std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value || std::is_same<U, float>::value ||
+               std::is_same<U, BlockIdxVar>::value || std::is_same<U, BlockNumVar>::value ||
+               std::is_pointer<U>::value || std::is_array<std::remove_reference_t<T>>::value ||
+               std::is_enum<U>::value || std::is_integral<U>::value;
+    }
+}
+
 template <typename T> inline PrintfArg ToPrintfArg(const T &v)
 {
     using U = std::decay_t<T>;
