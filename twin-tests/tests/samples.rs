@@ -2,13 +2,15 @@
 //! unchanged on the twin, as their READMEs run them on an NPU: the sample's `gen_data.py` makes
 //! the inputs and the golden, the sample's own `.asc` source (host `main` and kernels) is built
 //! with `ascendc_build::Program` and run on acl-twin with the checkers on, and the sample's
-//! `verify_result.py` judges the output with the sample's tolerance.
+//! `verify_result.py` judges the output with the sample's tolerance. A README that shows the
+//! kernel's printf lines (`[AIV Block b/n] ...`) must see each of them, with the twin's
+//! `[rank 0] ` before it (the twin prints lines as the blocks run, so their order is not checked).
 //!
 //! Nothing of asc-devkit is in this repository. With a checkout of it (a work tree):
 //!
 //!     AIV_ASC_DEVKIT=/path/to/asc-devkit cargo test --release -p twin-tests --test samples -- --ignored
 //!
-//! (python3 with numpy is needed by the samples' scripts; `AIV_SAMPLES_ONLY=gather` runs the
+//! (python3 with numpy and ml_dtypes is needed by the samples' scripts; `AIV_SAMPLES_ONLY=gather` runs the
 //! cases whose path contains `gather`). [`CASES`] lists every sample scenario
 //! this harness holds the twin to: most must pass; the scenarios written for Ascend 950 only
 //! (their kernels compile to nothing on A2) must be refused by the checkers, since their output
@@ -33,6 +35,7 @@ const STALE_UB: &str = "none of which this kernel has written";
 
 /// (sample directory under `examples/01_simd_cpp_api`, scenario (`SCENARIO_NUM`), expectation).
 const CASES: &[(&str, Option<u32>, Expect)] = &[
+    ("00_introduction/00_quickstart/hello_world", None, Pass),
     ("00_introduction/01_add/add", None, Pass),
     ("00_introduction/01_add/add_tpipe_tque", None, Pass),
     ("01_utilities/05_sanitizer/ms_sanitizer", None, Pass),
@@ -281,6 +284,27 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Some(3),
         Pass,
     ),
+    (
+        "03_basic_api/04_memory_management/list_tensor_desc_input",
+        None,
+        Pass,
+    ),
+    (
+        "03_basic_api/04_memory_management/tbufpool_management",
+        Some(1),
+        Pass,
+    ),
+    (
+        "03_basic_api/04_memory_management/tbufpool_management",
+        Some(2),
+        Pass,
+    ),
+    (
+        "03_basic_api/04_memory_management/tbufpool_management",
+        Some(3),
+        Pass,
+    ),
+    ("03_basic_api/04_memory_management/tmp_buffer", None, Pass),
     ("03_basic_api/05_sync_control/data_sync_barrier", None, Pass),
     ("03_basic_api/05_sync_control/ib_set_wait", None, Pass),
     (
@@ -405,6 +429,15 @@ fn readme_command(readme: &str, script: &str, scenario: Option<u32>) -> Option<S
     let line = readme[at..].lines().next()?;
     let line = line.split('#').next()?.trim();
     Some(line.replace("$SCENARIO_NUM", &scenario.unwrap_or(1).to_string()))
+}
+
+/// The kernel printf lines the README shows (`[AIV Block b/n] text`, one per line).
+fn readme_prints(readme: &str) -> Vec<&str> {
+    readme
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("[AIV Block "))
+        .collect()
 }
 
 /// The sources of the sample's executable (`add_executable(demo ...)` in its CMakeLists).
@@ -595,6 +628,15 @@ fn run(
         let (ok, out) = sh("./demo", &build);
         if !ok || out.contains("[acl-twin]") {
             return Err(format!("run: {out}"));
+        }
+        let missing: Vec<&str> = readme_prints(&readme)
+            .into_iter()
+            .filter(|l| !out.lines().any(|o| o.trim_end() == format!("[rank 0] {l}")))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "the README's printf lines {missing:?} are not in the output:\n{out}"
+            ));
         }
         if let Some(verify) = readme_command(&readme, "verify_result.py", scenario) {
             let (ok, vout) = sh(&verify, &build);
