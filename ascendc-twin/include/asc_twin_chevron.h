@@ -60,6 +60,11 @@ template <auto K> struct Chevron {
     template <typename L2> Chevron(const char *n, uint32_t numBlocks, L2 &&, void *s) : name(n), blocks(numBlocks), stream(s)
     {
     }
+    /* <<<numBlocks, dynUBufSize>>>: the stream defaults to nullptr, the default stream (the docs'
+     * kernel-launch configuration). */
+    template <typename L2> Chevron(const char *n, uint32_t numBlocks, L2 &&) : name(n), blocks(numBlocks), stream(nullptr)
+    {
+    }
 
     template <typename... X> void operator()(X &&...xs) const
     {

@@ -92,3 +92,16 @@ fn printf_of_asc_printf_h_is_the_kernels_in_a_kernel_and_the_c_librarys_on_the_h
     assert_eq!(lines.len(), want.len(), "{stdout}");
     assert!(!stderr.contains("[acl-twin]"), "{stderr}");
 }
+
+#[test]
+fn a_launch_without_a_stream_runs_on_the_default_stream() {
+    let out = build_and_run("default_stream");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(stdout.contains("default stream: 0 of 4 wrong"), "{stdout}");
+}
