@@ -38,6 +38,7 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     ("00_introduction/00_quickstart/hello_world", None, Pass),
     ("00_introduction/01_add/add", None, Pass),
     ("00_introduction/01_add/add_tpipe_tque", None, Pass),
+    ("01_utilities/04_profiling/msprof", None, Pass),
     ("01_utilities/05_sanitizer/ms_sanitizer", None, Pass),
     ("01_utilities/06_cpu_debug", None, Pass),
     ("02_features/04_compile/00_basic_compile", None, Pass),
@@ -440,15 +441,30 @@ fn readme_prints(readme: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The sources of the sample's executable (`add_executable(demo ...)` in its CMakeLists).
+/// The sources of the sample's executable (`add_executable(demo ...)` in its CMakeLists; a
+/// `${VAR}` there is the list of a `set(VAR ...)`).
 fn sources(dir: &Path) -> Vec<PathBuf> {
     let cmake = std::fs::read_to_string(dir.join("CMakeLists.txt")).unwrap_or_default();
-    let list = cmake
-        .split("add_executable(")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .unwrap_or("");
-    list.split_whitespace()
+    let args = |cmd: &str| -> Vec<String> {
+        cmake
+            .split(cmd)
+            .nth(1)
+            .and_then(|s| s.split(')').next())
+            .unwrap_or("")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let list: Vec<String> = args("add_executable(")
+        .into_iter()
+        .flat_map(
+            |w| match w.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+                Some(var) => args(&format!("set({var}")),
+                None => vec![w],
+            },
+        )
+        .collect();
+    list.iter()
         .filter(|w| w.ends_with(".asc") || w.ends_with(".cpp"))
         .map(|w| dir.join(w.trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")))
         .collect()
