@@ -44,6 +44,16 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     ("02_features/04_compile/00_basic_compile", None, Pass),
     ("02_features/04_compile/01_separate_compile", None, Pass),
     (
+        "02_features/04_compile/02_dynamic_library_compile",
+        None,
+        Pass,
+    ),
+    (
+        "02_features/04_compile/03_static_library_compile",
+        None,
+        Pass,
+    ),
+    (
         "02_features/02_tiling_selector/vector_tiling_strategy",
         Some(0),
         Pass,
@@ -432,6 +442,24 @@ fn readme_command(readme: &str, script: &str, scenario: Option<u32>) -> Option<S
     Some(line.replace("$SCENARIO_NUM", &scenario.unwrap_or(1).to_string()))
 }
 
+/// The library the sample's CMakeLists builds (`add_library(NAME SHARED|STATIC sources)`):
+/// its name, kind and sources.
+fn library(dir: &Path) -> Option<(String, String, Vec<PathBuf>)> {
+    let cmake = std::fs::read_to_string(dir.join("CMakeLists.txt")).ok()?;
+    let args = cmake.split("add_library(").nth(1)?.split(')').next()?;
+    let mut w = args.split_whitespace();
+    let name = w.next()?.to_string();
+    let kind = w.next()?.to_string();
+    if kind != "SHARED" && kind != "STATIC" {
+        return None;
+    }
+    let srcs = w
+        .filter(|s| s.ends_with(".asc") || s.ends_with(".cpp"))
+        .map(|s| dir.join(s))
+        .collect();
+    Some((name, kind, srcs))
+}
+
 /// The kernel printf lines the README shows (`[AIV Block b/n] text`, one per line).
 fn readme_prints(readme: &str) -> Vec<&str> {
     readme
@@ -621,9 +649,39 @@ fn run(
                 return Err(format!("gen_data.py: {out}"));
             }
         }
+        let libdir = std::env::current_exe()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
         let mut p = ascendc_build::Program::new();
         for s in sources(&work) {
             p.source(s);
+        }
+        // A library the executable links (`add_library(NAME SHARED|STATIC ...)`), built first as
+        // the README's bisheng commands do: `-shared -fPIC`, or an object put in an archive.
+        if let Some((name, kind, srcs)) = library(&work) {
+            let mut l = ascendc_build::Program::new();
+            for s in &srcs {
+                l.source(s);
+            }
+            l.acl_lib_dir(&libdir);
+            if kind == "SHARED" {
+                l.flag("-shared").flag("-fPIC");
+                l.output(build.join(format!("lib{name}.so")));
+                l.build().map_err(|e| format!("build lib{name}.so: {e}"))?;
+            } else {
+                let obj = build.join(format!("{name}.o"));
+                l.flag("-c").output(&obj);
+                l.build().map_err(|e| format!("build {name}.o: {e}"))?;
+                let (ok, out) = sh(&format!("ar rcs lib{name}.a {name}.o"), &build);
+                if !ok {
+                    return Err(format!("ar: {out}"));
+                }
+            }
+            p.flag(&format!("-L{}", build.display()))
+                .flag(&format!("-l{name}"))
+                .flag(&format!("-Wl,-rpath,{}", build.display()));
         }
         let defs = definitions(&work, scenario);
         for (name, value) in &defs {
@@ -634,11 +692,6 @@ fn run(
                 p.define("SCENARIO_NUM", Some(&n.to_string()));
             }
         }
-        let libdir = std::env::current_exe()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .to_path_buf();
         p.acl_lib_dir(libdir).output(build.join("demo"));
         p.build().map_err(|e| format!("build: {e}"))?;
         let (ok, out) = sh("./demo", &build);
