@@ -365,6 +365,11 @@ pub(crate) fn end_block(mut ctx: Box<BlockCtx>, rc: i32) {
         crate::lazy::finish(&ctx.twin.lazy, &mut ctx.lazy);
         if let Some(mut r) = ctx.race.take() {
             r.finish(&ctx.twin.race);
+            if r.benign > 0 {
+                ctx.twin
+                    .benign_gm_overwrites
+                    .fetch_add(r.benign, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         if let Some(hz) = ctx.hazards.as_ref() {
             if hz.benign > 0 {

@@ -289,28 +289,62 @@ pub(crate) fn copy(ctx: &mut BlockCtx, r: &AscTwinCopy) -> Result<(), FaultKind>
     }
     // GM race checker: flag memory is synchronisation (stores release before they land, loads
     // acquire after the data is read, below); every access to data memory is checked first, so
-    // a racy copy is reported before it happens.
+    // a racy copy is reported before it happens. A plain store to data memory is in flight from
+    // its check to the end of its copy (`store_begin` / `store_end`), and says what it writes:
+    // an unordered plain store of the same bytes before it is harmless where it left exactly
+    // these bytes (race.rs). Bursts ascend in GM, as `access_store` needs.
     let kind = match ctx.atomic {
         Some(_) => crate::race::Kind::Atomic,
         None => crate::race::Kind::Plain,
     };
+    let plain_store = !load && !found.sync && kind == crate::race::Kind::Plain;
     if let Some(rc) = ctx.race.as_mut() {
         let shadow = &ctx.twin.race;
+        let lazy = &mut ctx.lazy;
+        if plain_store {
+            rc.store_begin();
+        }
         for b in &bursts {
             let a = gm_addr + b.gm;
-            match (found.sync, load) {
-                (true, true) => {}
-                (true, false) => rc.release(shadow, a, b.len),
-                (false, _) => rc
-                    .access(shadow, found.base, a, b.len, !load, kind)
-                    .map_err(|reason| FaultKind::GmRace { reason })?,
+            let checked = match (found.sync, load) {
+                (true, true) => Ok(()),
+                (true, false) => {
+                    rc.release(shadow, a, b.len);
+                    Ok(())
+                }
+                (false, false) if plain_store => {
+                    let ub = ub_addr + b.ub;
+                    // The first byte of GM [x, e) (inside this burst) that holds other bytes
+                    // than the burst stores there.
+                    let mut differs = |x: usize, e: usize| {
+                        let from = ub + (x - a);
+                        crate::lazy::before_ub_read(lazy, from, e - x);
+                        // SAFETY: [x, e) lies in this burst, whose UB bytes are inside the
+                        // tensor's buffer (checked above) and whose GM bytes inside the live
+                        // allocation looked up above; only this block writes its UB.
+                        unsafe {
+                            let data = std::slice::from_raw_parts(from as *const u8, e - x);
+                            mem::first_difference(data, x as *const u8).map(|i| x + i)
+                        }
+                    };
+                    rc.access_store(shadow, found.base, a, b.len, &mut differs)
+                }
+                (false, _) => rc.access(shadow, found.base, a, b.len, !load, kind),
+            };
+            if let Err(reason) = checked {
+                rc.store_end();
+                return Err(FaultKind::GmRace { reason });
             }
         }
     }
     if load {
         load_bursts(ctx, r, &bursts, &found)
     } else {
-        store_bursts(ctx, r, &bursts, &found)
+        let stored = store_bursts(ctx, r, &bursts, &found);
+        if let Some(rc) = ctx.race.as_mut().filter(|_| plain_store) {
+            rc.store_end();
+        }
+        stored
     }
 }
 

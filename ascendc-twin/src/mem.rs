@@ -490,6 +490,22 @@ pub(crate) unsafe fn equals(data: &[u8], gm: *const u8) -> bool {
     })
 }
 
+/// The index of the first byte of `data` that differs from GM at `gm` (None: all equal).
+///
+/// # Safety
+/// As [`equals`].
+pub(crate) unsafe fn first_difference(data: &[u8], gm: *const u8) -> Option<usize> {
+    let mut buf = [0u8; SMALL_ACCESS];
+    data.chunks(SMALL_ACCESS)
+        .enumerate()
+        .find_map(|(i, chunk)| {
+            // SAFETY: forwarded from the caller; the chunk fits `buf`.
+            unsafe { read(buf.as_mut_ptr(), gm.add(i * SMALL_ACCESS), chunk.len()) };
+            let at = buf.iter().zip(chunk).position(|(g, d)| g != d)?;
+            Some(i * SMALL_ACCESS + at)
+        })
+}
+
 /// Writes `len` bytes from `src` into GM at `dst`.
 ///
 /// # Safety

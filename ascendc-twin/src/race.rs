@@ -26,13 +26,31 @@
 //!   the same bytes still need an order (a lost update; two cores' write-backs of one 64-byte
 //!   line overwrite each other); only a sync load and a sync store of the same bytes (a poll
 //!   seeing a flag change) need none. A flag kept in an ordinary buffer, written and polled as
-//!   the docs say, is therefore no race, and what it orders is checked through it.
+//!   the docs say, is therefore no race, and what it orders is checked through it;
+//! * a plain DMA store that no flag orders after another block's plain DMA store of the same
+//!   bytes, and that stores exactly the bytes that store left there, is harmless (no order of
+//!   the two can change what GM holds): it is counted ([`RaceCtx::benign`]), not reported. The
+//!   twin checks a store before it copies its bytes, so "the bytes that store left" are in GM
+//!   only once the earlier store has landed: each participant publishes whether one of its
+//!   plain DMA stores is between its check and the end of its copy ([`RaceCtx::store_begin`],
+//!   [`RaceCtx::store_end`]), and a later store compares GM with its own bytes only when the
+//!   earlier writer has none in flight, waiting (with no lock held) for it to land otherwise.
+//!   Waiting cannot deadlock: a block waits only before recording a piece at a higher address
+//!   than every piece of its store it has recorded, and a DataCopy's bursts ascend. An earlier
+//!   store that does not land within [`LANDING_WAIT`] (or one in a test that does not wait) is
+//!   reported. The rule does not apply to reads after writes or writes after reads (identical
+//!   bytes or not: a read before the write may see either), nor to atomic stores (what they
+//!   store depends on what is there, so their order matters), nor to scalar stores (they are
+//!   synchronisation here, whose order the two sync stores' rule asks for; a write-back also
+//!   stores the bytes of its 64-byte line the core did not write, at a time the data cache
+//!   picks).
 //!
 //! Host copies into and out of GM are not tracked (the host orders them with the streams).
 
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use smallvec::SmallVec;
@@ -40,6 +58,17 @@ use smallvec::SmallVec;
 use crate::padded::Padded;
 
 const CELL: usize = 32;
+
+/// How long a store waits for an earlier unordered store of the same bytes, made by another
+/// block right now, to land before comparing bytes with it; one that has not landed by then is
+/// reported. (The twin copies a store's bytes right after checking it, with nothing in between
+/// that waits: a second is for a worker thread the host did not run meanwhile.)
+pub(crate) const LANDING_WAIT: Duration = Duration::from_secs(1);
+
+/// A participant's DMA stores in progress: odd while one of its plain DMA stores to data memory
+/// is between its race check and the end of its copy, even otherwise. Only the participant's
+/// running block writes it; others read it when a store of theirs meets one of its writes.
+type Landing = Arc<Padded<AtomicU64>>;
 
 /// Hasher of the checker's maps, keyed by cell addresses, participant numbers and granule
 /// indices ([`GranuleKey`]): a multiply and a fold (the default SipHash was a tenth of a
@@ -89,6 +118,13 @@ pub enum Kind {
     Atomic,
     /// A scalar access that reaches GM: a bypass read or write, a line fill, a write-back.
     Sync,
+}
+
+impl Acc {
+    /// A DMA read or write (neither atomic nor a scalar synchronising access).
+    fn plain(self) -> bool {
+        !self.atomic && !self.sync
+    }
 }
 
 /// Whether an earlier access `e` and a later one `me` (a write or not) of the same bytes, not
@@ -177,6 +213,8 @@ struct Group {
     /// core starts knowing at least as much (`finished` includes its predecessor's clock), so it
     /// can keep skipping the cells its predecessor had already synchronised with.
     seen: Vec<Padded<HashMap<usize, Seen>>>,
+    /// Per participant, its stores in progress ([`Landing`]).
+    landing: Vec<Landing>,
 }
 
 // The participants' lock and the finished clock lie in the first 64-byte line of the
@@ -251,6 +289,10 @@ pub(crate) struct RaceShadow {
     group: Padded<Mutex<Group>>,
     cells: Padded<Mutex<HashMap<usize, Arc<FlagCell>>>>,
     shards: Box<[Padded<Mutex<Segs>>]>,
+    /// Tests: report a store that meets another block's store in flight at once, rather than
+    /// wait for it to land (a single-threaded test would wait in vain).
+    #[cfg(test)]
+    no_wait: AtomicBool,
 }
 
 impl Default for RaceShadow {
@@ -259,6 +301,8 @@ impl Default for RaceShadow {
             group: Padded(Mutex::new(Group::default())),
             cells: Padded(Mutex::new(HashMap::default())),
             shards: (0..SHARDS).map(|_| Padded(Mutex::default())).collect(),
+            #[cfg(test)]
+            no_wait: AtomicBool::new(false),
         }
     }
 }
@@ -420,13 +464,21 @@ pub(crate) struct RaceCtx {
     vc: Clock,
     /// The flag cells this block (or its participant's earlier blocks) touched, by address.
     seen: HashMap<usize, Seen>,
+    /// This participant's stores in progress.
+    landing: Landing,
+    /// The other participants' stores in progress, as far as this block has needed them
+    /// (filled from the group when a store meets a participant not in it yet).
+    peers: Vec<Landing>,
+    /// Unordered plain DMA stores of this block that stored exactly the bytes another block's
+    /// landed plain store had left there (not reported: see the module docs).
+    pub benign: u64,
 }
 
 impl RaceCtx {
     /// A block on `rank`'s core `core`; None when the twin has more participants than the
     /// checker can number (65536).
     pub fn start(shadow: &RaceShadow, rank: u32, core: usize) -> Option<RaceCtx> {
-        let (me, mut vc, seen) = {
+        let (me, mut vc, seen, landing) = {
             let g = &mut *shadow.group.lock();
             let me = match g.index.get(&(rank, core)) {
                 Some(i) => *i as usize,
@@ -442,17 +494,48 @@ impl RaceCtx {
                 .get_mut(me)
                 .map(|s| std::mem::take(&mut s.0))
                 .unwrap_or_default();
-            (me, g.finished.clone(), seen)
+            if g.landing.len() <= me {
+                g.landing.resize_with(me + 1, Landing::default);
+            }
+            (me, g.finished.clone(), seen, g.landing[me].clone())
         };
         if vc.len() <= me {
             vc.resize(me + 1, 0);
         }
         vc[me] += 1;
-        Some(RaceCtx { me, vc, seen })
+        Some(RaceCtx {
+            me,
+            vc,
+            seen,
+            landing,
+            peers: Vec::new(),
+            benign: 0,
+        })
+    }
+
+    /// A plain DMA store to data memory begins: call before its first [`RaceCtx::access_store`]
+    /// and, whatever happens, [`RaceCtx::store_end`] once its bytes are in GM (or it stopped).
+    pub fn store_begin(&self) {
+        let c = &self.landing.0;
+        // Only this block writes the counter. Relaxed suffices: a block that finds this store's
+        // record took the shard lock after this block released it, so it reads this value or
+        // a later one.
+        c.store(c.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
+    }
+
+    /// The store [`RaceCtx::store_begin`] began has landed (its bytes are in GM) or stopped.
+    pub fn store_end(&self) {
+        let c = &self.landing.0;
+        let n = c.load(Ordering::Relaxed);
+        if n % 2 == 1 {
+            // Release: a block that reads the new value sees the bytes copied before it.
+            c.store(n + 1, Ordering::Release);
+        }
     }
 
     /// The block ended: later launches of the twin know everything it did.
     pub fn finish(&mut self, shadow: &RaceShadow) {
+        self.store_end();
         let seen = std::mem::take(&mut self.seen);
         let g = &mut *shadow.group.lock();
         join(&mut g.finished, &self.vc);
@@ -502,6 +585,43 @@ impl RaceCtx {
         write: bool,
         kind: Kind,
     ) -> Result<(), String> {
+        self.access_with(shadow, origin, addr, len, write, kind, None)
+    }
+
+    /// A plain DMA store to `[addr, addr + len)` (as [`RaceCtx::access`]), between
+    /// [`RaceCtx::store_begin`] and [`RaceCtx::store_end`], whose bytes `differs` compares with
+    /// GM: given a range of the store, the first address of it where GM holds other bytes than
+    /// the store writes there (None: the same bytes). An unordered earlier plain DMA store of
+    /// the same bytes is no race where GM, once that store has landed, holds what this one
+    /// writes (counted in [`RaceCtx::benign`]). The stores of one DataCopy must come in
+    /// ascending address order (see the module docs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn access_store(
+        &mut self,
+        shadow: &RaceShadow,
+        origin: usize,
+        addr: usize,
+        len: usize,
+        differs: &mut dyn FnMut(usize, usize) -> Option<usize>,
+    ) -> Result<(), String> {
+        debug_assert!(
+            self.landing.0.load(Ordering::Relaxed) % 2 == 1,
+            "store_begin first"
+        );
+        self.access_with(shadow, origin, addr, len, true, Kind::Plain, Some(differs))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn access_with(
+        &mut self,
+        shadow: &RaceShadow,
+        origin: usize,
+        addr: usize,
+        len: usize,
+        write: bool,
+        kind: Kind,
+        mut differs: Option<&mut dyn FnMut(usize, usize) -> Option<usize>>,
+    ) -> Result<(), String> {
         if len == 0 {
             return Ok(());
         }
@@ -512,26 +632,73 @@ impl RaceCtx {
             atomic: kind == Kind::Atomic,
             sync: kind == Kind::Sync,
         };
-        let vc = &self.vc;
+        let mut benign = false;
         // Granule by granule (a segment never crosses one), each under its shard's lock.
         let mut piece = addr;
+        let mut deadline = None;
         while piece < end {
             let key = granule_at(origin, piece);
             let piece_end = end.min(key + GRANULE);
+            let mut same = differs.as_mut().map(|d| Same {
+                differs: &mut **d,
+                peers: &self.peers,
+                benign: false,
+            });
             let r = access_piece(
                 &mut shadow.shard(key).lock(),
                 key,
                 piece,
                 piece_end,
                 me,
-                vc,
+                &self.vc,
                 write,
+                same.as_mut(),
             );
-            if let Err(race) = r {
-                return Err(race.describe(shadow, write));
+            let piece_benign = same.is_some_and(|s| s.benign);
+            match r {
+                Ok(()) => {
+                    benign |= piece_benign;
+                    piece = piece_end;
+                    deadline = None;
+                }
+                Err(Conflict::Race(race)) => return Err(race.describe(shadow, write)),
+                // A participant this block had not met yet: learn its counter, check again.
+                Err(Conflict::Unknown) => {
+                    self.peers = shadow.group.lock().landing.clone();
+                }
+                // Its store has not landed: wait (holding no lock), then check the piece again
+                // (nothing of it was recorded).
+                Err(Conflict::InFlight(race, n)) => {
+                    let c = &self.peers[race.other as usize].0;
+                    let until = *deadline.get_or_insert_with(|| Instant::now() + LANDING_WAIT);
+                    #[cfg(test)]
+                    let give_up = shadow.no_wait.load(Ordering::Relaxed);
+                    #[cfg(not(test))]
+                    let give_up = false;
+                    let mut spins = 0u32;
+                    while !give_up && c.load(Ordering::Acquire) == n && Instant::now() < until {
+                        spins += 1;
+                        if spins < 64 {
+                            std::hint::spin_loop();
+                        } else {
+                            std::thread::yield_now();
+                        }
+                    }
+                    if c.load(Ordering::Acquire) == n {
+                        return Err(format!(
+                            "{} (its store had not landed{})",
+                            race.describe(shadow, write),
+                            if give_up {
+                                String::new()
+                            } else {
+                                format!(" after {LANDING_WAIT:?}")
+                            }
+                        ));
+                    }
+                }
             }
-            piece = piece_end;
         }
+        self.benign += u64::from(benign);
         Ok(())
     }
 }
@@ -554,6 +721,32 @@ fn seen_cell<'a>(
         };
     }
     s
+}
+
+/// A store's bytes and what it needs to compare them (see [`RaceCtx::access_store`]).
+struct Same<'a> {
+    differs: &'a mut dyn FnMut(usize, usize) -> Option<usize>,
+    /// The participants' stores in progress, as far as the block knows them.
+    peers: &'a [Landing],
+    /// Set when an unordered write of the piece turned out harmless.
+    benign: bool,
+}
+
+/// Why an access cannot be recorded (yet).
+enum Conflict {
+    /// It races.
+    Race(Race),
+    /// It is a store that meets a plain store of a participant it does not know yet.
+    Unknown,
+    /// It is a store that meets a plain store (the race) of a participant with a store in
+    /// flight (its counter's value): whether the bytes are the same is known once it lands.
+    InFlight(Race, u64),
+}
+
+impl From<Race> for Conflict {
+    fn from(r: Race) -> Conflict {
+        Conflict::Race(r)
+    }
 }
 
 /// An access that is not ordered after an earlier one of GM `[start, end)`.
@@ -592,7 +785,9 @@ impl Race {
 }
 
 /// Checks and records access `me` (a write or not) to `[addr, end)`, which lies in the granule
-/// whose first byte is `key`, in that granule's shard.
+/// whose first byte is `key`, in that granule's shard; `same`: a plain DMA store's bytes. On
+/// an error nothing is recorded.
+#[allow(clippy::too_many_arguments)]
 fn access_piece(
     s: &mut Segs,
     key: usize,
@@ -601,7 +796,8 @@ fn access_piece(
     me: Acc,
     vc: &[u32],
     write: bool,
-) -> Result<(), Race> {
+    mut same: Option<&mut Same>,
+) -> Result<(), Conflict> {
     #[cfg(test)]
     let fast = !s.force_general;
     #[cfg(not(test))]
@@ -613,7 +809,7 @@ fn access_piece(
         if let Ok(i) = g.binary_search_by_key(&addr, |(start, _)| *start) {
             let seg = &mut g[i].1;
             if seg.end == end {
-                check(addr, seg, me, vc, write)?;
+                check(addr, seg, me, vc, write, same.as_deref_mut())?;
                 record(seg, me, vc, write);
                 return Ok(());
             }
@@ -626,7 +822,7 @@ fn access_piece(
     let lo = g.partition_point(|(start, _)| *start < addr);
     let hi = g.partition_point(|(start, _)| *start < end);
     for (start, seg) in &g[lo..hi] {
-        check(*start, seg, me, vc, write)?;
+        check(*start, seg, me, vc, write, same.as_deref_mut())?;
     }
     if write && !me.atomic && !me.sync {
         // A plain write leaves one state over the whole range (it is ordered after every
@@ -671,17 +867,47 @@ fn access_piece(
 }
 
 /// Whether access `me` (a write or not) by a block that knows `vc` is ordered after what
-/// segment `seg` (starting at `start`) records; the race if not.
-fn check(start: usize, seg: &Seg, me: Acc, vc: &[u32], write: bool) -> Result<(), Race> {
+/// segment `seg` (starting at `start`) records; the race if not (at the first byte that
+/// races). `same`: a plain DMA store's bytes, for the unordered plain store of the same bytes.
+fn check(
+    start: usize,
+    seg: &Seg,
+    me: Acc,
+    vc: &[u32],
+    write: bool,
+    mut same: Option<&mut Same>,
+) -> Result<(), Conflict> {
+    // A write after an unordered plain store whose bytes differ from its own from `waw.start`
+    // on (a write after a read from `start` on is the earlier race).
+    let mut waw = None;
     for w in &seg.writes {
         let unordered = w.who != me.who && at(vc, w.who) < w.clock;
-        if unordered && !may_overlap(*w, true, me, write) {
-            return Err(Race {
-                start,
-                end: seg.end,
-                other: w.who,
-                wrote: Some(w.atomic),
-            });
+        if !unordered || may_overlap(*w, true, me, write) {
+            continue;
+        }
+        let race = Race {
+            start,
+            end: seg.end,
+            other: w.who,
+            wrote: Some(w.atomic),
+        };
+        match same.as_deref_mut() {
+            Some(s) if write && me.plain() && w.plain() => {
+                let Some(landing) = s.peers.get(w.who as usize) else {
+                    return Err(Conflict::Unknown);
+                };
+                // Acquire: once the store has landed, its bytes are visible here.
+                let n = landing.0.load(Ordering::Acquire);
+                if n % 2 == 1 {
+                    return Err(Conflict::InFlight(race, n));
+                }
+                match (s.differs)(start, seg.end) {
+                    None => s.benign = true,
+                    Some(x) if x == start => return Err(race.into()),
+                    Some(x) => waw = Some(Race { start: x, ..race }),
+                }
+            }
+            _ => return Err(race.into()),
         }
     }
     if write {
@@ -692,11 +918,15 @@ fn check(start: usize, seg: &Seg, me: Acc, vc: &[u32], write: bool) -> Result<()
                     end: seg.end,
                     other: r.who,
                     wrote: None,
-                });
+                }
+                .into());
             }
         }
     }
-    Ok(())
+    match waw {
+        Some(race) => Err(race.into()),
+        None => Ok(()),
+    }
 }
 
 /// Records access `me` (checked) of a block that knows `vc` in segment `seg`.
@@ -749,6 +979,10 @@ mod tests {
         }
     }
 
+    /// A plain DMA store's byte value, GM from the data buffer's first byte, that byte's
+    /// address, and whether a participant has a store in flight.
+    type Stores<'a> = (u8, &'a [u8], usize, &'a dyn Fn(u16) -> bool);
+
     /// The checker's rules, byte by byte, with nothing clever: each byte keeps its own lists of
     /// writes and reads (the reference the segments, their fast path and the granule shards
     /// must agree with).
@@ -759,7 +993,11 @@ mod tests {
 
     impl Oracle {
         /// The first byte of `[addr, addr + len)` the access races on: (byte, other, what the
-        /// other did: Some(atomic) a write, None a read).
+        /// other did: Some(atomic) a write, None a read). `stores`: the access is a plain DMA
+        /// store of this byte value, GM (from the data buffer's first byte) holds `gm` and
+        /// `in_flight` tells whether a participant has a store that has not landed. Sets
+        /// `benign` when a byte's unordered write was let pass.
+        #[allow(clippy::too_many_arguments)]
         fn access(
             &mut self,
             me: Acc,
@@ -767,6 +1005,8 @@ mod tests {
             addr: usize,
             len: usize,
             write: bool,
+            stores: Option<Stores>,
+            benign: &mut bool,
         ) -> Option<(usize, u16, Option<bool>)> {
             for x in addr..addr + len {
                 let (writes, reads) = self.bytes.entry(x).or_default();
@@ -778,6 +1018,14 @@ mod tests {
                         && !(write && me.atomic && w.atomic)
                         && !(!write && me.sync && w.sync)
                     {
+                        // A plain DMA store over another's landed plain DMA store that left
+                        // exactly this byte value.
+                        if let Some((value, gm, base, in_flight)) = stores {
+                            if !w.atomic && !w.sync && !in_flight(w.who) && gm[x - base] == value {
+                                *benign = true;
+                                continue;
+                            }
+                        }
                         return Some((x, w.who, Some(w.atomic)));
                     }
                 }
@@ -906,6 +1154,67 @@ mod tests {
                 "rank 0's block {}",
                 if a_releases { "releases" } else { "acquires" }
             );
+        }
+    }
+
+    /// The race window of the identical-bytes rule: block A's store is recorded before its
+    /// bytes land, and block B's store of the same GM, checked in between on another thread,
+    /// compares with GM only once A's store has landed. So B passes (counted) when it stores
+    /// A's bytes though GM still held other ones when it was checked (a false alarm without
+    /// the wait), and is reported when it stores the old bytes A is about to overwrite (a
+    /// missed race without it). A store that never lands is reported after [`LANDING_WAIT`].
+    #[test]
+    fn a_store_compares_with_an_unordered_one_only_once_it_has_landed() {
+        use std::sync::atomic::AtomicU8;
+        const D: usize = 0x200000;
+        for (old, a_bytes, b_bytes, lands) in
+            [(0u8, 1u8, 1u8, true), (1, 2, 1, true), (1, 1, 1, false)]
+        {
+            let sh = RaceShadow::default();
+            let gm: Vec<AtomicU8> = (0..64).map(|_| AtomicU8::new(old)).collect();
+            let mut a = RaceCtx::start(&sh, 0, 0).unwrap();
+            let mut b = RaceCtx::start(&sh, 0, 1).unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            let t0 = Instant::now();
+            let r = std::thread::scope(|s| {
+                s.spawn(|| {
+                    a.store_begin();
+                    a.access_store(&sh, D, D, 64, &mut |_, _| panic!("nothing to compare"))
+                        .unwrap();
+                    tx.send(()).unwrap();
+                    if lands {
+                        std::thread::sleep(Duration::from_millis(100));
+                        gm.iter().for_each(|x| x.store(a_bytes, Ordering::Relaxed));
+                        a.store_end();
+                    }
+                });
+                rx.recv().unwrap();
+                b.store_begin();
+                let mut differs = |x: usize, e: usize| {
+                    (x..e).find(|&y| gm[y - D].load(Ordering::Relaxed) != b_bytes)
+                };
+                let r = b.access_store(&sh, D, D, 64, &mut differs);
+                b.store_end();
+                r
+            });
+            let waited = t0.elapsed();
+            let what = format!("old {old} A {a_bytes} B {b_bytes} lands {lands}: {r:?}");
+            assert!(
+                waited >= Duration::from_millis(100),
+                "{what} after {waited:?}"
+            );
+            match (a_bytes == b_bytes && lands, r) {
+                (true, Ok(())) => assert_eq!(b.benign, 1, "{what}"),
+                (false, Err(m)) => {
+                    assert!(m.contains("write after write"), "{what}");
+                    assert_eq!(m.contains("had not landed"), !lands, "{what}");
+                    if !lands {
+                        assert!(waited >= LANDING_WAIT, "{what} after {waited:?}");
+                    }
+                    assert_eq!(b.benign, 0, "{what}");
+                }
+                _ => panic!("{what}"),
+            }
         }
     }
 
@@ -1057,13 +1366,16 @@ mod tests {
     }
 
     /// Random programs of three blocks (reads, writes and atomic stores of 32-byte multiples
-    /// over 256 bytes that straddle a granule boundary, so across two shards; flag stores and
+    /// over 256 bytes that straddle a granule boundary, so across two shards; plain stores of
+    /// one of two byte values, some landing only after other blocks' steps; flag stores and
     /// loads on two cells, some spanning both; the flag memory freed and made again; blocks
     /// ending and new ones starting) get the same verdict at every step from the checker, from
     /// the checker without its exact-segment fast path (message included) and from the
     /// byte-by-byte oracle (where, whom, what); after every step the acting block's clock is
     /// the one the plain flag oracle gives (so skipping unchanged cells, and cells held across
-    /// a free, lose nothing); and the cases include every kind of report.
+    /// a free, lose nothing); the oracle's benign unordered stores of identical bytes are the
+    /// ones the checkers count; and the cases include every kind of report, benign stores, and
+    /// stores over one that had not landed.
     #[test]
     fn fast_path_and_shards_agree_with_a_byte_by_byte_oracle() {
         for unaligned in [false, true] {
@@ -1151,12 +1463,12 @@ mod tests {
         extra_reads: u64,
         seed: u64,
         unaligned: bool,
-    ) -> (usize, [usize; 4], usize) {
+    ) -> (usize, [usize; 6], usize) {
         const DATA: usize = 3 * GRANULE - 128;
         const FLAGS: usize = 0x8000;
         let origin = if unaligned { DATA + 96 - GRANULE } else { 0 };
         let mut rng = Rng(seed);
-        let mut seen = [0usize; 4];
+        let mut seen = [0usize; 6];
         let mut exact_hits = 0;
         let mut spilled = 0;
         let mut forgets = 0;
@@ -1167,6 +1479,12 @@ mod tests {
             for shard in general.shards.iter() {
                 shard.lock().force_general = true;
             }
+            fast.no_wait.store(true, Ordering::Relaxed);
+            general.no_wait.store(true, Ordering::Relaxed);
+            // The data buffer's bytes in GM, and each block's plain store that has been
+            // checked but has not landed yet (address, length, byte value).
+            let mut gm = vec![0u8; 256];
+            let mut in_flight: Vec<Option<(usize, usize, u8)>> = vec![None; blocks];
             let mut oracle = Oracle::default();
             let mut flags = FlagOracle::default();
             let start = |sh: &RaceShadow, core: usize| RaceCtx::start(sh, 0, core).unwrap();
@@ -1180,6 +1498,13 @@ mod tests {
             };
             for _step in 0..steps {
                 let b = rng.below(blocks as u64) as usize;
+                // A block with a store in flight is inside its DataCopy: the store lands next.
+                if let Some((a, len, value)) = in_flight[b].take() {
+                    gm[a - DATA..a - DATA + len].fill(value);
+                    f[b].store_end();
+                    g[b].store_end();
+                    continue;
+                }
                 match rng.below(8) {
                     0 => {
                         let (cell, len) = cells(&mut rng);
@@ -1200,7 +1525,7 @@ mod tests {
                         general.forget(FLAGS, FLAGS, 2 * CELL);
                         flags.forget(FLAGS, 2 * CELL);
                     }
-                    4 if rng.below(8) == 0 => {
+                    4 if rng.below(8) == 0 && in_flight.iter().all(Option::is_none) => {
                         // Data memory freed (and made again): a piece of the buffer, in one
                         // granule or across both, or all of it.
                         let a = DATA + CELL * rng.below(8) as usize;
@@ -1260,9 +1585,67 @@ mod tests {
                             atomic,
                             sync: kind == Kind::Sync,
                         };
-                        let ro = oracle.access(me, &f[b].vc, addr, len, write);
-                        let rf = f[b].access(&fast, origin, addr, len, write, kind);
-                        let rg = g[b].access(&general, origin, addr, len, write, kind);
+                        // A plain store writes one of two byte values (GM starts as zeros).
+                        let value = 1 + rng.below(2) as u8;
+                        let plain_store = write && kind == Kind::Plain;
+                        let mut oracle_benign = false;
+                        let ro = {
+                            let busy = |who: u16| in_flight[who as usize].is_some();
+                            let stores = plain_store.then_some((
+                                value,
+                                &gm[..],
+                                DATA,
+                                &busy as &dyn Fn(u16) -> bool,
+                            ));
+                            oracle.access(
+                                me,
+                                &f[b].vc,
+                                addr,
+                                len,
+                                write,
+                                stores,
+                                &mut oracle_benign,
+                            )
+                        };
+                        let benign_before = (f[b].benign, g[b].benign);
+                        let (rf, rg) = if plain_store {
+                            let mut differs =
+                                |x: usize, e: usize| (x..e).find(|&y| gm[y - DATA] != value);
+                            f[b].store_begin();
+                            g[b].store_begin();
+                            (
+                                f[b].access_store(&fast, origin, addr, len, &mut differs),
+                                g[b].access_store(&general, origin, addr, len, &mut differs),
+                            )
+                        } else {
+                            (
+                                f[b].access(&fast, origin, addr, len, write, kind),
+                                g[b].access(&general, origin, addr, len, write, kind),
+                            )
+                        };
+                        // What lands: a plain store now or after other blocks' steps.
+                        let span = addr - DATA..addr - DATA + len;
+                        match kind {
+                            _ if rf.is_err() || !write => {}
+                            Kind::Plain if rng.below(3) == 0 => {
+                                in_flight[b] = Some((addr, len, value));
+                            }
+                            Kind::Atomic => {
+                                gm[span].iter_mut().for_each(|x| *x = x.wrapping_add(value))
+                            }
+                            _ => gm[span].fill(value),
+                        }
+                        if plain_store && in_flight[b].is_none() {
+                            f[b].store_end();
+                            g[b].store_end();
+                        }
+                        let counted = u64::from(ro.is_none() && oracle_benign);
+                        assert_eq!(
+                            (f[b].benign - benign_before.0, g[b].benign - benign_before.1),
+                            (counted, counted),
+                            "block {b} {addr:#x}+{len} benign"
+                        );
+                        seen[4] += counted as usize;
                         if fast
                             .shard(key)
                             .lock()
@@ -1297,7 +1680,9 @@ mod tests {
                             (r, o) => panic!("{what}: checker {r:?}, oracle {o:?}"),
                         }
                         if let Err(m) = rf {
-                            let kind = if m.starts_with("overwrites") {
+                            let kind = if m.contains("had not landed") {
+                                5
+                            } else if m.starts_with("overwrites") {
                                 0
                             } else if m.contains("write after write") {
                                 1

@@ -110,6 +110,8 @@ pub(crate) struct TwinInner {
     pub console: crate::console::Console,
     /// Unordered UB overwrites with identical bytes the pipe-hazard checker let pass.
     pub benign_overwrites: AtomicU64,
+    /// Unordered GM stores of identical bytes the race checker let pass.
+    pub benign_gm_overwrites: AtomicU64,
     pub pool: Pool,
     /// The job's shared GM, in a multi-process job ([`Twin::with_space`]).
     pub space: Option<Arc<crate::shared::Space>>,
@@ -213,6 +215,7 @@ impl Twin {
                 epoch: Instant::now(),
                 console: crate::console::Console::default(),
                 benign_overwrites: AtomicU64::new(0),
+                benign_gm_overwrites: AtomicU64::new(0),
                 pool,
                 space,
             }
@@ -313,6 +316,17 @@ impl Twin {
     /// of the two can change a result).
     pub fn benign_overwrites(&self) -> u64 {
         self.inner.benign_overwrites.load(Ordering::Relaxed)
+    }
+
+    /// How many DMA stores (DataCopy / DataCopyPad bursts to GM) the GM race checker let pass
+    /// although no flag ordered them after another block's DMA store of the same bytes,
+    /// because they stored exactly the bytes that store, already landed, had left there (say,
+    /// every block writing the same result to one output): no order of the two can change what
+    /// GM holds. Only plain stores count: an unordered write after an atomic or scalar store,
+    /// an atomic store after a plain one, and any read after a write or write after a read are
+    /// races whatever the bytes.
+    pub fn benign_gm_overwrites(&self) -> u64 {
+        self.inner.benign_gm_overwrites.load(Ordering::Relaxed)
     }
 
     /// GM traffic of this twin's kernels so far (see [`GmTraffic`]); subtract two readings to
