@@ -120,6 +120,11 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Refused(STALE_UB),
     ),
     (
+        "03_basic_api/01_memory_vector_compute/create_vec_index",
+        None,
+        Pass,
+    ),
+    (
         "03_basic_api/01_memory_vector_compute/duplicate",
         None,
         Pass,
