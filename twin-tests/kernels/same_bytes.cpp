@@ -6,6 +6,7 @@
  * mode 1: block i stores `src`'s tile i (other bytes for every block);
  * mode 2: block 0 stores `src`'s first tile (which `dst` already holds), the others read `dst`;
  * mode 3: as mode 0 with a DataCopyPad of 13 floats (52 bytes).
+ * Then every block waits in SyncAll, which orders nothing before it.
  */
 // kernels: same_bytes
 #include "kernel_operator.h"
@@ -26,14 +27,17 @@ extern "C" __global__ __aicore__ void same_bytes(GM_ADDR src, GM_ADDR dst, uint3
     LocalTensor<float> tile = buf.Get<float>();
     if (mode == 2 && id != 0) {
         DataCopy(tile, dstGm, kTile);
-        return;
-    }
-    DataCopy(tile, srcGm[mode == 1 ? id * kTile : 0], kTile);
-    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
-    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
-    if (mode == 3) {
-        DataCopyPad(dstGm, tile, DataCopyExtParams(1, 13 * sizeof(float), 0, 0, 0));
     } else {
-        DataCopy(dstGm, tile, kTile);
+        DataCopy(tile, srcGm[mode == 1 ? id * kTile : 0], kTile);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        if (mode == 3) {
+            DataCopyPad(dstGm, tile, DataCopyExtParams(1, 13 * sizeof(float), 0, 0, 0));
+        } else {
+            DataCopy(dstGm, tile, kTile);
+        }
     }
+    /* No block ends before every block has made its access: all of them run at once, so none
+     * is ordered after another by having started after it ended. */
+    SyncAll();
 }
