@@ -34,7 +34,7 @@
 //!   `alloc_sync` does;
 //! - `aclError aclTwinLaunchStats(uint64_t *launches, uint64_t *batch)`: kernel launches so
 //!   far, and how many asked for batch scheduling;
-//! - `aclError aclTwinLaunchChevron(...)`: a kernel launch written `kernel<<<blocks, l2ctrl,
+//! - `aclError aclTwinLaunchChevron(...)`: a kernel launch written `kernel<<<blocks, dynUBufSize,
 //!   stream>>>(args...)` in an AscendC program, as the twin's headers (`asc_twin_chevron.h`)
 //!   turn it into a call (see [`aclTwinLaunchChevron`]).
 
@@ -1269,7 +1269,7 @@ pub extern "C" fn aclFloatToFloat16(value: f32) -> u16 {
 }
 
 /// acl-twin's own: launches the kernel an AscendC program wrote as
-/// `kernel<<<numBlocks, l2ctrl, stream>>>(args...)`. The twin's headers turn that statement into
+/// `kernel<<<numBlocks, dynUBufSize, stream>>>(args...)`. The twin's headers turn that statement into
 /// this call (`asc_twin_chevron.h`): `entry` and `signature` are the kernel's trampolines (as
 /// `ASC_TWIN_KERNEL` makes them, generated per kernel by the compiler), `args` the argument
 /// block packed by the kernel's parameter types. The launch goes on `stream` (null: the

@@ -1,4 +1,4 @@
-//! Kernel launches written `kernel<<<numBlocks, l2ctrl, stream>>>(args...)` in an AscendC
+//! Kernel launches written `kernel<<<numBlocks, dynUBufSize, stream>>>(args...)` in an AscendC
 //! program, rewritten to calls a host C++ compiler accepts (see `asc_twin_chevron.h` in the
 //! twin's headers for what the call does).
 

@@ -1,23 +1,27 @@
 /*
- * Kernel launches written `kernel<<<numBlocks, l2ctrl, stream>>>(args...)` in an AscendC
+ * Kernel launches written `kernel<<<numBlocks, dynUBufSize, stream>>>(args...)` in an AscendC
  * program, for the twin.
  *
  * The AscendC compiler accepts a launch statement in that form in the host half of a program
  * (`.asc` sources). A host C++ compiler does not; ascendc-build's `asc-twin-cc` rewrites each
  * such statement, before compiling, to
  *
- *   ::asc_twin::Chevron<&kernel>("kernel", numBlocks, l2ctrl, stream)(args...);
+ *   ::asc_twin::Chevron<&kernel>("kernel", numBlocks, dynUBufSize, stream)(args...);
  *
  * which packs the arguments by the kernel's own parameter types (each converted as in a call)
  * and launches it on `stream` through acl-twin's ACL runtime (`aclTwinLaunchChevron`), so the
  * program's ACL calls (aclrtMalloc, aclrtMemcpy, aclrtSynchronizeStream, ...) and its kernels
- * meet on one twin. `l2ctrl` is accepted and ignored, as it is reserved in the docs. A launch
- * that fails, or a kernel that faults, is printed on stderr by acl-twin, naming the kernel.
+ * meet on one twin. `dynUBufSize` (the size of the UB's dynamic allocation, 0 by default in the
+ * docs and in every public sample) must be 0: the twin does not model dynamic UB allocation, and
+ * says so on stderr instead of launching. A launch that fails, or a kernel that faults, is printed
+ * on stderr by acl-twin, naming the kernel.
  */
 #ifndef ASC_TWIN_CHEVRON_H
 #define ASC_TWIN_CHEVRON_H
 
 #include <cstddef>
+#include <cstdio>
+#include <type_traits>
 #include <cstdint>
 #include <vector>
 
@@ -52,23 +56,46 @@ inline std::vector<uint8_t> ChevronPack(void (*)(A...), std::index_sequence<I...
 
 template <typename... A> constexpr size_t ArityOf(void (*)(A...)) { return sizeof...(A); }
 
+/* The dynUBufSize of a launch configuration (a null pointer, which some programs pass there,
+ * reads as 0). */
+template <typename D> inline uint64_t ChevronDynUb(const D &d)
+{
+    if constexpr (std::is_integral<D>::value) {
+        return static_cast<uint64_t>(d);
+    } else {
+        return d == nullptr ? 0 : 1;
+    }
+}
+
 template <auto K> struct Chevron {
     const char *name;
     uint32_t blocks;
+    uint64_t dynUb;
     void *stream;
 
-    template <typename L2> Chevron(const char *n, uint32_t numBlocks, L2 &&, void *s) : name(n), blocks(numBlocks), stream(s)
+    template <typename D>
+    Chevron(const char *n, uint32_t numBlocks, const D &dynUBufSize, void *s)
+        : name(n), blocks(numBlocks), dynUb(ChevronDynUb(dynUBufSize)), stream(s)
     {
     }
     /* <<<numBlocks, dynUBufSize>>>: the stream defaults to nullptr, the default stream (the docs'
      * kernel-launch configuration). */
-    template <typename L2> Chevron(const char *n, uint32_t numBlocks, L2 &&) : name(n), blocks(numBlocks), stream(nullptr)
+    template <typename D>
+    Chevron(const char *n, uint32_t numBlocks, const D &dynUBufSize)
+        : name(n), blocks(numBlocks), dynUb(ChevronDynUb(dynUBufSize)), stream(nullptr)
     {
     }
 
     template <typename... X> void operator()(X &&...xs) const
     {
         static_assert(sizeof...(X) == ArityOf(K), "a <<<>>> launch must pass one argument per kernel parameter");
+        if (dynUb != 0) {
+            std::fprintf(stderr,
+                         "[acl-twin] kernel %s<<<%u, %llu, ...>>> was not launched: a dynUBufSize other than 0 "
+                         "(dynamic UB allocation) is not modelled by the twin\n",
+                         name, blocks, static_cast<unsigned long long>(dynUb));
+            return;
+        }
         std::vector<uint8_t> block =
             ChevronPack(K, std::make_index_sequence<sizeof...(X)>{}, std::forward<X>(xs)...);
         aclTwinLaunchChevron(name, &ChevronEntry<K>, &ChevronSignature<K>, blocks, stream, block.data(), block.size());

@@ -105,3 +105,20 @@ fn a_launch_without_a_stream_runs_on_the_default_stream() {
     );
     assert!(stdout.contains("default stream: 0 of 4 wrong"), "{stdout}");
 }
+
+#[test]
+fn a_launch_asking_for_dynamic_ub_is_refused_and_named() {
+    let out = build_and_run("dyn_ub");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("[acl-twin] kernel marks<<<1, 1024, ...>>> was not launched")
+            && stderr.contains("dynUBufSize"),
+        "{stderr}"
+    );
+}
