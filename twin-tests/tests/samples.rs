@@ -252,6 +252,11 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
         Pass,
     ),
     (
+        "03_basic_api/01_memory_vector_compute/reduce_pair_elem",
+        None,
+        Pass,
+    ),
+    (
         "03_basic_api/01_memory_vector_compute/reduce_repeat",
         Some(1),
         Pass,
