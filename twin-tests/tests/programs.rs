@@ -4,10 +4,11 @@
 //! checks the numbers, and a kernel the checkers stop is named on stderr and fails the stream.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// Builds `programs/<name>.asc` into the test's own directory, runs it, returns its output.
-fn build_and_run(name: &str) -> Output {
+/// Builds `programs/<name>.asc` into the test's own directory, runs it, checks that it exited
+/// with `code`, and returns its stdout and stderr.
+fn build_and_run(name: &str, code: i32) -> (String, String) {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     // acl-twin's libascendcl.so: Cargo builds it next to this test (a dev-dependency).
     let libdir: PathBuf = std::env::current_exe()
@@ -22,36 +23,30 @@ fn build_and_run(name: &str) -> Output {
         .output(&exe)
         .build()
         .unwrap_or_else(|e| panic!("building {name}.asc: {e}"));
-    Command::new(&exe)
+    let out = Command::new(&exe)
         .env("AIV_TWIN_WATCHDOG_MS", "20000")
         .output()
-        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    (stdout, stderr)
 }
 
 #[test]
 fn a_program_with_a_template_kernel_launched_with_chevrons_runs_and_checks_itself() {
-    let out = build_and_run("vadd");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    let (stdout, stderr) = build_and_run("vadd", 0);
     assert!(stdout.contains("vadd: 0 of 4096 wrong"), "{stdout}");
     assert!(!stderr.contains("[acl-twin]"), "{stderr}");
 }
 
 #[test]
 fn a_kernel_the_checkers_stop_is_named_on_stderr_and_fails_the_stream() {
-    let out = build_and_run("unsynced");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    let (_, stderr) = build_and_run("unsynced", 3);
     assert!(
         stderr.contains("[acl-twin] kernel unsynced:") && stderr.contains("pipe hazard"),
         "{stderr}"
@@ -60,14 +55,7 @@ fn a_kernel_the_checkers_stop_is_named_on_stderr_and_fails_the_stream() {
 
 #[test]
 fn printf_of_asc_printf_h_is_the_kernels_in_a_kernel_and_the_c_librarys_on_the_host() {
-    let out = build_and_run("host_and_kernel_printf");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    let (stdout, stderr) = build_and_run("host_and_kernel_printf", 0);
     let lines: Vec<&str> = stdout.lines().collect();
     let mut want = vec![
         "host without arguments".to_string(),
@@ -95,27 +83,13 @@ fn printf_of_asc_printf_h_is_the_kernels_in_a_kernel_and_the_c_librarys_on_the_h
 
 #[test]
 fn a_launch_without_a_stream_runs_on_the_default_stream() {
-    let out = build_and_run("default_stream");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    let (stdout, _) = build_and_run("default_stream", 0);
     assert!(stdout.contains("default stream: 0 of 4 wrong"), "{stdout}");
 }
 
 #[test]
 fn a_launch_asking_for_dynamic_ub_is_refused_and_named() {
-    let out = build_and_run("dyn_ub");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    let (_, stderr) = build_and_run("dyn_ub", 0);
     assert!(
         stderr.contains("[acl-twin] kernel marks<<<1, 1024, ...>>> was not launched")
             && stderr.contains("dynUBufSize"),
