@@ -3,7 +3,7 @@
 //! through ACL (on acl-twin). The kernel is `aiv_args_probe`, built here as a user's kernel is.
 
 use aiv_comm::backend::acl::AclBackend;
-use aiv_comm::{args, BufferAccess, Config, Error, FaultKind, World};
+use aiv_comm::{args, BufferAccess, Communicator, Config, DeviceBuffer, Error, FaultKind, World};
 use twin_tests::args::AivProbeTiling;
 use twin_tests::kernels;
 
@@ -16,11 +16,9 @@ fn acl_twin() -> ascendc_sys::Acl {
         .unwrap_or_else(|e| panic!("{e} (build acl-twin: cargo build -p acl-twin --tests)"))
 }
 
-#[test]
-fn a_kernel_fault_is_a_backend_neutral_error_naming_kernel_rank_block_and_kind() {
-    let w = World::sim(1).unwrap();
-    let c = &w.comms()[0];
-    // aiv_args_probe writes 128 bytes per block at `out`: 64 bytes are too few.
+/// Enqueues `aiv_args_probe` on `c`'s stream with an output of 64 bytes: the kernel writes 128
+/// bytes per block there, so its first block faults. Returns that output, for the caller to hold.
+fn launch_overrun(c: &Communicator) -> DeviceBuffer {
     let out = c.alloc(64).unwrap();
     let a = args![
         out.gm(0),
@@ -33,13 +31,22 @@ fn a_kernel_fault_is_a_backend_neutral_error_naming_kernel_rank_block_and_kind()
         1u8,
         out.gm(0)
     ];
-    // SAFETY: the twin checks every GM access against the live allocations and stops the
-    // block at the first one outside them, so the overrun is reported, not performed.
+    // SAFETY: the twin (directly, or behind acl-twin) checks every GM access against the live
+    // allocations and stops the block at the first one outside them, so the overrun is
+    // reported, not performed.
     unsafe {
         c.stream()
             .launch(&kernels::aiv_args_probe, 1, a, &[BufferAccess::Write(&out)])
             .unwrap()
     };
+    out
+}
+
+#[test]
+fn a_kernel_fault_is_a_backend_neutral_error_naming_kernel_rank_block_and_kind() {
+    let w = World::sim(1).unwrap();
+    let c = &w.comms()[0];
+    let _out = launch_overrun(c);
     match c.synchronize() {
         Err(Error::Fault(f)) => {
             assert_eq!(f.kind, FaultKind::OutOfBounds, "{f}");
@@ -62,26 +69,7 @@ fn a_kernel_fault_through_acl_is_a_fault_naming_the_kernel_with_the_runtimes_tex
     )
     .unwrap();
     let c = &w.comms()[0];
-    // aiv_args_probe writes 128 bytes per block at `out`: 64 bytes are too few.
-    let out = c.alloc(64).unwrap();
-    let a = args![
-        out.gm(0),
-        true,
-        7u16,
-        42u32,
-        -1i64,
-        0.5f32,
-        AivProbeTiling::default(),
-        1u8,
-        out.gm(0)
-    ];
-    // SAFETY: the twin behind acl-twin checks every GM access against the live allocations
-    // and stops the block at the first one outside them.
-    unsafe {
-        c.stream()
-            .launch(&kernels::aiv_args_probe, 1, a, &[BufferAccess::Write(&out)])
-            .unwrap()
-    };
+    let _out = launch_overrun(c);
     match c.synchronize() {
         Err(Error::Fault(f)) => {
             assert_eq!((f.kernel.as_str(), f.rank), ("aiv_args_probe", 0));
