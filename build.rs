@@ -118,7 +118,7 @@ fn main() {
 
 /// With `AIV_HCCL_AIV_DIR` set to the `alg_aiv_template` directory of a cann-hccl checkout,
 /// also builds HCCL's own AIV kernels for the twin (unchanged: their own sources, never copied
-/// here) so that `tests/hccl_kernels.rs` can run them; sets `cfg(aiv_hccl)`.
+/// here) so that `tests/integration/hccl_kernels.rs` can run them; sets `cfg(aiv_hccl)`.
 fn hccl_kernels(twin_include: &std::path::Path) {
     println!("cargo::rustc-check-cfg=cfg(aiv_hccl)");
     println!("cargo:rerun-if-env-changed=AIV_HCCL_AIV_DIR");

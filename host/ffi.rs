@@ -32,7 +32,7 @@ pub mod kernels {
 }
 
 /// HCCL's own AIV kernels, built from a cann-hccl checkout when `AIV_HCCL_AIV_DIR` is set at
-/// build time (tests/hccl_kernels.rs).
+/// build time (tests/integration/hccl_kernels.rs).
 #[cfg(aiv_hccl)]
 #[doc(hidden)]
 pub mod hccl_kernels {

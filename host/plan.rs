@@ -220,7 +220,7 @@ pub struct Chunk {
 /// unit and stores the result once: reads 3 B, writes 2 B per rank, one-shot reads 3 B and
 /// writes 3 B) and has one flag round instead of two; on 3 or more ranks it reads (2n - 1) B per
 /// rank against two-shot's ~3 B. Measured first with two other builds running on the 2 cores
-/// (`cargo test --release --test push measure -- --ignored`, µs per op, medians of 5 samples,
+/// (`cargo test --release --test integration push::measure -- --ignored`, µs per op, medians of 5 samples,
 /// three runs), where push won on 2 ranks from 64 KiB (the one-shot columns here and below are
 /// of the chain kernel one-shot replaced on 2026-12-02, see [`ONE_SHOT_MAX_BYTES`]):
 ///
@@ -260,7 +260,7 @@ pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
 /// output), staging + pull reads n B and writes (n + 1) B. What push saves is a flag round and
 /// remote reads, which the twin does not price (a remote read costs what a local one does).
 ///
-/// Measured with `cargo test --release --test push measure -- --ignored` (2026-12-01, 2 cores
+/// Measured with `cargo test --release --test integration push::measure -- --ignored` (2026-12-01, 2 cores
 /// shared with two other builds, checkers off, f32, µs per op, medians of 5 samples, three
 /// runs):
 ///

@@ -45,9 +45,9 @@ pub fn assert_guarded(got: &[u8], want: &[u8], what: &str) {
     );
 }
 
-/// The devices a test suite (`tests/suites/*.rs`) runs on: each suite has a root per backend
-/// (`tests/<suite>.rs` on the twin, `tests/acl_<suite>.rs` through ACL), which names it as
-/// `crate::BACKEND`.
+/// The devices a test suite (`tests/integration/suites/*.rs`) runs on: each suite is included
+/// once per backend (by `tests/integration/twin.rs` and `tests/integration/acl.rs`), whose module
+/// names it as `super::BACKEND`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// The CPU twin, directly.

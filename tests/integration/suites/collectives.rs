@@ -13,7 +13,7 @@ use common::reduce::{assert_reduced, enc, rank_inputs, value, REDUCIBLE};
 
 fn world(ranks: usize, buffer: usize) -> World {
     common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         ranks,
         Config {
             buffer_bytes: Some(buffer),
@@ -158,7 +158,7 @@ fn both_algorithms_every_rank_count_give_the_same_sums() {
 #[test]
 fn thousands_of_launches_on_one_communicator() {
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         3,
         Config {
             buffer_bytes: Some(4096),
@@ -547,7 +547,7 @@ fn hd_trace_on_5_ranks_has_every_stage_in_order() {
 fn hd_all_reduce_runs_with_as_few_cores_as_ranks() {
     for ranks in [2usize, 3, 5] {
         let w = common::make_world(
-            crate::BACKEND,
+            super::BACKEND,
             ranks,
             Config {
                 buffer_bytes: Some(12 * 1024),
@@ -572,7 +572,7 @@ fn hd_all_reduce_runs_with_as_few_cores_as_ranks() {
 fn a_rank_missing_from_hd_is_named_in_every_error() {
     use std::time::Duration;
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         4,
         Config {
             buffer_bytes: Some(16 * 1024),
@@ -617,7 +617,7 @@ fn a_rank_missing_from_hd_is_named_in_every_error() {
 fn a_panicking_rank_stops_its_peers_at_once() {
     use std::time::{Duration, Instant};
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         3,
         Config {
             buffer_bytes: Some(16 * 1024),
@@ -669,7 +669,7 @@ fn ranks_on_either_pull_layout_gather_together() {
     // copies, so a mix of them across ranks is one AllGather; several chunks (a 4 KiB buffer),
     // several parts.
     for (ranks, parts) in [(2usize, 1u32), (3, 2), (5, 3)] {
-        let w = common::split_world_on(crate::BACKEND, ranks, 4096, Some(parts), None);
+        let w = common::split_world_on(super::BACKEND, ranks, 4096, Some(parts), None);
         for first in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
             let other = if first == AllGatherAlgo::Pull {
                 AllGatherAlgo::PullParts
@@ -686,7 +686,7 @@ fn ranks_on_either_pull_layout_gather_together() {
 #[test]
 fn all_gather_and_all_reduce_over_several_blocks_per_peer() {
     for (ranks, parts) in [(2usize, 8u32), (3, 3), (5, 4)] {
-        let w = common::split_world_on(crate::BACKEND, ranks, 64 * 1024, Some(parts), None);
+        let w = common::split_world_on(super::BACKEND, ranks, 64 * 1024, Some(parts), None);
         for algo in [AllGatherAlgo::Pull, AllGatherAlgo::PullParts] {
             assert_all_gather(&w, 40_003, DataType::U8, false, algo);
             assert_all_gather(&w, 7001, DataType::F32, true, algo);

@@ -2,7 +2,7 @@
 //! every edge length, source and destination offsets 0..=31, local and cross-rank, plain and with
 //! each atomic op and dtype, compared byte for byte with a host reference.
 
-mod common;
+use crate::common;
 
 use aiv_comm::ffi::{self, AivCopyArgs};
 use ascendc_twin::{Device, GmBuffer, TwinError};

@@ -5,7 +5,7 @@
 //! error on every rank. The twin's pipe-hazard and GM race checkers are on (the default): they
 //! must report nothing.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -331,7 +331,7 @@ fn algorithms_parse_by_name() {
     assert_eq!("push".parse::<AllReduceAlgo>(), Ok(AllReduceAlgo::Push));
 }
 
-// ---- measurement (not a test: `cargo test --release --test push -- --ignored --nocapture`) ----
+// ---- measurement (not a test: `cargo test --release --test integration push:: -- --ignored --nocapture`) ----
 
 #[derive(Clone, Copy, Debug)]
 enum Algo {

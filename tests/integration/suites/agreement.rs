@@ -11,7 +11,7 @@ use half::{bf16, f16};
 
 fn world(ranks: usize) -> World {
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         ranks,
         Config {
             buffer_bytes: Some(64 * 1024),
@@ -146,8 +146,8 @@ fn a_mismatched_collective_is_an_error_on_every_rank() {
 /// steps that checked the rank again; when the call check had already failed by the time one
 /// of those was enqueued, the call returned `CommFailed` (the rank "failed earlier") instead of
 /// the mismatch itself, and no rank named it (about one run in 300 of the case above; within a
-/// few hundred repetitions here). `AIV_MISMATCH_REPS=20000 cargo test --test agreement
-/// still_being_enqueued` for a longer hunt.
+/// few hundred repetitions here). `AIV_MISMATCH_REPS=20000 cargo test --test integration
+/// twin::agreement::a_mismatch_found_while` for a longer hunt.
 #[test]
 fn a_mismatch_found_while_the_call_is_still_being_enqueued_is_named() {
     use AllReduceAlgo::*;
@@ -359,7 +359,7 @@ fn jittered_runs(
     runs: usize,
 ) -> Vec<Vec<Vec<u8>>> {
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         ranks,
         Config {
             buffer_bytes: Some(64 * 1024),
@@ -428,7 +428,7 @@ fn deterministic_reductions_give_the_same_bits_on_20_jittered_runs() {
 
 /// What the deterministic test would see without the mode: arrival-order atomics change the
 /// bits of an order-sensitive sum from run to run (ignored: it may, rarely, see one order only;
-/// `cargo test --test agreement -- --ignored`).
+/// `cargo test --test integration twin::agreement:: -- --ignored`).
 #[test]
 #[ignore]
 fn without_deterministic_mode_the_bits_vary_between_jittered_runs() {

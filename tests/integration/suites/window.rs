@@ -16,13 +16,13 @@ use common::{assert_guarded, guarded, pattern};
 /// A world whose HCCL buffer is small enough for a few KiB to take several chunks, and whose
 /// launches run `parts` blocks per peer.
 fn world(n: usize, buffer: usize, parts: Option<u32>) -> World {
-    common::split_world_on(crate::BACKEND, n, buffer, parts, None)
+    common::split_world_on(super::BACKEND, n, buffer, parts, None)
 }
 
 /// [`world`] whose reductions add in one fixed order (two-shot's bits then do not depend on
 /// which peer's slice arrives first, so runs can be compared bit for bit).
 fn deterministic_world(n: usize, buffer: usize, parts: Option<u32>) -> World {
-    common::split_world_on(crate::BACKEND, n, buffer, parts, Some(true))
+    common::split_world_on(super::BACKEND, n, buffer, parts, Some(true))
 }
 
 /// Which ranks register their buffers.
@@ -215,8 +215,8 @@ fn a_registered_input_may_change_once_the_collective_has_run() {
 
 #[test]
 fn bad_registrations_are_refused_and_change_nothing() {
-    let w = common::make_world(crate::BACKEND, 2, Config::default()).unwrap();
-    let other = common::make_world(crate::BACKEND, 2, Config::default()).unwrap();
+    let w = common::make_world(super::BACKEND, 2, Config::default()).unwrap();
+    let other = common::make_world(super::BACKEND, 2, Config::default()).unwrap();
     let c = &w.comms()[0];
     let buf = c.alloc(4096).unwrap();
     c.register(&buf.view(1024, 1024).unwrap()).unwrap();
@@ -263,7 +263,7 @@ fn a_mismatched_call_from_an_announcing_rank_is_an_error_on_every_rank() {
     // the others: every rank fails with the mismatch, and the announcing rank's call is named
     // as the call it is.
     let n = 3;
-    let w = common::make_world(crate::BACKEND, n, Config::default()).unwrap();
+    let w = common::make_world(super::BACKEND, n, Config::default()).unwrap();
     let t0 = Instant::now();
     let res = w.run(|c| -> aiv_comm::Result<()> {
         let count = if c.rank() == 1 { 48 } else { 64 };
@@ -291,7 +291,7 @@ fn a_failed_call_ends_only_when_no_peer_reads_its_input_any_more() {
     // the failure: by then no peer may still read it (a read of it would be an access outside
     // every live GM allocation on rank 1, or worse).
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         3,
         Config {
             buffer_bytes: Some(16 << 20),

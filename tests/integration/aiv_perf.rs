@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// Runs aiv-perf with `args` and the environment `env`; returns (exit code, stdout, stderr).
 fn aiv_perf_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {

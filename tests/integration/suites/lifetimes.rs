@@ -10,7 +10,7 @@ use crate::common;
 
 fn world(ranks: usize) -> World {
     common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         ranks,
         Config {
             buffer_bytes: Some(4 << 20),

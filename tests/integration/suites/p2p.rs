@@ -11,7 +11,7 @@ use common::pattern;
 
 fn world(ranks: usize, buffer: usize) -> World {
     common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         ranks,
         Config {
             buffer_bytes: Some(buffer),
@@ -264,7 +264,7 @@ fn events_order_sub_streams() {
 #[test]
 fn waiting_for_an_event_never_posted_times_out_naming_stream_and_event() {
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         1,
         Config {
             buffer_bytes: Some(64 * 1024),
@@ -298,7 +298,7 @@ fn streams_that_outnumber_the_cores_take_turns() {
     // others to release it (streams run as host tasks on the twin's workers; a launch short of
     // cores must wait without blocking the worker that runs the blocks holding them).
     let w = common::make_world(
-        crate::BACKEND,
+        super::BACKEND,
         1,
         Config {
             buffer_bytes: Some(64 * 1024),

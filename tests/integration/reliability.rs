@@ -3,7 +3,7 @@
 //! settings cannot wrap, and `synchronize` waits for what came before it only. The rules of a
 //! user's own launches (a failed one poisons what it declared it writes, one beyond the flag
 //! layout is refused, a panic in its argument closure stops the world at once) are tested with a
-//! self-test kernel as the user's: twin-tests/tests/user_launches.rs.
+//! self-test kernel as the user's: twin-tests/tests/integration/user_launches.rs.
 
 use std::time::Duration;
 
@@ -79,7 +79,7 @@ fn a_buffer_size_that_cannot_be_allocated_is_refused_naming_the_setting() {
         }
     }
     // The same from HCCL_BUFFSIZE (MB), read through the lookup the World uses (a size that
-    // fits but cannot be allocated: tests/aiv_perf.rs, in a process of its own).
+    // fits but cannot be allocated: tests/integration/aiv_perf.rs, in a process of its own).
     for mb in [
         (usize::MAX >> 20).to_string(),
         ((usize::MAX >> 20) - 1).to_string(),

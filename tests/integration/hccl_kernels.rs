@@ -5,7 +5,7 @@
 //! Needs a cann-hccl checkout at build time (nothing of it is in this repository):
 //!
 //!     AIV_HCCL_AIV_DIR=/path/to/cann-hccl/src/domain/collective_communication/algorithm/base/alg_aiv_template \
-//!         cargo test --release --test hccl_kernels -- --ignored
+//!         cargo test --release --test integration hccl_kernels -- --ignored
 //!
 //! The harness does what HCCL's host does for one-server, op-base launches on Atlas A2
 //! (`hccl_aiv.cc`, the mesh AIV executors): every rank's input buffer (its 35 MB AIV buffer, or
@@ -16,7 +16,7 @@
 #[test]
 #[ignore = "needs AIV_HCCL_AIV_DIR at build time (see the file's docs)"]
 fn hccl_kernels_need_a_cann_hccl_checkout() {
-    panic!("built without AIV_HCCL_AIV_DIR: HCCL's kernels were not compiled (see tests/hccl_kernels.rs)");
+    panic!("built without AIV_HCCL_AIV_DIR: HCCL's kernels were not compiled (see tests/integration/hccl_kernels.rs)");
 }
 
 #[cfg(aiv_hccl)]

@@ -4,7 +4,7 @@
 //! tiny HCCL buffer), every dtype (x op for reductions), in place and out of place, and bad input
 //! (a typed error, nothing touched).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

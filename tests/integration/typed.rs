@@ -3,7 +3,7 @@
 //! included); length mismatches are errors that write nothing and leave the ranks in step;
 //! in-place variants, views, batches and untyped conversions work.
 
-mod common;
+use crate::common;
 
 use std::ops::Bound;
 use std::time::Duration;
@@ -980,7 +980,7 @@ fn new_collectives_refuse_length_mismatches_and_write_nothing() {
 /// text, so the README's cannot rot.
 #[test]
 fn readme_example_is_the_doctest() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let using = readme
         .split("\n## Using it\n")
         .nth(1)
@@ -990,7 +990,7 @@ fn readme_example_is_the_doctest() {
         .and_then(|(_, rest)| rest.split_once("```\n"))
         .expect("README: a rust block under Using it")
         .0;
-    let src = include_str!("../host/typed.rs");
+    let src = include_str!("../../host/typed.rs");
     let docs: Vec<&str> = src
         .lines()
         .map_while(|l| l.strip_prefix("//!"))

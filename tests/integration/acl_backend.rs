@@ -2,7 +2,7 @@
 //! clear refusal where none), batch scheduling on every launch, the runtime's error text in
 //! device errors, the same bits as the twin, and the backend a `World::new` picks.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
