@@ -361,7 +361,7 @@ impl Communicator {
     /// Types f32, f16, bf16, i32, i16, i8 with sum, max or min (what the A2 atomic store units
     /// can do); anything else is refused before any launch. Integer sums wrap on overflow. In
     /// place (`send` and `recv` the same range) is allowed; other overlaps are refused.
-    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::all_reduce_kind`]);
+    /// Small calls use the one-shot kernel, large ones two-shot ([`crate::plan::one_shot_limit`]);
     /// [`Communicator::all_reduce_with`] picks one.
     /// Returns after validation and enqueueing; call [`Communicator::synchronize`].
     pub fn all_reduce(

@@ -1,4 +1,15 @@
 //! The chunk planner: how a collective is cut into launches that fit the HCCL buffer.
+//!
+//! Public are the sizing rules a user can plan against (the one-shot limit, the push region and
+//! its slots, the staging slots, blocks per peer); the planning itself is the crate's own.
+//!
+//! ```
+//! use aiv_comm::plan::{blocks_per_peer, one_shot_limit, slot_bytes, ONE_SHOT_MAX_BYTES};
+//! assert_eq!(one_shot_limit(8), ONE_SHOT_MAX_BYTES);
+//! ```
+//! ```compile_fail,E0603
+//! use aiv_comm::plan::plan_chunks; // how a call is cut: the crate's own
+//! ```
 
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -39,7 +50,7 @@ pub fn push_slot_bytes(ranks: usize) -> usize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum AllReduceAlgo {
-    /// By size and rank count ([`all_reduce_kind`]).
+    /// By size and rank count: one-shot up to [`one_shot_limit`] bytes per rank, two-shot above.
     #[default]
     Auto,
     /// Every rank stages its chunk, then reduces every rank's staged chunk itself, in rank order
@@ -75,8 +86,8 @@ impl std::str::FromStr for AllReduceAlgo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum AllGatherAlgo {
-    /// By size and rank count ([`all_gather_push`]; so far always
-    /// [`AllGatherAlgo::PullParts`]).
+    /// By size and rank count; so far always [`AllGatherAlgo::PullParts`] (push is no faster on
+    /// the twin at any size measured: `tests/integration/push.rs`' ignored `measure`).
     #[default]
     Auto,
     /// Seed 000's staging and pull: every rank stages its chunk in its own HCCL buffer, every
@@ -111,7 +122,7 @@ impl std::str::FromStr for AllGatherAlgo {
 /// Which kernel a collective's chunks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Kind {
+pub(crate) enum Kind {
     /// AllGather: each rank stages its chunk in its own HCCL buffer.
     AllGather,
     /// One-shot AllReduce: the chunk is staged whole.
@@ -180,7 +191,7 @@ pub fn blocks_per_peer(pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
 
 /// Blocks per peer with a forced split (`Config::blocks_per_peer`) or, with none, by size:
 /// `forced` capped as [`capped_blocks_per_peer`], else [`blocks_per_peer`].
-pub fn blocks_for(forced: Option<u32>, pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
+pub(crate) fn blocks_for(forced: Option<u32>, pair_bytes: usize, ranks: usize, cores: u32) -> u32 {
     match forced {
         Some(k) => capped_blocks_per_peer(k, ranks, cores),
         None => blocks_per_peer(pair_bytes, ranks, cores),
@@ -188,7 +199,7 @@ pub fn blocks_for(forced: Option<u32>, pair_bytes: usize, ranks: usize, cores: u
 }
 
 /// `k` blocks per peer within the limits of [`blocks_per_peer`].
-pub fn capped_blocks_per_peer(k: u32, ranks: usize, cores: u32) -> u32 {
+pub(crate) fn capped_blocks_per_peer(k: u32, ranks: usize, cores: u32) -> u32 {
     let cores = cores.min(crate::ffi::AIV_MAX_BLOCKS) as usize;
     // `cores / ranks` <= 48: the cast back cannot truncate.
     k.min((cores / ranks.max(1)) as u32)
@@ -203,13 +214,13 @@ pub fn slot_bytes(buffer_bytes: usize, ranks: usize) -> usize {
 
 /// One launch of a collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     /// First element of the chunk.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// Elements in the chunk.
-    pub count: usize,
+    pub(crate) count: usize,
     /// Index of the chunk (its tag is the base tag of the call plus this).
-    pub index: usize,
+    pub(crate) index: usize,
 }
 
 /// The AllReduce kernel for a call of `bytes` per rank: one-shot up to [`one_shot_limit`] and
@@ -243,7 +254,7 @@ pub struct Chunk {
 /// contention its single round means fewer polls competing for the cores, alone its in-UB
 /// reduction and two block barriers cost more than the round saves. So `Auto` keeps one-shot /
 /// two-shot, and push stays a choice (`AllReduceAlgo::Push`, `aiv-perf --algo push`).
-pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
+pub(crate) fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
     if bytes <= one_shot_limit(ranks) {
         Kind::AllReduceOneShot
     } else {
@@ -272,7 +283,7 @@ pub fn all_reduce_kind(bytes: usize, ranks: usize) -> Kind {
 /// | 2 | 1 MiB | 372 455 392 | 695 509 459 |
 /// | 4 | 64 KiB | 155 162 170 | 191 200 205 |
 /// | 4 | 1 MiB | 1935 2780 2346 | 3372 8072 3911 |
-pub fn all_gather_push(bytes: usize, ranks: usize) -> bool {
+pub(crate) fn all_gather_push(bytes: usize, ranks: usize) -> bool {
     let _ = (bytes, ranks);
     false
 }
@@ -288,7 +299,12 @@ pub fn one_shot_limit(ranks: usize) -> usize {
 }
 
 /// Largest chunk (elements) of `kind` that fits an HCCL buffer of `buffer_bytes`.
-pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: usize) -> usize {
+pub(crate) fn chunk_capacity(
+    kind: Kind,
+    dtype: DataType,
+    ranks: usize,
+    buffer_bytes: usize,
+) -> usize {
     let es = dtype.size();
     let bytes = match kind {
         Kind::AllGather | Kind::AllReduceOneShot | Kind::AllGatherV | Kind::Broadcast => {
@@ -310,19 +326,13 @@ pub fn chunk_capacity(kind: Kind, dtype: DataType, ranks: usize, buffer_bytes: u
 
 /// Most chunks (launches) one call may be cut into: 2^24 - 1, a wait of days on any device.
 /// AlltoAllV reserves tags for this many chunks before it knows how many it needs.
-pub const MAX_CHUNKS: usize = (1 << 24) - 1;
+pub(crate) const MAX_CHUNKS: usize = (1 << 24) - 1;
 
 /// Cuts `count` elements into chunks of at most the capacity of `kind`; every element is in
 /// exactly one chunk, in order. `count == 0` gives no chunks. More than [`MAX_CHUNKS`] chunks
 /// is an [`Error::Length`] (a count no buffer could hold, or an HCCL buffer far too small for
 /// it).
-///
-/// ```
-/// use aiv_comm::{plan::{plan_chunks, Kind}, DataType};
-/// assert_eq!(plan_chunks(Kind::AllGather, 1000, DataType::F32, 2, 4096).unwrap().len(), 1);
-/// assert!(plan_chunks(Kind::AllGather, usize::MAX, DataType::F32, 2, 4096).is_err());
-/// ```
-pub fn plan_chunks(
+pub(crate) fn plan_chunks(
     kind: Kind,
     count: usize,
     dtype: DataType,
@@ -353,6 +363,20 @@ pub fn plan_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_that_fits_is_one_chunk_and_one_no_buffer_could_hold_is_refused() {
+        assert_eq!(
+            plan_chunks(Kind::AllGather, 1000, DataType::F32, 2, 4096)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(matches!(
+            plan_chunks(Kind::AllGather, usize::MAX, DataType::F32, 2, 4096),
+            Err(Error::Length(_))
+        ));
+    }
 
     fn covers(chunks: &[Chunk], count: usize) {
         let mut next = 0;
@@ -457,3 +481,8 @@ mod tests {
         assert!(plan_chunks(Kind::AllGather, 10, DataType::F64, 2, 4).is_err());
     }
 }
+
+/// What the host plans for whole calls, checked on the recording backend.
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod launches;

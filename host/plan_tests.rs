@@ -3,10 +3,10 @@
 //! which order on which stream. Every rank plans the same launches, or the kernels would wait
 //! on each other forever.
 
-use aiv_comm::backend::record::{RecordedLaunch, Recording, RecordingBackend};
-use aiv_comm::backend::Blocks;
-use aiv_comm::ffi::AivCollArgs;
-use aiv_comm::{AllReduceAlgo, Config, DataType, Event, ReduceOp, World};
+use crate::backend::record::{RecordedLaunch, Recording, RecordingBackend};
+use crate::backend::Blocks;
+use crate::ffi::AivCollArgs;
+use crate::{AllReduceAlgo, Config, DataType, Event, ReduceOp, World};
 
 /// A world of `ranks` on the recording backend with `buffer` bytes of HCCL buffer.
 fn recorded(ranks: usize, buffer: usize, cores: u32) -> (World, Recording) {
@@ -37,7 +37,7 @@ fn of_rank(all: &[RecordedLaunch], rank: u32) -> Vec<RecordedLaunch> {
 fn run(
     w: &World,
     rec: &Recording,
-    f: impl Fn(&aiv_comm::Communicator) -> aiv_comm::Result<()> + Sync,
+    f: impl Fn(&crate::Communicator) -> crate::Result<()> + Sync,
 ) -> Vec<RecordedLaunch> {
     rec.clear();
     for r in w.run(|c| {
@@ -218,8 +218,8 @@ fn events_order_streams_and_a_dropped_post_fails_its_waits_with_the_posting_stre
     a.synchronize().unwrap();
     let dst = |l: &RecordedLaunch| -> u64 {
         let s = l.arg_struct.as_ref().unwrap();
-        bytemuck::pod_read_unaligned::<aiv_comm::ffi::AivCopyArgs>(
-            &s[..std::mem::size_of::<aiv_comm::ffi::AivCopyArgs>()],
+        bytemuck::pod_read_unaligned::<crate::ffi::AivCopyArgs>(
+            &s[..std::mem::size_of::<crate::ffi::AivCopyArgs>()],
         )
         .dst
     };
@@ -234,6 +234,6 @@ fn events_order_streams_and_a_dropped_post_fails_its_waits_with_the_posting_stre
     b.wait(&ev, "b");
     let ea = a.synchronize().unwrap_err();
     let eb = b.synchronize().unwrap_err();
-    assert!(matches!(ea, aiv_comm::Error::EventTimeout { .. }), "{ea}");
+    assert!(matches!(ea, crate::Error::EventTimeout { .. }), "{ea}");
     assert_eq!(ea, eb, "b names a's error");
 }

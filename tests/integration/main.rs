@@ -23,7 +23,6 @@ mod collective_set;
 mod copy;
 mod doc_links;
 mod hccl_kernels;
-mod plan;
 mod push;
 mod reliability;
 mod traffic;
