@@ -549,6 +549,202 @@ mod tests {
             .collect()
     }
 
+    /// What a copy does to each byte, restated from the rules of the AscendC docs (the module's
+    /// doc) by walking the copy block by block, with cursors, as a reader of the docs would:
+    /// `None` if the NPU (or the twin, where the NPU silently does something else) refuses it,
+    /// else the (GM offset, UB offset) of every byte moved, the UB offsets of padding (loads
+    /// only) and of the dummy bytes up to the next 32-byte boundary (DataCopyPad loads only).
+    #[allow(clippy::type_complexity)]
+    fn oracle(r: &AscTwinCopy) -> Option<(Vec<(usize, usize)>, Vec<usize>, Vec<usize>)> {
+        let load = r.dir == ASC_TWIN_GM_TO_UB;
+        let es = r.elem_size.max(1) as usize;
+        let (mut moved, mut pad, mut dummy) = (Vec::new(), Vec::new(), Vec::new());
+        // (GM gap unit, UB gap unit) in bytes: strides count blocks, but DataCopyPad's GM
+        // stride counts bytes.
+        let (gm_stride, ub_stride) = if load {
+            (r.src_stride as usize, r.dst_stride as usize)
+        } else {
+            (r.dst_stride as usize, r.src_stride as usize)
+        };
+        match r.api {
+            ASC_TWIN_DATA_COPY => {
+                // One run of whole 32-byte blocks, `block_len` bytes.
+                if !r.block_len.is_multiple_of(32) {
+                    return None;
+                }
+                moved.extend((0..r.block_len as usize).map(|k| (k, k)));
+            }
+            ASC_TWIN_DATA_COPY_STRIDED => {
+                if r.block_count > 4095 {
+                    return None;
+                }
+                let (mut g, mut u) = (0, 0);
+                for _ in 0..r.block_count {
+                    for _ in 0..r.block_len {
+                        moved.extend((0..32).map(|k| (g + k, u + k)));
+                        g += 32;
+                        u += 32;
+                    }
+                    g += gm_stride * 32;
+                    u += ub_stride * 32;
+                }
+            }
+            ASC_TWIN_DATA_COPY_PAD => {
+                let len = r.block_len as usize;
+                let (lp, rp) = if load {
+                    (r.left_pad as usize * es, r.right_pad as usize * es)
+                } else {
+                    (0, 0)
+                };
+                if r.block_count > 4095
+                    || len > 2_097_151
+                    || !len.is_multiple_of(es)
+                    || lp > 32
+                    || rp > 32
+                {
+                    return None;
+                }
+                if len == 0 {
+                    return Some((moved, pad, dummy));
+                }
+                let (mut g, mut u) = (0, 0);
+                for _ in 0..r.block_count {
+                    let start = u;
+                    pad.extend(u..u + lp);
+                    u += lp;
+                    moved.extend((0..len).map(|k| (g + k, u + k)));
+                    u += len;
+                    g += len;
+                    pad.extend(u..u + rp);
+                    u += rp;
+                    // Every block starts at a 32-byte boundary of UB.
+                    while (u - start) % 32 != 0 {
+                        if load {
+                            dummy.push(u);
+                        }
+                        u += 1;
+                    }
+                    g += gm_stride;
+                    u += ub_stride * 32;
+                }
+            }
+            _ => return None,
+        }
+        Some((moved, pad, dummy))
+    }
+
+    /// A small deterministic generator (xorshift64*).
+    struct Gen(u64);
+    impl Gen {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+        }
+        /// Mostly small values, sometimes the edges of a field.
+        fn pick(&mut self, small: u64, edges: &[u64]) -> u64 {
+            if self.below(8) == 0 {
+                edges[self.below(edges.len() as u64) as usize]
+            } else {
+                self.below(small)
+            }
+        }
+    }
+
+    #[test]
+    fn bursts_move_the_bytes_an_independent_walk_of_the_rules_moves() {
+        let mut g = Gen(0x5eed_d00d_1234_5678);
+        let mut refused = 0;
+        for case in 0..6000 {
+            let api = [
+                ASC_TWIN_DATA_COPY,
+                ASC_TWIN_DATA_COPY_STRIDED,
+                ASC_TWIN_DATA_COPY_PAD,
+            ][g.below(3) as usize];
+            let dir = if g.below(2) == 0 {
+                ASC_TWIN_GM_TO_UB
+            } else {
+                crate::abi::ASC_TWIN_UB_TO_GM
+            };
+            let es = [1u32, 2, 4, 8][g.below(4) as usize];
+            let big = g.below(16) == 0;
+            let count = if big {
+                g.pick(3, &[4095, 4096])
+            } else {
+                g.pick(6, &[0, 4095, 4096])
+            } as u32;
+            let len = match api {
+                ASC_TWIN_DATA_COPY => g.below(5) * [1, 13, 16, 32, 32][g.below(5) as usize],
+                ASC_TWIN_DATA_COPY_STRIDED => g.below(if count > 100 { 2 } else { 4 }),
+                _ if count > 100 => g.below(3) * es as u64,
+                _ => {
+                    // Mostly whole elements, sometimes not.
+                    let l = g.pick(80, &[0, 2_097_151, 2_097_152]);
+                    if g.below(4) == 0 {
+                        l
+                    } else {
+                        l / es as u64 * es as u64
+                    }
+                }
+            } as u32;
+            let mut r = req(api, dir, es, count, len);
+            r.src_stride = g.below(if api == ASC_TWIN_DATA_COPY_PAD { 70 } else { 4 });
+            r.dst_stride = g.below(if api == ASC_TWIN_DATA_COPY_PAD { 70 } else { 4 });
+            r.left_pad = g.pick(5, &[8, 9, 32, 33]) as u32;
+            r.right_pad = g.pick(5, &[8, 9, 32, 33]) as u32;
+            if api == ASC_TWIN_DATA_COPY_PAD && len as u64 * count as u64 > 1 << 20 {
+                // Big enough to test the field limits' refusal, too big to walk byte by byte.
+                let refused_by_oracle = count > 4095 || len > 2_097_151 || !len.is_multiple_of(es);
+                if refused_by_oracle {
+                    assert!(plan(&r).is_err(), "case {case}: {:?}", bursts_or_err(&r));
+                }
+                continue;
+            }
+            let want = oracle(&r);
+            let got = plan(&r);
+            let (Some((moved, pad, dummy)), Ok(bursts)) = (&want, &got) else {
+                assert_eq!(
+                    want.is_none(),
+                    got.is_err(),
+                    "case {case}: api {api} dir {dir} es {es} count {count} len {len} strides {}/{} pads {}/{}: oracle {:?}, plan {:?}",
+                    r.src_stride, r.dst_stride, r.left_pad, r.right_pad,
+                    want.as_ref().map(|w| w.0.len()),
+                    bursts_or_err(&r)
+                );
+                refused += 1;
+                continue;
+            };
+            // The bursts, expanded the way `load_bursts`/`store_bursts` use them: data at
+            // `ub + left padding` for DataCopyPad loads, padding before it and after it, dummy
+            // bytes from there to `ub_span`.
+            let lp = if api == ASC_TWIN_DATA_COPY_PAD && dir == ASC_TWIN_GM_TO_UB {
+                r.left_pad as usize * es as usize
+            } else {
+                0
+            };
+            let (mut m, mut p, mut d) = (Vec::new(), Vec::new(), Vec::new());
+            for b in bursts.iter() {
+                m.extend((0..b.len).map(|k| (b.gm + k, b.ub + lp + k)));
+                p.extend((b.ub..b.ub + lp).chain(b.ub + lp + b.len..b.ub + b.ub_data));
+                d.extend(b.ub + b.ub_data..b.ub + b.ub_span);
+            }
+            let what = format!("case {case}: api {api} dir {dir} es {es} count {count} len {len}");
+            assert_eq!(&m, moved, "{what}: bytes moved");
+            p.sort_unstable();
+            let mut pad = pad.clone();
+            pad.sort_unstable();
+            assert_eq!(p, pad, "{what}: padding");
+            assert_eq!(&d, dummy, "{what}: dummy bytes");
+        }
+        // Both sides of the rules were exercised.
+        assert!(refused > 300 && refused < 4000, "{refused} refused");
+    }
+
+    fn bursts_or_err(r: &AscTwinCopy) -> Result<usize, String> {
+        plan(r).map(|b| b.len()).map_err(|e| format!("{e:?}"))
+    }
+
     #[test]
     fn data_copy_moves_whole_blocks_only() {
         assert_eq!(
