@@ -18,6 +18,7 @@ mod acl_backend;
 mod aiv_perf;
 mod architecture;
 mod backends;
+mod benchmarks_md;
 mod census;
 mod collective_set;
 mod copy;
