@@ -55,8 +55,8 @@ pub struct Config {
     /// bits on every run and with every buffer size (as `HCCL_DETERMINISTIC=true` on A2).
     /// `None`: `HCCL_DETERMINISTIC` (`true`, `strict` or `false`, any case; unset is `false`;
     /// `strict` is the same order). It costs parallelism where adds into one output would
-    /// otherwise land as they arrive: two-shot AllReduce and ReduceScatter (`BENCHMARKS.md` has
-    /// figures; `benches/deterministic.sh` measures them).
+    /// otherwise land as they arrive: two-shot AllReduce and ReduceScatter
+    /// (`benches/deterministic.sh` measures it).
     pub deterministic: Option<bool>,
     /// Blocks (cores) per peer of every collective launch,
     /// 1..=[`crate::plan::MAX_BLOCKS_PER_PEER`] (capped at `min(cores, 48) / ranks`; one-shot
