@@ -43,7 +43,7 @@ fn a_thousand_world_cycles_keep_the_resident_set_flat() {
     // dynamic mmap threshold, per-thread arenas of the worlds' threads), so compare the lowest
     // of the last three readings with the highest of the first three. Checked by injecting a
     // leak: 40 KB a cycle (what a plain all_reduce leaked before) shows as ~17 MB here and
-    // fails; 10 KB a cycle disappears in the allocator's free space (twin-tests/tests/integration/isolation.rs checks
+    // fails; 10 KB a cycle disappears in the allocator's free space (twin-tests/tests/twin/isolation.rs checks
     // that a dropped world leaves no GM behind at all).
     let mut samples = Vec::new();
     for _ in 0..10 {

@@ -1,6 +1,7 @@
 //! The architecture's invariants that a test can read off the sources (docs/architecture.md):
 //! no import circles among the host modules, nothing above the backend trait names a type of
-//! the twin runtime, and only the ACL backend names the ACL runtime.
+//! the twin runtime, only the ACL backend names the ACL runtime, and every file of a one-binary
+//! test directory is compiled.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -164,5 +165,69 @@ fn only_the_acl_backend_names_the_acl_runtime() {
         }
         let named = names_after(&code, "ascendc_sys::");
         assert!(named.is_empty(), "host/{path} names ascendc_sys::{named:?}");
+    }
+}
+
+/// The test modules a one-binary test directory declares in its `main.rs`: `mod name;` lines and
+/// the files of `#[path = "..."]` attributes (here and in the modules they name).
+fn declared_modules(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![dir.join("main.rs")];
+    while let Some(file) = todo.pop() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let here = file.parent().unwrap();
+        let mut path_attr = None;
+        for line in text.lines().map(str::trim) {
+            if let Some(p) = line.strip_prefix("#[path = \"") {
+                path_attr = Some(here.join(p.trim_end_matches("\"]")));
+            } else if let Some(m) = line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+                let f = path_attr
+                    .take()
+                    .unwrap_or_else(|| here.join(format!("{m}.rs")));
+                let f = f.canonicalize().unwrap_or(f);
+                if f.starts_with(dir.canonicalize().unwrap()) && out.insert(f.clone()) {
+                    todo.push(f);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.insert(path.canonicalize().unwrap());
+        }
+    }
+    out
+}
+
+/// The integration tests are one binary per crate, so a new file in their directory runs only
+/// if its `main.rs` declares it: none may be left out, or its tests would silently never run.
+#[test]
+fn every_file_of_a_one_binary_test_directory_is_compiled() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["tests/integration", "twin-tests/tests/twin"] {
+        let dir = root.join(dir);
+        let mut files = rust_files(&dir);
+        files.remove(&dir.join("main.rs").canonicalize().unwrap());
+        let declared = declared_modules(&dir);
+        assert!(
+            declared.len() > 10,
+            "{}: the scan found only {declared:?}",
+            dir.display()
+        );
+        let missing: Vec<_> = files.difference(&declared).collect();
+        assert!(
+            missing.is_empty(),
+            "declared by no `mod` of {}/main.rs: {missing:?}",
+            dir.display()
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! settings cannot wrap, and `synchronize` waits for what came before it only. The rules of a
 //! user's own launches (a failed one poisons what it declared it writes, one beyond the flag
 //! layout is refused, a panic in its argument closure stops the world at once) are tested with a
-//! self-test kernel as the user's: twin-tests/tests/integration/user_launches.rs.
+//! self-test kernel as the user's: twin-tests/tests/twin/user_launches.rs.
 
 use std::time::Duration;
 

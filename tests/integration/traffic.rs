@@ -1,7 +1,7 @@
 //! The twin's DMA traffic counters (`ascendc_twin::Twin::gm_traffic`), on which aiv-perf's dmabw
 //! and the comparison's traffic figures rest. The counters belong to the world's twin, so other
 //! tests running beside this one add nothing to them. (Its count of checked launches:
-//! twin-tests/tests/integration/checked_launches.rs.)
+//! twin-tests/tests/twin/checked_launches.rs.)
 
 use aiv_comm::{AllGatherAlgo, Config, DataType, ReduceOp, World};
 use ascendc_twin::GmTraffic;

@@ -2,7 +2,7 @@
 // auto_sync: off
 /*
  * aiv_api_selftest: one mode per AscendC API behaviour the twin must reproduce (AivApiTestMode);
- * tests/integration/api.rs pins the results. Written against the public AscendC API only.
+ * tests/twin/api.rs pins the results. Written against the public AscendC API only.
  */
 #include "kernel_operator.h"
 #include "selftest_args.h"

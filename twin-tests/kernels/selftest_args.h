@@ -197,7 +197,7 @@ struct AivApiTestArgs {
 };
 
 /* ---- aiv_vec_selftest (vec_selftest.cpp): one vector instruction, pinned by
- * tests/integration/vector.rs against a host reference ---- */
+ * tests/twin/vector.rs against a host reference ---- */
 
 /* UB regions of the self-test: inputs 0, 1, 2, the destination, the work buffer. */
 #define AIV_VEC_REGION_BYTES 32768u
@@ -225,7 +225,7 @@ enum AivVecOp {
      * <V_MTE3>; bit 3: the scalar unit reads dst[0] back (GetValue) after V_S and stores 10x it in
      * dst[1]; bit 2: the same without the V_S flag. */
     AIV_VEC_PIPELINE = 128,
-    /* A fixed sequence on float regions, chosen by `mode` (tests/integration/vector.rs, scenarios):
+    /* A fixed sequence on float regions, chosen by `mode` (tests/twin/vector.rs, scenarios):
      * 0 SetVectorMask(0, 0xF); Compare (count 64); Adds<false> (the mask survives Compare);
      * 1 ReduceMax (count 64); Adds<false> (the mask is undefined: an error);
      * 2 ReduceSum (count 100); GetValue(0) with no V_S flag (the implementation syncs); dst[1] = it;

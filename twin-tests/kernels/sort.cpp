@@ -1,5 +1,5 @@
 /*
- * Kernels of tests/integration/sort.rs: Sort32, MrgSort (+ GetMrgSortResult) and ReducePairElem, each driven
+ * Kernels of tests/twin/sort.rs: Sort32, MrgSort (+ GetMrgSortResult) and ReducePairElem, each driven
  * by a small parameter block in GM so the test can vary lengths, list counts, masks, strides and
  * operand placement, and provoke the misuse the twin must report. One block each.
  */

@@ -2,7 +2,7 @@
 // auto_sync: off
 /*
  * aiv_sync_selftest: exercises the soft-sync primitives across ranks and blocks and checks that
- * data written before a flag is visible after it (tests/integration/soft_sync.rs). Each rank's HCCL buffer serves
+ * data written before a flag is visible after it (tests/twin/soft_sync.rs). Each rank's HCCL buffer serves
  * as the data area; each block reports the mismatches it saw in its result cell.
  */
 #include "kernel_operator.h"

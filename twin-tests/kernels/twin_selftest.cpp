@@ -2,7 +2,7 @@
 // auto_sync: off
 /*
  * aiv_twin_selftest: one small kernel per device rule the twin must enforce or reproduce
- * (tests/integration/twin_rules.rs drives it). It is ordinary AscendC device code: it compiles against the
+ * (tests/twin/twin_rules.rs drives it). It is ordinary AscendC device code: it compiles against the
  * real AscendC headers too (ascendc-check), so what it exercises on the twin is what the NPU sees.
  */
 #include "kernel_operator.h"

@@ -3,7 +3,7 @@
 /*
  * aiv_vec_selftest: one AscendC vector instruction, chosen by AivVecTestArgs (op, form, types,
  * mask, repeat and strides), on five 32 KiB UB regions loaded from GM (sources 0..2, the
- * destination with its initial bytes, a work buffer) and stored back. tests/integration/vector.rs computes
+ * destination with its initial bytes, a work buffer) and stored back. tests/twin/vector.rs computes
  * the same instruction on the host, independently, and compares the bytes. Written against the
  * public AscendC API only.
  */

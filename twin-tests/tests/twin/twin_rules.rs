@@ -908,7 +908,7 @@ fn pipe_hazards_are_reported() {
     let src = dev.alloc(4096).unwrap();
     let dst = dev.alloc(4096).unwrap();
     // Distinct bytes: the WAR reload must change UB (reloading identical bytes is harmless,
-    // tests/integration/api.rs).
+    // tests/twin/api.rs).
     src.write(0, &pattern(4096, 5)).unwrap();
     for (mode, op, what) in [
         (

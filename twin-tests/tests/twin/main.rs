@@ -1,6 +1,6 @@
 //! The twin's tests, in one binary: linking each file as its own test binary (each with the twin
 //! inside) cost minutes of CI and gigabytes of disk. Run one part with a filter on its module
-//! path, e.g. `cargo test -p twin-tests --test integration sort::`.
+//! path, e.g. `cargo test --test twin sort::`.
 //!
 //! Tests that need a process to themselves stay apart, as files of `tests/`:
 //! `twin_parking.rs` and `cross_sync_parking.rs` (they measure the process's CPU time, and the
