@@ -199,7 +199,8 @@ enum AscTwinOp {
     ASC_TWIN_OP_DETERMINE = 14,    /* InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock */
     ASC_TWIN_OP_GROUP_BARRIER = 15, /* GroupBarrier */
     ASC_TWIN_OP_DATA_COPY = 16,     /* a DataCopy form the headers check (SliceInfo) */
-    ASC_TWIN_OP_LIST_TENSOR = 17    /* ListTensorDesc / TensorDesc */
+    ASC_TWIN_OP_LIST_TENSOR = 17,   /* ListTensorDesc / TensorDesc */
+    ASC_TWIN_OP_INIT_OUTPUT = 18    /* InitOutput */
 };
 
 int32_t asc_twin_copy(const struct AscTwinCopy *req);

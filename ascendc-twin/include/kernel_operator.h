@@ -37,6 +37,7 @@
 #include "asc_twin/sync_all.h"
 #include "asc_twin/block_sync.h"
 #include "asc_twin/group_barrier.h"
+#include "asc_twin/init_output.h"
 #include "asc_twin/debug.h"
 #include "asc_twin/unsupported.h"
 

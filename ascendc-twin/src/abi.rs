@@ -230,6 +230,8 @@ pub(crate) const ASC_TWIN_OP_GROUP_BARRIER: u32 = 15;
 pub(crate) const ASC_TWIN_OP_DATA_COPY: u32 = 16;
 /// `ASC_TWIN_OP_LIST_TENSOR`: ListTensorDesc / TensorDesc.
 pub(crate) const ASC_TWIN_OP_LIST_TENSOR: u32 = 17;
+/// `ASC_TWIN_OP_INIT_OUTPUT`: InitOutput.
+pub(crate) const ASC_TWIN_OP_INIT_OUTPUT: u32 = 18;
 
 /// The name a fault raised through [`asc_twin_fail`] with `op` carries.
 pub(crate) fn fail_op_name(op: u32) -> &'static str {
@@ -252,6 +254,7 @@ pub(crate) fn fail_op_name(op: u32) -> &'static str {
         ASC_TWIN_OP_GROUP_BARRIER => "GroupBarrier",
         ASC_TWIN_OP_DATA_COPY => "DataCopy",
         ASC_TWIN_OP_LIST_TENSOR => "ListTensorDesc",
+        ASC_TWIN_OP_INIT_OUTPUT => "InitOutput",
         _ => "AscendC API",
     }
 }
@@ -1282,6 +1285,7 @@ mod tests {
             ASC_TWIN_OP_GROUP_BARRIER,
             ASC_TWIN_OP_DATA_COPY,
             ASC_TWIN_OP_LIST_TENSOR,
+            ASC_TWIN_OP_INIT_OUTPUT,
         );
         layout!("AscTwinCopy", AscTwinCopy: api, dir, ub, ub_cap, gm, elem_size, block_count,
             block_len, src_stride, dst_stride, is_pad, left_pad, right_pad, pad_value);

@@ -95,6 +95,7 @@ extern "C" const AscTwinAbiFact asc_twin_abi_facts[] = {
     ASC_TWIN_FACT(ASC_TWIN_OP_GROUP_BARRIER),
     ASC_TWIN_FACT(ASC_TWIN_OP_DATA_COPY),
     ASC_TWIN_FACT(ASC_TWIN_OP_LIST_TENSOR),
+    ASC_TWIN_FACT(ASC_TWIN_OP_INIT_OUTPUT),
     ASC_TWIN_SIZE(AscTwinCopy),
     ASC_TWIN_OFFSET(AscTwinCopy, api),
     ASC_TWIN_OFFSET(AscTwinCopy, dir),

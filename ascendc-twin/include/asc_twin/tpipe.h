@@ -750,6 +750,10 @@ public:
     }
     __aicore__ inline void Init() {}
 
+    /* Twin: the UB byte address where the buffers this pipe has handed out end (AscendC's queue
+     * end address, past which its APIs take UB scratch, e.g. InitOutput). */
+    uint64_t TwinQueueEnd() const { return region_.used; }
+
 private:
     template <TPosition, uint32_t> friend class TBufPool;
     asc_twin::Region region_;
