@@ -13,6 +13,7 @@ mod checked_launches;
 mod cross_sync;
 mod fairness;
 mod group_barrier;
+mod init_output;
 mod inline_launch;
 mod isolation;
 mod kernel_args;
