@@ -4,7 +4,9 @@
 //! with `ascendc_build::Program` and run on acl-twin with the checkers on, and the sample's
 //! `verify_result.py` judges the output with the sample's tolerance. A README that shows the
 //! kernel's printf lines (`[AIV Block b/n] ...`) must see each of them, with the twin's
-//! `[rank 0] ` before it (the twin prints lines as the blocks run, so their order is not checked).
+//! `[rank 0] ` before it (the twin prints lines as the blocks run, so their order is not checked);
+//! a README line without the block prefix that one of the kernel's `AscendC::printf` formats
+//! makes must be printed by some block.
 //!
 //! Nothing of asc-devkit is in this repository. With a checkout of it (a work tree):
 //!
@@ -333,6 +335,7 @@ const CASES: &[(&str, Option<u32>, Expect)] = &[
     ),
     ("03_basic_api/04_memory_management/tmp_buffer", None, Pass),
     ("03_basic_api/05_sync_control/data_sync_barrier", None, Pass),
+    ("03_basic_api/05_sync_control/group_barrier", None, Pass),
     ("03_basic_api/05_sync_control/ib_set_wait", None, Pass),
     (
         "03_basic_api/05_sync_control/sequential_block_sync",
@@ -458,13 +461,109 @@ fn readme_command(readme: &str, script: &str, scenario: Option<u32>) -> Option<S
     Some(line.replace("$SCENARIO_NUM", &scenario.unwrap_or(1).to_string()))
 }
 
-/// The kernel printf lines the README shows (`[AIV Block b/n] text`, one per line).
-fn readme_prints(readme: &str) -> Vec<&str> {
+/// The kernel printf lines the README shows, one per line: `[AIV Block b/n] text` as the NPU
+/// prints it (`true`), or a bare `text` that one of the kernel's `formats` makes (`false`): a
+/// README may leave out the `[AIV Block b/n] ` the NPU puts before every kernel line, and such
+/// a line must still be printed, by some block.
+fn readme_prints<'a>(readme: &'a str, formats: &[String]) -> Vec<(&'a str, bool)> {
     readme
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with("[AIV Block "))
+        .filter_map(|l| {
+            if l.starts_with("[AIV Block ") {
+                Some((l, true))
+            } else if formats.iter().any(|f| format_makes(f, l)) {
+                Some((l, false))
+            } else {
+                None
+            }
+        })
         .collect()
+}
+
+/// The format strings of the `AscendC::printf` / `AscendC::PRINTF` calls in `text` (kernel
+/// code only: a host's `printf` is not among them), without their final newline.
+fn kernel_formats(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for call in ["AscendC::printf(\"", "AscendC::PRINTF(\""] {
+        for (at, _) in text.match_indices(call) {
+            let mut f = String::new();
+            let mut chars = text[at + call.len()..].chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => match chars.next() {
+                        Some('n') => f.push('\n'),
+                        Some('t') => f.push('\t'),
+                        Some(e) => f.push(e),
+                        None => break,
+                    },
+                    c => f.push(c),
+                }
+            }
+            out.push(f.trim_end_matches('\n').to_string());
+        }
+    }
+    out
+}
+
+/// Whether `line` is what the printf format `f` prints for some arguments: its literal pieces
+/// in order, anything in place of each conversion (`%d`, `%lu`, ...; `%%` is a `%`). A format
+/// with no literal text makes nothing here (it would match any line).
+fn format_makes(f: &str, line: &str) -> bool {
+    let mut pieces = vec![String::new()];
+    let mut chars = f.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            pieces.last_mut().unwrap().push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            pieces.last_mut().unwrap().push('%');
+            continue;
+        }
+        // Flags, width, precision and length, then the conversion letter.
+        while chars
+            .next_if(|c| c.is_ascii_digit() || "-+ #.lhzjtL".contains(*c))
+            .is_some()
+        {}
+        chars.next();
+        pieces.push(String::new());
+    }
+    if pieces.iter().all(|p| p.trim().is_empty()) {
+        return false;
+    }
+    let (first, last) = (&pieces[0], &pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return line == first;
+    }
+    let Some(mut rest) = line.strip_prefix(first.as_str()) else {
+        return false;
+    };
+    for p in &pieces[1..pieces.len() - 1] {
+        match rest.find(p.as_str()) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last.as_str())
+}
+
+/// Whether `out` has `line` as a kernel's console line: `[rank 0] line` if the README shows
+/// the block prefix (`prefixed`), else `[rank 0] [AIV Block b/n] line` for some block.
+fn printed(out: &str, line: &str, prefixed: bool) -> bool {
+    out.lines().map(str::trim_end).any(|o| {
+        let Some(o) = o.strip_prefix("[rank 0] ") else {
+            return false;
+        };
+        if prefixed {
+            return o == line;
+        }
+        o.strip_prefix("[AIV Block ")
+            .and_then(|r| r.split_once("] "))
+            .is_some_and(|(_, text)| text == line)
+    })
 }
 
 fn sh(cmd: &str, cwd: &Path) -> (bool, String) {
@@ -576,9 +675,14 @@ fn run(
         if !ok || out.contains("[acl-twin]") {
             return Err(format!("run: {out}"));
         }
-        let missing: Vec<&str> = readme_prints(&readme)
+        let formats: Vec<String> = sources(&work)
+            .iter()
+            .flat_map(|s| kernel_formats(&std::fs::read_to_string(s).unwrap_or_default()))
+            .collect();
+        let missing: Vec<&str> = readme_prints(&readme, &formats)
             .into_iter()
-            .filter(|l| !out.lines().any(|o| o.trim_end() == format!("[rank 0] {l}")))
+            .filter(|&(l, prefixed)| !printed(&out, l, prefixed))
+            .map(|(l, _)| l)
             .collect();
         if !missing.is_empty() {
             return Err(format!(
@@ -648,4 +752,30 @@ fn the_bugs_the_sanitizer_sample_describes_are_each_caught() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn a_readme_line_without_the_block_prefix_is_checked_by_the_kernel_formats() {
+    let src =
+        r#"AscendC::printf("[Block (%lu/%d)]: OUTPUT = %d\n", id, n, v); printf("test pass!\n");"#;
+    let formats = kernel_formats(src);
+    assert_eq!(formats, ["[Block (%lu/%d)]: OUTPUT = %d"]);
+    let readme = "```\n  [Block (0/6)]: OUTPUT = 24\n  test pass!\n  [AIV Block 0/8] hi\n```";
+    assert_eq!(
+        readme_prints(readme, &formats),
+        [
+            ("[Block (0/6)]: OUTPUT = 24", false),
+            ("[AIV Block 0/8] hi", true)
+        ]
+    );
+    assert!(
+        !format_makes("%d", "24"),
+        "a format of no text matches nothing"
+    );
+    assert!(format_makes("100%% of %s", "100% of it"));
+    let out = "[rank 0] [AIV Block 3/8] [Block (0/6)]: OUTPUT = 24\n[rank 0] [AIV Block 0/8] hi\n";
+    assert!(printed(out, "[Block (0/6)]: OUTPUT = 24", false));
+    assert!(!printed(out, "[Block (0/6)]: OUTPUT = 0", false));
+    assert!(printed(out, "[AIV Block 0/8] hi", true));
+    assert!(!printed(out, "[Block (0/6)]: OUTPUT = 24", true));
 }
