@@ -80,6 +80,7 @@ mod fingerprint;
 mod hd;
 mod launcher;
 pub mod link;
+mod op_queue;
 pub mod plan;
 mod poison;
 mod process;

@@ -9,11 +9,9 @@
 //! streams (events). Drop = abort then wait is the World's (`world.rs`).
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use ascendc_twin::{ArgBlock, Kernel};
-use parking_lot::{Condvar, Mutex};
 
 use crate::backend::dynamic::StreamHandle;
 use crate::backend::Blocks;
@@ -22,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 use crate::launcher::{LaunchSlots, Launcher};
+use crate::op_queue::{Item, OpQueue};
 use crate::trace::TraceEvent;
 use crate::turns::Turn;
 
@@ -168,41 +167,21 @@ pub(crate) struct Op {
     pub task: Cow<'static, str>,
 }
 
-struct State {
-    /// Queued ops with their positions (the `next` at their enqueue), each with the stream it
-    /// runs on: the draining host task holds only the queue, and lets an op's stream go with
-    /// the op, before the op's end is seen (so nothing of a stream is held once its last op
-    /// is seen done: a World dropped then frees its memory at once).
-    queue: VecDeque<(u64, Arc<StreamCtx>, Op)>,
-    /// Position of the next op enqueued (ops are numbered from 0 in enqueue order).
-    next: u64,
-    /// Position of the op running now.
-    running: Option<u64>,
-    /// A host task is draining `queue` (at most one per stream, so ops run in order).
-    draining: bool,
-    /// The first error, kept until [`StreamCtx::clear_error`]: every op after it is dropped
-    /// unrun.
-    error: Option<Arc<Error>>,
-    /// Cancelled for good, with this error: every op from now on is dropped unrun, whatever
-    /// [`StreamCtx::clear_error`] clears.
-    cancelled: Option<Arc<Error>>,
-    /// The smallest position a waiting thread waits to be reached (`first_pending() >= it`):
-    /// a finished op wakes the waiters only once that holds, not at every op (a thread woken
-    /// per op steals a core from the twin's workers).
-    wake_at: Option<u64>,
+/// An op queued with the stream it runs on: the draining host task holds only the queue, and
+/// lets an op's stream go with the op, before the op's end is seen (so nothing of a stream is
+/// held once its last op is seen done: a World dropped then frees its memory at once).
+struct Queued {
+    ctx: Arc<StreamCtx>,
+    op: Op,
 }
 
-impl State {
-    /// Why the stream drops its ops, if it does: its error, else its cancellation.
-    fn failure(&self) -> Option<&Arc<Error>> {
-        self.error.as_ref().or(self.cancelled.as_ref())
+impl Item for Queued {
+    fn run(self) -> Option<Arc<Error>> {
+        run(&self.ctx, self.op)
     }
 
-    /// Position of the first op not finished (`next` when none is pending).
-    fn first_pending(&self) -> u64 {
-        self.running
-            .or(self.queue.front().map(|(p, _, _)| *p))
-            .unwrap_or(self.next)
+    fn drop_unrun(self, cause: &Arc<Error>) {
+        self.ctx.drop_unrun(self.op, cause);
     }
 }
 
@@ -224,13 +203,8 @@ pub(crate) struct StreamCtx {
     slots: LaunchSlots,
     /// The backend's stream: where the ops run, and the launches they make.
     handle: StreamHandle,
-    queue: Arc<Queue>,
-}
-
-/// A stream's queue and its waiters.
-struct Queue {
-    state: Mutex<State>,
-    cv: Condvar,
+    /// The ops' order, errors and waiters (`op_queue.rs`).
+    queue: Arc<OpQueue<Queued>>,
 }
 
 impl StreamCtx {
@@ -249,39 +223,19 @@ impl StreamCtx {
             launcher,
             slots,
             handle,
-            queue: Arc::new(Queue {
-                state: Mutex::new(State {
-                    queue: VecDeque::new(),
-                    next: 0,
-                    running: None,
-                    draining: false,
-                    error: None,
-                    cancelled: None,
-                    wake_at: None,
-                }),
-                cv: Condvar::new(),
-            }),
+            queue: Arc::new(OpQueue::new()),
         }
     }
 
     /// Queues `op` behind everything enqueued before it.
     pub fn enqueue(self: &Arc<Self>, op: Op) {
-        let start = {
-            let mut st = self.queue.state.lock();
-            if let Some(e) = st.cancelled.clone() {
-                drop(st);
-                self.drop_unrun(op, &e);
-                return;
-            }
-            let pos = st.next;
-            st.next += 1;
-            st.queue.push_back((pos, self.clone(), op));
-            !std::mem::replace(&mut st.draining, true)
+        let item = Queued {
+            ctx: self.clone(),
+            op,
         };
-        if start {
-            let q = self.queue.clone();
-            self.handle.host_task(Box::new(move || drain(&q)));
-        }
+        self.queue.enqueue(item, |q| {
+            self.handle.host_task(Box::new(move || q.drain()));
+        });
     }
 
     /// The backend the stream runs on.
@@ -333,89 +287,48 @@ impl StreamCtx {
     /// stream's error (or the error it was cancelled with), if it has one (kept: every later
     /// call returns it too).
     pub fn synchronize(&self) -> Result<()> {
-        self.wait_for(self.position());
-        match self.queue.state.lock().failure() {
-            Some(e) => Err((**e).clone()),
-            None => Ok(()),
-        }
+        self.queue.synchronize().map_err(|e| (*e).clone())
     }
 
     /// The position of the next op enqueued: [`StreamCtx::wait_for`] it to wait for every task
     /// enqueued before now.
     pub fn position(&self) -> u64 {
-        self.queue.state.lock().next
+        self.queue.position()
     }
 
     /// Waits until every op enqueued before `position` ([`StreamCtx::position`]) has run (or
     /// was dropped), whatever is enqueued meanwhile.
     pub fn wait_for(&self, position: u64) {
-        let mut st = self.queue.state.lock();
-        self.wait_until(&mut st, |_| position);
-    }
-
-    /// Waits until `first_pending() >= target(state)` (re-read at every wake-up).
-    fn wait_until(
-        &self,
-        st: &mut parking_lot::MutexGuard<'_, State>,
-        target: impl Fn(&State) -> u64,
-    ) {
-        loop {
-            let t = target(st);
-            if st.first_pending() >= t {
-                return;
-            }
-            st.wake_at = Some(st.wake_at.map_or(t, |w| w.min(t)));
-            self.queue.cv.wait(st);
-        }
+        self.queue.wait_for(position);
     }
 
     /// The stream's error (or the error it was cancelled with), if it has one (not cleared).
     pub fn first_error(&self) -> Option<Error> {
-        self.queue.state.lock().failure().map(|e| (**e).clone())
+        self.queue.first_error().map(|e| (*e).clone())
     }
 
     /// Waits for the ops enqueued before this call (those after the error are dropped
     /// unrun), then clears the error and returns it: the ops enqueued from now on run, unless
     /// the stream was cancelled (that stays).
     pub fn clear_error(&self) -> Option<Error> {
-        self.wait_for(self.position());
-        self.queue
-            .state
-            .lock()
-            .error
-            .take()
-            .map(Arc::unwrap_or_clone)
+        self.queue.clear_error().map(Arc::unwrap_or_clone)
     }
 
     /// True while ops are enqueued or running.
     pub fn busy(&self) -> bool {
-        let st = self.queue.state.lock();
-        st.first_pending() < st.next
+        self.queue.busy()
     }
 
     /// Waits until no op is pending, including those enqueued meanwhile (keeps the error).
     pub fn wait_idle(&self) {
-        let mut st = self.queue.state.lock();
-        self.wait_until(&mut st, |st| st.next);
+        self.queue.wait_idle();
     }
 
     /// Stops the stream for good: queued ops and every later one are dropped unrun (what
     /// they were to write is poisoned with the stream's error), the op running now finishes,
     /// and `synchronize` reports `error` (unless an earlier error came first).
     pub fn cancel(&self, error: Error) {
-        let (dropped, cause) = {
-            let mut st = self.queue.state.lock();
-            let error = Arc::new(error);
-            st.cancelled.get_or_insert(error.clone());
-            let cause = st.error.get_or_insert(error).clone();
-            let q: Vec<(u64, Arc<StreamCtx>, Op)> = st.queue.drain(..).collect();
-            wake(&self.queue.cv, &mut st);
-            (q, cause)
-        };
-        // Released outside the lock: an op's claims release buffers (and may wake others).
-        for (_, _, op) in dropped {
-            self.drop_unrun(op, &cause);
-        }
+        self.queue.cancel(error);
     }
 }
 
@@ -424,41 +337,6 @@ impl StreamCtx {
 fn finish(uses: Uses, failed: Option<&Arc<Error>>) {
     for u in uses {
         u.finish(failed);
-    }
-}
-
-/// Runs the queued ops until the queue is empty.
-fn drain(q: &Queue) {
-    loop {
-        let (ctx, op, skip) = {
-            let mut st = q.state.lock();
-            match st.queue.pop_front() {
-                Some((pos, ctx, op)) => {
-                    st.running = Some(pos);
-                    let skip = st.failure().cloned();
-                    (ctx, op, skip)
-                }
-                None => {
-                    st.draining = false;
-                    return;
-                }
-            }
-        };
-        let failed = match skip {
-            Some(cause) => {
-                ctx.drop_unrun(op, &cause);
-                None
-            }
-            None => run(&ctx, op),
-        };
-        // The op's stream goes before its end is seen (see `State::queue`).
-        drop(ctx);
-        let mut st = q.state.lock();
-        if let Some(e) = failed {
-            st.error.get_or_insert(e);
-        }
-        st.running = None;
-        wake(&q.cv, &mut st);
     }
 }
 
@@ -505,11 +383,8 @@ fn run(ctx: &StreamCtx, op: Op) -> Option<Arc<Error>> {
 /// Runs one op's work on `ctx`, in its link turn if it has one.
 fn execute(ctx: &StreamCtx, work: Work, turn: Option<LinkTurn>) -> Result<()> {
     // Host-side waits end early when the stream is cancelled (the World is being stopped).
-    let stop = || ctx.queue.state.lock().cancelled.is_some();
-    let stopped = || {
-        let st = ctx.queue.state.lock();
-        st.cancelled.as_deref().cloned()
-    };
+    let stop = || ctx.queue.is_cancelled();
+    let stopped = || ctx.queue.cancelled().map(|e| (*e).clone());
     if let Some(t) = turn.as_ref().filter(|t| t.wait) {
         let timeout = ctx.launcher.world.exec_timeout;
         if !t.turn.wait(timeout, &stop) {
@@ -590,15 +465,6 @@ fn execute(ctx: &StreamCtx, work: Work, turn: Option<LinkTurn>) -> Result<()> {
     // The link's next operation may go (the last handle of a message's turn).
     drop(turn);
     r
-}
-
-/// Wakes the waiting threads if the position the first of them waits for is reached (each
-/// registers its position again if it is not its own).
-fn wake(cv: &Condvar, st: &mut State) {
-    if st.wake_at.is_some_and(|t| st.first_pending() >= t) {
-        st.wake_at = None;
-        cv.notify_all();
-    }
 }
 
 /// The message of a panic payload (a `&str` or `String`), or "" for any other payload.
