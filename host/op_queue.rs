@@ -302,3 +302,208 @@ mod sync {
         }
     }
 }
+
+/// Models of the protocol under loom: the real [`OpQueue`] with ops that only record what
+/// happened to them, and draining tasks that are loom threads.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use loom::thread;
+
+    use super::*;
+
+    /// The preemption bound of the models that may run three threads (as ascendc-twin's and
+    /// tokio's models bound theirs): unbounded, they take minutes; bounded so, each takes
+    /// under a second and still catches every deliberate break of the protocol tried.
+    const PREEMPTIONS: usize = 3;
+
+    /// What happened to an op.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Fate {
+        Ran,
+        Dropped,
+    }
+
+    /// What happened to the ops, in order: a loom mutex, so that recording is a step of its
+    /// own, apart from the queue's (an op takes time: the queue must not see it ended early).
+    type Log = Arc<loom::sync::Mutex<Vec<(usize, Fate)>>>;
+
+    /// A tiny op: records its fate in the log, and fails if told to.
+    struct TestOp {
+        id: usize,
+        fails: bool,
+        log: Log,
+    }
+
+    impl Item for TestOp {
+        fn run(self) -> Option<Arc<Error>> {
+            self.log.lock().unwrap().push((self.id, Fate::Ran));
+            self.fails
+                .then(|| Arc::new(Error::Config(format!("op {} failed", self.id))))
+        }
+
+        fn drop_unrun(self, _cause: &Arc<Error>) {
+            self.log.lock().unwrap().push((self.id, Fate::Dropped));
+        }
+    }
+
+    /// A queue of [`TestOp`]s whose draining tasks are loom threads, kept to be joined (the
+    /// list is the test's bookkeeping, not the protocol's: a std mutex, never held across a
+    /// loom operation, as loom runs its threads one at a time, so it adds no interleavings).
+    struct Harness {
+        q: Arc<OpQueue<TestOp>>,
+        log: Log,
+        drains: Arc<std::sync::Mutex<Vec<thread::JoinHandle<()>>>>,
+    }
+
+    impl Harness {
+        fn new() -> Arc<Harness> {
+            Arc::new(Harness {
+                q: Arc::new(OpQueue::new()),
+                log: Arc::default(),
+                drains: Arc::default(),
+            })
+        }
+
+        /// Enqueues op `id`; a draining task it starts is a new thread.
+        fn enqueue(&self, id: usize, fails: bool) {
+            let log = self.log.clone();
+            let drains = self.drains.clone();
+            self.q.enqueue(TestOp { id, fails, log }, move |q| {
+                let t = thread::spawn(move || q.drain());
+                drains.lock().unwrap().push(t);
+            });
+        }
+
+        /// The fates recorded so far, in order.
+        fn log(&self) -> Vec<(usize, Fate)> {
+            self.log.lock().unwrap().clone()
+        }
+
+        /// Joins every draining task started so far.
+        fn join_drains(&self) {
+            loop {
+                let t = self.drains.lock().unwrap().pop();
+                match t {
+                    Some(t) => t.join().unwrap(),
+                    None => return,
+                }
+            }
+        }
+    }
+
+    /// (a) `synchronize` waits for the ops enqueued before it, with the drain on another
+    /// thread: it always wakes (loom reports a deadlock if the wake-up is lost, as when
+    /// `wake_at` is taken before the position is reached) and sees every op run.
+    #[test]
+    fn loom_synchronize_never_misses_the_end_it_waits_for() {
+        loom::model(|| {
+            let h = Harness::new();
+            h.enqueue(0, false);
+            h.enqueue(1, false);
+            assert!(h.q.synchronize().is_ok());
+            assert_eq!(h.log(), [(0, Fate::Ran), (1, Fate::Ran)]);
+            h.join_drains();
+        });
+    }
+
+    /// (a) Two waiters with different targets share `wake_at` (the smaller one): each wakes
+    /// once its own op has ended, whichever registered first (a lost wake-up of either, as with
+    /// `notify_one`, is a deadlock).
+    #[test]
+    fn loom_two_waiters_with_different_targets_both_wake() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(PREEMPTIONS);
+        model.check(|| {
+            let h = Harness::new();
+            h.enqueue(0, false);
+            let first = h.q.position();
+            h.enqueue(1, false);
+            let h2 = h.clone();
+            let waiter = thread::spawn(move || {
+                h2.q.wait_for(first);
+                assert_eq!(h2.log()[0], (0, Fate::Ran));
+            });
+            h.q.wait_for(h.q.position());
+            assert_eq!(h.log(), [(0, Fate::Ran), (1, Fate::Ran)]);
+            waiter.join().unwrap();
+            h.join_drains();
+        });
+    }
+
+    /// (b) An op enqueued while the draining task finishes (it may be about to clear
+    /// `draining`) is always run: by that task, or by a new one started because the flag was
+    /// already clear; never stranded (`wait_idle` would deadlock), and in order.
+    #[test]
+    fn loom_an_op_enqueued_as_the_drain_ends_is_run() {
+        loom::model(|| {
+            let h = Harness::new();
+            h.enqueue(0, false);
+            h.enqueue(1, false);
+            h.q.wait_idle();
+            assert_eq!(h.log(), [(0, Fate::Ran), (1, Fate::Ran)]);
+            assert!(!h.q.busy());
+            h.join_drains();
+        });
+    }
+
+    /// (c) `cancel` races the drain: every op is run or dropped unrun exactly once (those run
+    /// first, in order), a waiter wakes, the queue reports the cancellation, and an op enqueued
+    /// later is dropped unrun without starting a drain.
+    #[test]
+    fn loom_cancel_drops_or_runs_each_op_once_and_wakes_the_waiters() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(PREEMPTIONS);
+        model.check(|| {
+            let h = Harness::new();
+            h.enqueue(0, false);
+            h.enqueue(1, false);
+            let h2 = h.clone();
+            let canceller = thread::spawn(move || h2.q.cancel(Error::Config("cancelled".into())));
+            // Ok only if both ops ran before the cancellation.
+            let _ = h.q.synchronize();
+            canceller.join().unwrap();
+            assert!(h.q.synchronize().is_err());
+            h.enqueue(2, false);
+            h.join_drains();
+            let log = h.log();
+            assert_eq!(log.len(), 3, "{log:?}");
+            for id in 0..3 {
+                assert_eq!(log.iter().filter(|(i, _)| *i == id).count(), 1, "{log:?}");
+            }
+            let ran: Vec<usize> = log
+                .iter()
+                .filter(|(_, f)| *f == Fate::Ran)
+                .map(|(i, _)| *i)
+                .collect();
+            assert_eq!(ran, (0..ran.len()).collect::<Vec<_>>(), "{log:?}");
+            assert_eq!(log.last(), Some(&(2, Fate::Dropped)));
+            assert!(!h.q.busy());
+        });
+    }
+
+    /// (d) An op fails while the next is enqueued: its error is seen as soon as its end is, the
+    /// next op is dropped unrun, the error is sticky, `clear_error` returns it once (after
+    /// waiting for both), and an op enqueued after it runs, even while the first draining
+    /// task is still ending.
+    #[test]
+    fn loom_a_failed_op_drops_the_later_ones_until_clear_error() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(PREEMPTIONS);
+        model.check(|| {
+            let h = Harness::new();
+            h.enqueue(0, true);
+            let after_0 = h.q.position();
+            h.enqueue(1, false);
+            h.q.wait_for(after_0);
+            assert!(h.q.first_error().is_some());
+            let e = h.q.clear_error().expect("op 0's error");
+            assert!(matches!(&*e, Error::Config(m) if m == "op 0 failed"));
+            assert_eq!(h.log(), [(0, Fate::Ran), (1, Fate::Dropped)]);
+            assert!(h.q.clear_error().is_none());
+            h.enqueue(2, false);
+            assert!(h.q.synchronize().is_ok());
+            assert_eq!(h.log()[2], (2, Fate::Ran));
+            h.join_drains();
+        });
+    }
+}
