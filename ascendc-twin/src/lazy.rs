@@ -296,3 +296,165 @@ pub(crate) fn finish(live: &Live, pending: &mut Pending) {
         purge(&mut live.shards[i].lock());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*).
+    struct Gen(u64);
+    impl Gen {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n as u64) as usize
+        }
+    }
+
+    const GM: usize = 512;
+    const UB: usize = 384;
+
+    /// A block's memory with deferred staging, and the same memory with every staging copy made
+    /// at once (the oracle: what the DataCopy means).
+    struct Pair {
+        gm: Vec<u8>,
+        out: Vec<u8>,
+        ub: Vec<u8>,
+        eager_gm: Vec<u8>,
+        eager_out: Vec<u8>,
+        eager_ub: Vec<u8>,
+        live: Live,
+        pending: Pending,
+        meta: Arc<RegionMeta>,
+    }
+
+    impl Pair {
+        fn new(g: &mut Gen) -> Pair {
+            let gm: Vec<u8> = (0..GM).map(|_| g.below(256) as u8).collect();
+            let ub: Vec<u8> = (0..UB).map(|_| g.below(256) as u8).collect();
+            Pair {
+                eager_gm: gm.clone(),
+                eager_out: vec![0; GM],
+                eager_ub: ub.clone(),
+                gm,
+                out: vec![0; GM],
+                ub,
+                live: Live::default(),
+                pending: Pending::new(),
+                meta: Arc::new(RegionMeta::default()),
+            }
+        }
+
+        fn gm_at(&self, off: usize) -> usize {
+            self.gm.as_ptr() as usize + off
+        }
+
+        fn ub_at(&self, off: usize) -> usize {
+            self.ub.as_ptr() as usize + off
+        }
+
+        /// DataCopy GM -> UB, deferred.
+        fn stage(&mut self, gm: usize, ub: usize, len: usize) {
+            let (g, u) = (self.gm_at(gm), self.ub_at(ub));
+            stage(&self.live, &mut self.pending, self.meta.clone(), g, u, len);
+            self.eager_ub[ub..ub + len].copy_from_slice(&self.eager_gm[gm..gm + len]);
+        }
+
+        /// Someone writes GM (another block's DMA, the host, an atomic store).
+        fn write_gm(&mut self, at: usize, len: usize, byte: u8) {
+            let meta = self.meta.clone();
+            before_gm_write(&self.live, Some(&meta), self.gm_at(at), len);
+            self.gm[at..at + len].fill(byte);
+            self.eager_gm[at..at + len].fill(byte);
+        }
+
+        /// The block writes its UB (a vector result, a scalar store, another load).
+        fn write_ub(&mut self, at: usize, len: usize, byte: u8) {
+            let u = self.ub_at(at);
+            before_ub_write(&mut self.pending, u, len);
+            self.ub[at..at + len].fill(byte);
+            self.eager_ub[at..at + len].fill(byte);
+        }
+
+        /// The block reads its UB (a vector operand, a scalar load): must see the oracle's bytes.
+        fn read_ub(&mut self, at: usize, len: usize, what: &str) {
+            let u = self.ub_at(at);
+            before_ub_read(&mut self.pending, u, len);
+            assert_eq!(self.ub[at..at + len], self.eager_ub[at..at + len], "{what}");
+        }
+
+        /// DataCopy UB -> GM of another allocation: from the staged GM while the range is one
+        /// pending snapshot (returns true), else from UB.
+        fn store(&mut self, ub: usize, len: usize, to: usize) -> bool {
+            let dst = self.out.as_mut_ptr() as usize + to;
+            let ub_addr = self.ub_at(ub);
+            let direct = with_source(&mut self.pending, ub_addr, len, |src| {
+                // SAFETY: `src` is `len` bytes of `gm` (a pending snapshot's source, locked
+                // meanwhile); `dst` is `len` bytes of `out`, another vector.
+                unsafe { crate::mem::copy_bulk(dst as *mut u8, src as *const u8, len) }
+            });
+            if !direct {
+                self.out[to..to + len].copy_from_slice(&self.ub[ub..ub + len]);
+            }
+            self.eager_out[to..to + len].copy_from_slice(&self.eager_ub[ub..ub + len]);
+            direct
+        }
+    }
+
+    /// Deferred staging keeps the meaning of an eager DataCopy: over generated sequences of
+    /// staging copies (overlapping each other in UB and in GM), GM writes, UB writes and reads,
+    /// stores out and releases, every UB read and every store out gives the bytes an eager copy
+    /// gives, and when the block ends nothing is left pending.
+    #[test]
+    fn deferred_staging_reads_what_an_eager_copy_would_have_given() {
+        let mut g = Gen(0x1a2b_3c4d_5e6f_7788);
+        let mut direct_stores = 0;
+        for case in 0..3000 {
+            let mut p = Pair::new(&mut g);
+            for step in 0..g.below(24) + 1 {
+                let what = format!("case {case} step {step}");
+                let len = g.below(96) + 1;
+                let byte = g.below(256) as u8;
+                match g.below(8) {
+                    0 | 1 => p.stage(g.below(GM - len), g.below(UB - len), len),
+                    2 => p.write_gm(g.below(GM - len), len, byte),
+                    3 => p.write_ub(g.below(UB - len), len, byte),
+                    4 => p.read_ub(g.below(UB - len), len, &what),
+                    5 | 6 => {
+                        // Mostly the range of a pending snapshot, as kernels store what they
+                        // staged.
+                        let (ub, len) = match p.pending.get(g.below(p.pending.len().max(1))) {
+                            Some(e) if g.below(4) != 0 => {
+                                let (a, b) = (g.below(e.len), g.below(e.len));
+                                (e.ub - p.ub_at(0) + a.min(b), a.max(b) - a.min(b) + 1)
+                            }
+                            _ => (g.below(UB - len), len),
+                        };
+                        let len = len.min(UB - ub);
+                        let to = g.below(GM - len);
+                        direct_stores += usize::from(p.store(ub, len, to));
+                        assert_eq!(p.out, p.eager_out, "{what}: stored out");
+                    }
+                    _ => before_release(&mut p.pending),
+                }
+            }
+            p.read_ub(0, UB, &format!("case {case}: the whole UB"));
+            finish(&p.live, &mut p.pending);
+            assert_eq!(p.meta.snapshots.load(Ordering::SeqCst), 0, "case {case}");
+            // What the lists still hold (purged at the next staging copy into their shard) is
+            // retired: no later GM write copies anything into this block's UB.
+            assert!(
+                p.live
+                    .shards
+                    .iter()
+                    .all(|l| l.lock().iter().all(|(_, _, s)| s.lock().done)),
+                "case {case}"
+            );
+        }
+        assert!(
+            direct_stores > 1000,
+            "only {direct_stores} stores from a snapshot"
+        );
+    }
+}
