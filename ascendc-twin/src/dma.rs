@@ -520,6 +520,7 @@ fn fill_pad(r: &AscTwinCopy, ub: usize, lp: usize, len: usize, span: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     fn req(api: u32, dir: u32, es: u32, count: u32, len: u32) -> AscTwinCopy {
         AscTwinCopy {
@@ -633,28 +634,18 @@ mod tests {
         Some((moved, pad, dummy))
     }
 
-    /// A small deterministic generator (xorshift64*).
-    struct Gen(u64);
-    impl Gen {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
-        }
-        /// Mostly small values, sometimes the edges of a field.
-        fn pick(&mut self, small: u64, edges: &[u64]) -> u64 {
-            if self.below(8) == 0 {
-                edges[self.below(edges.len() as u64) as usize]
-            } else {
-                self.below(small)
-            }
+    /// Mostly values below `small`, sometimes the edges of a field.
+    fn pick(g: &mut Rng, small: u64, edges: &[u64]) -> u64 {
+        if g.below(8) == 0 {
+            edges[g.index(edges.len())]
+        } else {
+            g.below(small)
         }
     }
 
     #[test]
     fn bursts_move_the_bytes_an_independent_walk_of_the_rules_moves() {
-        let mut g = Gen(0x5eed_d00d_1234_5678);
+        let mut g = Rng(0x5eed_d00d_1234_5678);
         let mut refused = 0;
         for case in 0..6000 {
             let api = [
@@ -670,9 +661,9 @@ mod tests {
             let es = [1u32, 2, 4, 8][g.below(4) as usize];
             let big = g.below(16) == 0;
             let count = if big {
-                g.pick(3, &[4095, 4096])
+                pick(&mut g, 3, &[4095, 4096])
             } else {
-                g.pick(6, &[0, 4095, 4096])
+                pick(&mut g, 6, &[0, 4095, 4096])
             } as u32;
             let len = match api {
                 ASC_TWIN_DATA_COPY => g.below(5) * [1, 13, 16, 32, 32][g.below(5) as usize],
@@ -680,7 +671,7 @@ mod tests {
                 _ if count > 100 => g.below(3) * es as u64,
                 _ => {
                     // Mostly whole elements, sometimes not.
-                    let l = g.pick(80, &[0, 2_097_151, 2_097_152]);
+                    let l = pick(&mut g, 80, &[0, 2_097_151, 2_097_152]);
                     if g.below(4) == 0 {
                         l
                     } else {
@@ -691,8 +682,8 @@ mod tests {
             let mut r = req(api, dir, es, count, len);
             r.src_stride = g.below(if api == ASC_TWIN_DATA_COPY_PAD { 70 } else { 4 });
             r.dst_stride = g.below(if api == ASC_TWIN_DATA_COPY_PAD { 70 } else { 4 });
-            r.left_pad = g.pick(5, &[8, 9, 32, 33]) as u32;
-            r.right_pad = g.pick(5, &[8, 9, 32, 33]) as u32;
+            r.left_pad = pick(&mut g, 5, &[8, 9, 32, 33]) as u32;
+            r.right_pad = pick(&mut g, 5, &[8, 9, 32, 33]) as u32;
             if api == ASC_TWIN_DATA_COPY_PAD && len as u64 * count as u64 > 1 << 20 {
                 // Big enough to test the field limits' refusal, too big to walk byte by byte.
                 let refused_by_oracle = count > 4095 || len > 2_097_151 || !len.is_multiple_of(es);

@@ -758,19 +758,7 @@ impl Hazards {
 mod tests {
     use super::*;
 
-    /// xorshift64*: a fixed, dependency-free stream of test cases.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// The verdict without the byte range (the two paths may cut the UB into segments
     /// differently, so the first conflicting piece they name can differ in its bounds).

@@ -301,16 +301,7 @@ pub(crate) fn finish(live: &Live, pending: &mut Pending) {
 mod tests {
     use super::*;
 
-    /// A small deterministic generator (xorshift64*).
-    struct Gen(u64);
-    impl Gen {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     const GM: usize = 512;
     const UB: usize = 384;
@@ -330,9 +321,9 @@ mod tests {
     }
 
     impl Pair {
-        fn new(g: &mut Gen) -> Pair {
-            let gm: Vec<u8> = (0..GM).map(|_| g.below(256) as u8).collect();
-            let ub: Vec<u8> = (0..UB).map(|_| g.below(256) as u8).collect();
+        fn new(g: &mut Rng) -> Pair {
+            let gm: Vec<u8> = (0..GM).map(|_| g.index(256) as u8).collect();
+            let ub: Vec<u8> = (0..UB).map(|_| g.index(256) as u8).collect();
             Pair {
                 eager_gm: gm.clone(),
                 eager_out: vec![0; GM],
@@ -408,31 +399,31 @@ mod tests {
     /// gives, and when the block ends nothing is left pending.
     #[test]
     fn deferred_staging_reads_what_an_eager_copy_would_have_given() {
-        let mut g = Gen(0x1a2b_3c4d_5e6f_7788);
+        let mut g = Rng(0x1a2b_3c4d_5e6f_7788);
         let mut direct_stores = 0;
         for case in 0..3000 {
             let mut p = Pair::new(&mut g);
-            for step in 0..g.below(24) + 1 {
+            for step in 0..g.index(24) + 1 {
                 let what = format!("case {case} step {step}");
-                let len = g.below(96) + 1;
-                let byte = g.below(256) as u8;
-                match g.below(8) {
-                    0 | 1 => p.stage(g.below(GM - len), g.below(UB - len), len),
-                    2 => p.write_gm(g.below(GM - len), len, byte),
-                    3 => p.write_ub(g.below(UB - len), len, byte),
-                    4 => p.read_ub(g.below(UB - len), len, &what),
+                let len = g.index(96) + 1;
+                let byte = g.index(256) as u8;
+                match g.index(8) {
+                    0 | 1 => p.stage(g.index(GM - len), g.index(UB - len), len),
+                    2 => p.write_gm(g.index(GM - len), len, byte),
+                    3 => p.write_ub(g.index(UB - len), len, byte),
+                    4 => p.read_ub(g.index(UB - len), len, &what),
                     5 | 6 => {
                         // Mostly the range of a pending snapshot, as kernels store what they
                         // staged.
-                        let (ub, len) = match p.pending.get(g.below(p.pending.len().max(1))) {
-                            Some(e) if g.below(4) != 0 => {
-                                let (a, b) = (g.below(e.len), g.below(e.len));
+                        let (ub, len) = match p.pending.get(g.index(p.pending.len().max(1))) {
+                            Some(e) if g.index(4) != 0 => {
+                                let (a, b) = (g.index(e.len), g.index(e.len));
                                 (e.ub - p.ub_at(0) + a.min(b), a.max(b) - a.min(b) + 1)
                             }
-                            _ => (g.below(UB - len), len),
+                            _ => (g.index(UB - len), len),
                         };
                         let len = len.min(UB - ub);
-                        let to = g.below(GM - len);
+                        let to = g.index(GM - len);
                         direct_stores += usize::from(p.store(ub, len, to));
                         assert_eq!(p.out, p.eager_out, "{what}: stored out");
                     }

@@ -63,6 +63,8 @@ mod race;
 mod sched;
 mod shared;
 mod sync;
+#[cfg(test)]
+mod test_rng;
 mod traffic;
 mod twin;
 

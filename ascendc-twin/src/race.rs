@@ -969,15 +969,7 @@ fn forget_in(g: &mut Granule, addr: usize, end: usize) {
 mod tests {
     use super::*;
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A plain DMA store's byte value, GM from the data buffer's first byte, that byte's
     /// address, and whether a participant has a store in flight.
