@@ -171,6 +171,7 @@ fn only_the_acl_backend_names_the_acl_runtime() {
 /// The test modules a one-binary test directory declares in its `main.rs`: `mod name;` lines and
 /// the files of `#[path = "..."]` attributes (here and in the modules they name).
 fn declared_modules(dir: &Path) -> BTreeSet<PathBuf> {
+    let dir = dir.canonicalize().unwrap();
     let mut out = BTreeSet::new();
     let mut todo = vec![dir.join("main.rs")];
     while let Some(file) = todo.pop() {
@@ -185,7 +186,7 @@ fn declared_modules(dir: &Path) -> BTreeSet<PathBuf> {
                     .take()
                     .unwrap_or_else(|| here.join(format!("{m}.rs")));
                 let f = f.canonicalize().unwrap_or(f);
-                if f.starts_with(dir.canonicalize().unwrap()) && out.insert(f.clone()) {
+                if f.starts_with(&dir) && out.insert(f.clone()) {
                     todo.push(f);
                 }
             }

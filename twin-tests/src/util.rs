@@ -75,3 +75,14 @@ pub fn cpu_seconds() -> f64 {
     let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
     ticks / 100.0
 }
+
+/// A vector mask (`mask[0]`, `mask[1]`: 128 lane bits) as the four 32-bit words of a kernel
+/// argument struct, low word first.
+pub fn mask_words(m: [u64; 2]) -> [u32; 4] {
+    [
+        m[0] as u32,
+        (m[0] >> 32) as u32,
+        m[1] as u32,
+        (m[1] >> 32) as u32,
+    ]
+}

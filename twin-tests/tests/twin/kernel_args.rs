@@ -22,7 +22,10 @@ fn tiling() -> AivProbeTiling {
     t
 }
 
-fn probe_args(out: GmAddr, other: GmAddr) -> ArgBlock {
+/// Arguments of `aiv_args_probe(GM_ADDR out, bool, uint16_t, uint32_t, int64_t, float,
+/// AivProbeTiling, uint8_t, GM_ADDR)`: each block writes what it received into `out`, 128 bytes
+/// a block ([`expected`]).
+pub(super) fn probe_args(out: GmAddr, other: GmAddr) -> ArgBlock {
     args![
         out,
         true,

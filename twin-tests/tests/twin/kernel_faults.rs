@@ -3,8 +3,7 @@
 //! through ACL (on acl-twin). The kernel is `aiv_args_probe`, built here as a user's kernel is.
 
 use aiv_comm::backend::acl::AclBackend;
-use aiv_comm::{args, BufferAccess, Communicator, Config, DeviceBuffer, Error, FaultKind, World};
-use twin_tests::args::AivProbeTiling;
+use aiv_comm::{BufferAccess, Communicator, Config, DeviceBuffer, Error, FaultKind, World};
 use twin_tests::kernels;
 
 /// acl-twin's ACL runtime, from the `deps/` directory of this test binary (where Cargo builds
@@ -20,17 +19,7 @@ fn acl_twin() -> ascendc_sys::Acl {
 /// bytes per block there, so its first block faults. Returns that output, for the caller to hold.
 fn launch_overrun(c: &Communicator) -> DeviceBuffer {
     let out = c.alloc(64).unwrap();
-    let a = args![
-        out.gm(0),
-        true,
-        7u16,
-        42u32,
-        -1i64,
-        0.5f32,
-        AivProbeTiling::default(),
-        1u8,
-        out.gm(0)
-    ];
+    let a = super::kernel_args::probe_args(out.gm(0), out.gm(0));
     // SAFETY: the twin (directly, or behind acl-twin) checks every GM access against the live
     // allocations and stops the block at the first one outside them, so the overrun is
     // reported, not performed.

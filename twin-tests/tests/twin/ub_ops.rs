@@ -75,12 +75,7 @@ impl Args {
         }
     }
     fn set_mask(&mut self, m: [u64; 2]) {
-        self.mask = [
-            m[0] as u32,
-            (m[0] >> 32) as u32,
-            m[1] as u32,
-            (m[1] >> 32) as u32,
-        ];
+        self.mask = twin_tests::util::mask_words(m);
     }
 }
 
